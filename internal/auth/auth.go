@@ -1,0 +1,230 @@
+// Package auth holds Continuo's identities and authority: groups, principals,
+// personal access tokens (stored as hashes only), projects and grants, and
+// the checks every tool makes before it reads or writes a group's work.
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/store"
+)
+
+// TokenPrefix starts every personal access token, so that scanners and our
+// own redactor recognise it.
+const TokenPrefix = "cto_pat_"
+
+// Service manages identities and authorizes callers.
+type Service struct {
+	store store.Store
+	now   func() time.Time
+}
+
+// New returns a Service. now may be nil (time.Now).
+func New(s store.Store, now func() time.Time) *Service {
+	if now == nil {
+		now = time.Now
+	}
+	return &Service{store: s, now: func() time.Time { return now().UTC() }}
+}
+
+// hashToken is a domain-separated SHA-256 of a token secret. Tokens carry
+// 256 random bits, so a fast hash is enough: there is nothing to brute-force.
+func hashToken(secret string) string {
+	h := sha256.Sum256([]byte("continuo/pat/v1\x00" + secret))
+	return hex.EncodeToString(h[:])
+}
+
+var b32 = base32.StdEncoding.WithPadding(base32.NoPadding)
+
+func newSecret() string {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(fmt.Sprintf("crypto/rand: %v", err)) // cannot happen on supported platforms
+	}
+	return TokenPrefix + strings.ToLower(b32.EncodeToString(b[:]))
+}
+
+// validName checks an operator-chosen name (group, principal, project).
+func validName(field, name string) error {
+	if name == "" || len(name) > 64 {
+		return continuo.Invalid(field, "must be 1..64 bytes")
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return continuo.Invalid(field, "may contain only letters, digits, '-', '_' and '.'")
+		}
+	}
+	return nil
+}
+
+// CreateGroup creates a group; an existing name is a conflict.
+func (s *Service) CreateGroup(ctx context.Context, name string) (*continuo.Group, error) {
+	if err := validName("name", name); err != nil {
+		return nil, err
+	}
+	g := &continuo.Group{ID: continuo.NewID(continuo.PrefixGroup, s.now()), Name: name, CreatedAt: s.now()}
+	err := s.store.Write(ctx, func(tx store.Tx) error { return tx.GroupCreate(ctx, g) })
+	if errors.Is(err, store.ErrConflict) {
+		return nil, continuo.Errorf(continuo.CodeConflict, "group %q already exists", name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create group %s: %w", name, err)
+	}
+	return g, nil
+}
+
+// CreatePrincipal creates a principal in an existing group.
+func (s *Service) CreatePrincipal(ctx context.Context, name, group string) (*continuo.Principal, error) {
+	if err := validName("name", name); err != nil {
+		return nil, err
+	}
+	var p *continuo.Principal
+	err := s.store.Write(ctx, func(tx store.Tx) error {
+		g, err := tx.GroupByName(ctx, group)
+		if errors.Is(err, store.ErrNotFound) {
+			return continuo.NotFound("group", group)
+		} else if err != nil {
+			return err
+		}
+		p = &continuo.Principal{ID: continuo.NewID(continuo.PrefixPrincipal, s.now()), Name: name, GroupID: g.ID, CreatedAt: s.now()}
+		err = tx.PrincipalCreate(ctx, p)
+		if errors.Is(err, store.ErrConflict) {
+			return continuo.Errorf(continuo.CodeConflict, "principal %q already exists", name)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create principal %s: %w", name, err)
+	}
+	return p, nil
+}
+
+// IssuedToken is a new token: the secret is shown once and never stored.
+type IssuedToken struct {
+	Token       string
+	TokenID     string
+	PrincipalID string
+	GroupID     string
+	Scopes      []continuo.Scope
+	ExpiresAt   *time.Time
+}
+
+// CreateToken issues a token for principal, creating the principal (and a
+// group of the same name) when it does not exist yet. ttl 0 means no expiry.
+func (s *Service) CreateToken(ctx context.Context, principal string, scopes []continuo.Scope, ttl time.Duration) (*IssuedToken, error) {
+	if err := validName("principal", principal); err != nil {
+		return nil, err
+	}
+	if len(scopes) == 0 {
+		return nil, continuo.Invalid("scopes", "at least one scope is required")
+	}
+	if ttl < 0 {
+		return nil, continuo.Invalid("expires", "must not be negative")
+	}
+	secret := newSecret()
+	now := s.now()
+	out := &IssuedToken{Token: secret, TokenID: continuo.NewID(continuo.PrefixToken, now), Scopes: scopes}
+	if ttl > 0 {
+		exp := now.Add(ttl)
+		out.ExpiresAt = &exp
+	}
+	err := s.store.Write(ctx, func(tx store.Tx) error {
+		p, err := s.ensurePrincipal(ctx, tx, principal)
+		if err != nil {
+			return err
+		}
+		out.PrincipalID, out.GroupID = p.ID, p.GroupID
+		return tx.TokenCreate(ctx, &continuo.Token{ID: out.TokenID, PrincipalID: p.ID, Hash: hashToken(secret),
+			Scopes: scopes, CreatedAt: now, ExpiresAt: out.ExpiresAt})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create token for %s: %w", principal, err)
+	}
+	return out, nil
+}
+
+func (s *Service) ensurePrincipal(ctx context.Context, tx store.Tx, name string) (*continuo.Principal, error) {
+	p, err := tx.PrincipalByName(ctx, name)
+	if err == nil || !errors.Is(err, store.ErrNotFound) {
+		return p, err
+	}
+	g, err := tx.GroupByName(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		g = &continuo.Group{ID: continuo.NewID(continuo.PrefixGroup, s.now()), Name: name, CreatedAt: s.now()}
+		err = tx.GroupCreate(ctx, g)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p = &continuo.Principal{ID: continuo.NewID(continuo.PrefixPrincipal, s.now()), Name: name, GroupID: g.ID, CreatedAt: s.now()}
+	return p, tx.PrincipalCreate(ctx, p)
+}
+
+// RevokeToken revokes a token by ID. Revoking twice is not an error.
+func (s *Service) RevokeToken(ctx context.Context, tokenID string) error {
+	err := s.store.Write(ctx, func(tx store.Tx) error { return tx.TokenRevoke(ctx, tokenID, s.now()) })
+	if errors.Is(err, store.ErrNotFound) {
+		return continuo.NotFound("token", tokenID)
+	}
+	return err
+}
+
+// ErrBadToken is returned for a missing, unknown, expired or revoked token.
+// The reasons are not told apart, so a caller learns nothing by probing.
+var ErrBadToken = continuo.Errorf(continuo.CodeUnauthorized, "invalid or expired token")
+
+// Authenticate resolves a bearer token to a caller.
+func (s *Service) Authenticate(ctx context.Context, secret string) (*continuo.Caller, error) {
+	if !strings.HasPrefix(secret, TokenPrefix) || len(secret) > 128 {
+		return nil, ErrBadToken
+	}
+	var c *continuo.Caller
+	err := s.store.Read(ctx, func(tx store.Tx) error {
+		k, err := tx.TokenByHash(ctx, hashToken(secret))
+		if err != nil {
+			return err
+		}
+		if k.RevokedAt != nil || (k.ExpiresAt != nil && !s.now().Before(*k.ExpiresAt)) {
+			return ErrBadToken
+		}
+		p, err := tx.PrincipalByID(ctx, k.PrincipalID)
+		if err != nil {
+			return err
+		}
+		c = &continuo.Caller{PrincipalID: p.ID, Principal: p.Name, GroupID: p.GroupID, Scopes: k.Scopes, TokenID: k.ID}
+		return nil
+	})
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, ErrBadToken) {
+		return nil, ErrBadToken
+	}
+	if err != nil {
+		return nil, fmt.Errorf("authenticate: %w", err)
+	}
+	return c, nil
+}
+
+// Principal resolves a principal by name into a caller with the given
+// scopes: the identity of a local stdio connection, chosen by the operator.
+func (s *Service) Principal(ctx context.Context, name string, scopes []continuo.Scope) (*continuo.Caller, error) {
+	var c *continuo.Caller
+	err := s.store.Read(ctx, func(tx store.Tx) error {
+		p, err := tx.PrincipalByName(ctx, name)
+		if errors.Is(err, store.ErrNotFound) {
+			return continuo.NotFound("principal", name)
+		} else if err != nil {
+			return err
+		}
+		c = &continuo.Caller{PrincipalID: p.ID, Principal: p.Name, GroupID: p.GroupID, Scopes: scopes}
+		return nil
+	})
+	return c, err
+}

@@ -1,0 +1,62 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/store"
+)
+
+// AdminName names the group and principal that bootstrap creates.
+const AdminName = "admin"
+
+const bootstrappedKey = "bootstrapped_at"
+
+// Bootstrap prepares an empty database for first use, in one transaction:
+// an admin group and principal, a token holding every scope, and optionally a
+// first project granted to the admin group. On a database that was already
+// bootstrapped it does nothing and returns nil: the secret is shown once.
+// Without issueToken (stdio, where there is no one to show it to) no token
+// is made; `continuo token create` makes one later.
+func (s *Service) Bootstrap(ctx context.Context, first *ProjectSpec, issueToken bool) (*IssuedToken, *continuo.Project, error) {
+	var issued *IssuedToken
+	var project *continuo.Project
+	err := s.store.Write(ctx, func(tx store.Tx) error {
+		if _, err := tx.MetaGet(ctx, bootstrappedKey); err == nil {
+			return nil
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		now := s.now()
+		p, err := s.ensurePrincipal(ctx, tx, AdminName)
+		if err != nil {
+			return err
+		}
+		if issueToken {
+			secret := newSecret()
+			issued = &IssuedToken{Token: secret, TokenID: continuo.NewID(continuo.PrefixToken, now),
+				PrincipalID: p.ID, GroupID: p.GroupID, Scopes: continuo.AllScopes()}
+			if err := tx.TokenCreate(ctx, &continuo.Token{ID: issued.TokenID, PrincipalID: p.ID, Hash: hashToken(secret),
+				Scopes: issued.Scopes, CreatedAt: now}); err != nil {
+				return err
+			}
+		}
+		if first != nil {
+			project = &continuo.Project{ID: continuo.NewID(continuo.PrefixProject, now), Name: first.Name, Root: first.Root,
+				Checks: first.Checks, Writable: first.Writable, CreatedAt: now}
+			if err := tx.ProjectCreate(ctx, project); err != nil {
+				return fmt.Errorf("register project %s: %w", first.Name, err)
+			}
+			if err := tx.GrantPut(ctx, continuo.Grant{ProjectID: project.ID, GroupID: p.GroupID, Access: continuo.AccessWrite}); err != nil {
+				return err
+			}
+		}
+		return tx.MetaPut(ctx, bootstrappedKey, now.Format("2006-01-02T15:04:05.000Z07:00"))
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("bootstrap: %w", err)
+	}
+	return issued, project, nil
+}

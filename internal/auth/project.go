@@ -1,0 +1,154 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/store"
+)
+
+// ProjectSpec describes a project to register.
+type ProjectSpec struct {
+	Name     string
+	Root     string            // absolute path of a git checkout, or ""
+	Checks   map[string]string // check name → command, run only by name
+	Writable bool
+}
+
+var checkName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// AddProject registers a project and applies grants (group name → access).
+func (s *Service) AddProject(ctx context.Context, spec ProjectSpec, grants map[string]continuo.Access) (*continuo.Project, error) {
+	if err := validName("name", spec.Name); err != nil {
+		return nil, err
+	}
+	if spec.Root != "" {
+		if !filepath.IsAbs(spec.Root) || len(spec.Root) > 4096 {
+			return nil, continuo.Invalid("root", "must be an absolute path of at most 4096 bytes")
+		}
+		spec.Root = filepath.Clean(spec.Root)
+	}
+	if len(spec.Checks) > 32 {
+		return nil, continuo.Invalid("check", "at most 32 checks")
+	}
+	for name, cmd := range spec.Checks {
+		if !checkName.MatchString(name) {
+			return nil, continuo.Invalid("check", "name %q must match %s", name, checkName)
+		}
+		if cmd == "" || len(cmd) > 4096 {
+			return nil, continuo.Invalid("check", "command of %q must be 1..4096 bytes", name)
+		}
+	}
+	now := s.now()
+	p := &continuo.Project{ID: continuo.NewID(continuo.PrefixProject, now), Name: spec.Name, Root: spec.Root,
+		Checks: spec.Checks, Writable: spec.Writable, CreatedAt: now}
+	err := s.store.Write(ctx, func(tx store.Tx) error {
+		err := tx.ProjectCreate(ctx, p)
+		if errors.Is(err, store.ErrConflict) {
+			return continuo.Errorf(continuo.CodeConflict, "project %q already exists", spec.Name)
+		} else if err != nil {
+			return err
+		}
+		for group, access := range grants {
+			if err := grant(ctx, tx, p.ID, group, access); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("add project %s: %w", spec.Name, err)
+	}
+	return p, nil
+}
+
+// Grant gives a group access to a project (replacing an earlier grant).
+func (s *Service) Grant(ctx context.Context, project, group string, access continuo.Access) error {
+	return s.store.Write(ctx, func(tx store.Tx) error {
+		p, err := tx.ProjectByName(ctx, project)
+		if errors.Is(err, store.ErrNotFound) {
+			return continuo.NotFound("project", project)
+		} else if err != nil {
+			return err
+		}
+		return grant(ctx, tx, p.ID, group, access)
+	})
+}
+
+func grant(ctx context.Context, tx store.Tx, projectID, group string, access continuo.Access) error {
+	if access != continuo.AccessRead && access != continuo.AccessWrite {
+		return continuo.Invalid("grant", "access must be read or write, not %q", access)
+	}
+	g, err := tx.GroupByName(ctx, group)
+	if errors.Is(err, store.ErrNotFound) {
+		return continuo.NotFound("group", group)
+	} else if err != nil {
+		return err
+	}
+	return tx.GrantPut(ctx, continuo.Grant{ProjectID: projectID, GroupID: g.ID, Access: access})
+}
+
+// Visible is a project as one group sees it.
+type Visible struct {
+	Project continuo.Project
+	Access  continuo.Access
+}
+
+// Projects lists the projects the caller's group has a grant on.
+func (s *Service) Projects(ctx context.Context, tx store.Tx, c *continuo.Caller) ([]Visible, error) {
+	grants, err := tx.GrantList(ctx, c.GroupID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Visible, 0, len(grants))
+	for _, g := range grants {
+		p, err := tx.ProjectByID(ctx, g.ProjectID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Visible{Project: *p, Access: g.Access})
+	}
+	return out, nil
+}
+
+// ResolveProject finds a project by ID or name that the caller's group may
+// reach with at least the given access. A project the group has no grant on
+// is reported exactly like one that does not exist.
+func (s *Service) ResolveProject(ctx context.Context, tx store.Tx, c *continuo.Caller, ref string, need continuo.Access) (*continuo.Project, continuo.Access, error) {
+	var p *continuo.Project
+	var err error
+	if continuo.ValidID(continuo.PrefixProject, ref) {
+		p, err = tx.ProjectByID(ctx, ref)
+	} else {
+		p, err = tx.ProjectByName(ctx, ref)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, "", continuo.NotFound("project", ref)
+	} else if err != nil {
+		return nil, "", err
+	}
+	access, err := s.Access(ctx, tx, c, p.ID)
+	if err != nil {
+		return nil, "", err
+	}
+	if access == "" {
+		return nil, "", continuo.NotFound("project", ref)
+	}
+	if need == continuo.AccessWrite && access != continuo.AccessWrite {
+		return nil, "", continuo.Errorf(continuo.CodeForbidden, "project %q is granted read-only to your group", ref)
+	}
+	return p, access, nil
+}
+
+// Access returns the caller group's access to a project, or "" for none.
+func (s *Service) Access(ctx context.Context, tx store.Tx, c *continuo.Caller, projectID string) (continuo.Access, error) {
+	a, err := tx.GrantGet(ctx, projectID, c.GroupID)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil
+	}
+	return a, err
+}

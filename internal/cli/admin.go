@@ -1,0 +1,197 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/auth"
+	"github.com/continuo-dev/continuo/internal/store"
+)
+
+func runToken(e *env, args []string) error {
+	sub := ""
+	if len(args) > 0 {
+		sub, args = args[0], args[1:]
+	}
+	switch sub {
+	case "create":
+		fs := e.flags("token create", "token create --principal NAME --scopes S1,S2 [--expires 720h]")
+		principal := fs.String("principal", "", "principal `name` (created with a group of the same name if missing)")
+		scopes := fs.String("scopes", "", "comma-separated `scopes`: "+scopeList())
+		expires := fs.Duration("expires", 0, "lifetime, e.g. 720h (0: never expires)")
+		if _, err := e.parse(fs, args, 0); err != nil {
+			return err
+		}
+		if *principal == "" || *scopes == "" {
+			return fmt.Errorf("%w: token create needs --principal and --scopes", errUsage)
+		}
+		sc, err := continuo.ParseScopes(*scopes)
+		if err != nil {
+			return err
+		}
+		return e.withAuth(func(a *auth.Service) error {
+			t, err := a.CreateToken(e.ctx, *principal, sc, *expires)
+			if err != nil {
+				return err
+			}
+			out := map[string]any{"token": t.Token, "token_id": t.TokenID, "principal_id": t.PrincipalID, "group_id": t.GroupID, "scopes": t.Scopes}
+			if t.ExpiresAt != nil {
+				out["expires_at"] = t.ExpiresAt.Format(time.RFC3339)
+			}
+			e.out(out, fmt.Sprintf("token %s for %s (shown once, keep it secret):\n%s", t.TokenID, *principal, t.Token))
+			return nil
+		})
+	case "revoke":
+		fs := e.flags("token revoke", "token revoke TOKEN_ID")
+		pos, err := e.parse(fs, args, 1)
+		if err != nil {
+			return err
+		}
+		return e.withAuth(func(a *auth.Service) error {
+			if err := a.RevokeToken(e.ctx, pos[0]); err != nil {
+				return err
+			}
+			e.out(map[string]any{"token_id": pos[0], "revoked": true}, "revoked "+pos[0])
+			return nil
+		})
+	case "list":
+		fs := e.flags("token list", "token list")
+		if _, err := e.parse(fs, args, 0); err != nil {
+			return err
+		}
+		s, err := e.open(nil)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		var toks []continuo.Token
+		if err := s.Read(e.ctx, func(tx store.Tx) (err error) { toks, err = tx.TokenList(e.ctx); return err }); err != nil {
+			return err
+		}
+		if toks == nil {
+			toks = []continuo.Token{}
+		}
+		var b strings.Builder
+		for _, t := range toks {
+			state := "active"
+			if t.RevokedAt != nil {
+				state = "revoked"
+			} else if t.ExpiresAt != nil && time.Now().After(*t.ExpiresAt) {
+				state = "expired"
+			}
+			fmt.Fprintf(&b, "%s  %s  %-7s  %v\n", t.ID, t.PrincipalID, state, t.Scopes)
+		}
+		e.out(map[string]any{"tokens": toks}, strings.TrimSuffix(b.String(), "\n"))
+		return nil
+	}
+	return fmt.Errorf("%w: token takes create, revoke or list", errUsage)
+}
+
+func scopeList() string {
+	var s []string
+	for _, x := range continuo.AllScopes() {
+		s = append(s, string(x))
+	}
+	return strings.Join(s, ", ")
+}
+
+// parseGrant parses GROUP:read|write.
+func parseGrant(s string) (string, continuo.Access, error) {
+	g, a, ok := strings.Cut(s, ":")
+	acc := continuo.Access(a)
+	if !ok || g == "" || (acc != continuo.AccessRead && acc != continuo.AccessWrite) {
+		return "", "", fmt.Errorf("%w: grant %q: want GROUP:read or GROUP:write", errUsage, s)
+	}
+	return g, acc, nil
+}
+
+func runProject(e *env, args []string) error {
+	sub := ""
+	if len(args) > 0 {
+		sub, args = args[0], args[1:]
+	}
+	switch sub {
+	case "add":
+		fs := e.flags("project add", "project add NAME [--root PATH] [--check name=cmd …] [--grant GROUP:read|write …] [--writable]")
+		root := fs.String("root", "", "`path` of the project's git checkout")
+		writable := fs.Bool("writable", true, "the server may write to the checkout (worktrees, validation runs)")
+		var checks, grants listFlag
+		fs.Var(&checks, "check", "named check `name=command` (repeatable)")
+		fs.Var(&grants, "grant", "grant `GROUP:read|write` (repeatable)")
+		pos, err := e.parse(fs, args, 1)
+		if err != nil {
+			return err
+		}
+		spec := auth.ProjectSpec{Name: pos[0], Checks: map[string]string{}, Writable: *writable}
+		if spec.Root, err = absPath(*root); err != nil {
+			return err
+		}
+		for _, c := range checks {
+			name, cmd, ok := strings.Cut(c, "=")
+			if !ok {
+				return fmt.Errorf("%w: check %q: want name=command", errUsage, c)
+			}
+			spec.Checks[name] = cmd
+		}
+		gm := map[string]continuo.Access{}
+		for _, g := range grants {
+			group, access, err := parseGrant(g)
+			if err != nil {
+				return err
+			}
+			gm[group] = access
+		}
+		return e.withAuth(func(a *auth.Service) error {
+			p, err := a.AddProject(e.ctx, spec, gm)
+			if err != nil {
+				return err
+			}
+			e.out(map[string]string{"project_id": p.ID, "name": p.Name}, "added project "+p.Name+" ("+p.ID+")")
+			return nil
+		})
+	case "grant":
+		fs := e.flags("project grant", "project grant NAME GROUP:read|write")
+		pos, err := e.parse(fs, args, 2)
+		if err != nil {
+			return err
+		}
+		group, access, err := parseGrant(pos[1])
+		if err != nil {
+			return err
+		}
+		return e.withAuth(func(a *auth.Service) error {
+			if err := a.Grant(e.ctx, pos[0], group, access); err != nil {
+				return err
+			}
+			e.out(map[string]string{"project": pos[0], "group": group, "access": string(access)},
+				fmt.Sprintf("granted %s %s access to %s", group, access, pos[0]))
+			return nil
+		})
+	case "list":
+		fs := e.flags("project list", "project list")
+		if _, err := e.parse(fs, args, 0); err != nil {
+			return err
+		}
+		s, err := e.open(nil)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		var ps []continuo.Project
+		if err := s.Read(e.ctx, func(tx store.Tx) (err error) { ps, err = tx.ProjectList(e.ctx); return err }); err != nil {
+			return err
+		}
+		if ps == nil {
+			ps = []continuo.Project{}
+		}
+		var b strings.Builder
+		for _, p := range ps {
+			fmt.Fprintf(&b, "%s  %-20s  %s  checks=%v\n", p.ID, p.Name, p.Root, sortedKeys(p.Checks))
+		}
+		e.out(map[string]any{"projects": ps}, strings.TrimSuffix(b.String(), "\n"))
+		return nil
+	}
+	return fmt.Errorf("%w: project takes add, grant or list", errUsage)
+}

@@ -1,0 +1,429 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	toml "github.com/pelletier/go-toml/v2"
+)
+
+// Config is the operator configuration of a continuo server, read from a
+// TOML file. Every key is optional; DefaultConfig supplies the defaults and
+// unknown keys are rejected so that a misspelt setting is never silently
+// ignored.
+type Config struct {
+	// Server configures the HTTP listener.
+	Server ServerConfig `toml:"server"`
+	// Database selects the store.
+	Database DatabaseConfig `toml:"database"`
+	// Stdio configures `continuo stdio`.
+	Stdio StdioConfig `toml:"stdio"`
+	// Providers lists the model providers workflows can call.
+	Providers []ProviderConfig `toml:"providers"`
+	// Swarm configures how workers are started.
+	Swarm SwarmConfig `toml:"swarm"`
+}
+
+// ServerConfig is the [server] table.
+type ServerConfig struct {
+	// Listen is the host:port the HTTP server listens on.
+	Listen string `toml:"listen"`
+	// PublicURL is the externally visible base URL, used in OAuth metadata
+	// and in links. Empty means it is derived from the listen address.
+	PublicURL string `toml:"public_url"`
+	// TrustedCarrierMetaKeys names the _meta keys a client (for example a
+	// chat host's conversation id) may use to carry session context.
+	TrustedCarrierMetaKeys []string `toml:"trusted_carrier_meta_keys"`
+}
+
+// DatabaseConfig is the [database] table.
+type DatabaseConfig struct {
+	// URL is "sqlite://PATH" or "postgres://..." (also "postgresql://").
+	// Empty means a SQLite database in the data directory; see
+	// Config.DatabaseURL.
+	URL string `toml:"url"`
+}
+
+// StdioConfig is the [stdio] table.
+type StdioConfig struct {
+	// Principal is the principal `continuo stdio` runs as when no
+	// --principal flag is given.
+	Principal string `toml:"principal"`
+}
+
+// ProviderConfig is one [[providers]] entry: a model endpoint or an ACP
+// agent that workflows can call.
+type ProviderConfig struct {
+	// ID names the provider in workflows; unique, 1..64 of [A-Za-z0-9_.-].
+	ID string `toml:"id"`
+	// Kind is "openai-responses", "openai-chat" or "acp".
+	Kind string `toml:"kind"`
+	// BaseURL is the API base URL (openai kinds).
+	BaseURL string `toml:"base_url"`
+	// Model is the model name (required for openai kinds).
+	Model string `toml:"model"`
+	// APIKeyEnv names the environment variable holding the API key. The key
+	// itself never appears in the file. Empty means no key, for local
+	// endpoints that need none.
+	APIKeyEnv string `toml:"api_key_env"`
+	// MaxConcurrency caps concurrent calls; 0 means 1.
+	MaxConcurrency int `toml:"max_concurrency"`
+	// Projects restricts the provider to these projects; empty means every
+	// project.
+	Projects []string `toml:"projects"`
+	// Description is shown to operators and agents.
+	Description string `toml:"description"`
+	// Command is the argv of the agent (kind "acp").
+	Command []string `toml:"command"`
+	// Env maps an environment variable of the agent to the variable of
+	// continuo's own environment it is copied from (kind "acp"), so that
+	// secrets are passed by reference rather than written in the file.
+	Env map[string]string `toml:"env"`
+}
+
+// SwarmConfig is the [swarm] table.
+type SwarmConfig struct {
+	// Runtime is "manual" (workers are started by the operator) or
+	// "process" (continuo starts ProcessCommand itself).
+	Runtime string `toml:"runtime"`
+	// ProcessCommand is the argv of a worker for the "process" runtime.
+	ProcessCommand []string `toml:"process_command"`
+}
+
+// DefaultConfig returns the configuration used for every key a file does
+// not set: listening on 127.0.0.1:7300, a SQLite database in the data
+// directory (empty database URL), and the manual swarm runtime with
+// process command ["continuo", "worker"].
+func DefaultConfig() Config {
+	return Config{
+		Server: ServerConfig{Listen: "127.0.0.1:7300"},
+		Swarm: SwarmConfig{
+			Runtime:        "manual",
+			ProcessCommand: []string{"continuo", "worker"},
+		},
+	}
+}
+
+// LoadConfig reads the TOML file at path over DefaultConfig and validates
+// the result. An empty path means no file: the defaults alone. Unknown keys,
+// at any depth, are errors naming the key and its line. Every error is
+// prefixed with path.
+//
+// Environment overrides are not applied; callers apply them with ApplyEnv
+// (and then flags), and should call Validate again afterwards.
+func LoadConfig(path string) (Config, error) {
+	cfg := DefaultConfig()
+	if path == "" {
+		return cfg, cfg.Validate()
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("read config: %w", err)
+	}
+	defer f.Close()
+
+	dec := toml.NewDecoder(f)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		// keyName renders a TOML key the way an operator would write it,
+		// quoting parts that are not bare keys.
+		keyName := func(k toml.Key) string {
+			parts := make([]string, len(k))
+			for i, p := range k {
+				bare := p != ""
+				for _, r := range p {
+					if !(r == '_' || r == '-' || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9')) {
+						bare = false
+						break
+					}
+				}
+				if bare {
+					parts[i] = p
+				} else {
+					parts[i] = strconv.Quote(p)
+				}
+			}
+			return strings.Join(parts, ".")
+		}
+		var strict *toml.StrictMissingError
+		if errors.As(err, &strict) {
+			// The library reports every unknown key but its own message
+			// names none of them; list each with its position.
+			errs := make([]error, len(strict.Errors))
+			for i := range strict.Errors {
+				e := &strict.Errors[i]
+				line, col := e.Position()
+				errs[i] = fmt.Errorf("%s:%d:%d: unknown key %q", path, line, col, keyName(e.Key()))
+			}
+			return Config{}, errors.Join(errs...)
+		}
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			line, col := de.Position()
+			if k := de.Key(); len(k) > 0 {
+				return Config{}, fmt.Errorf("%s:%d:%d: %s: %w", path, line, col, keyName(k), err)
+			}
+			return Config{}, fmt.Errorf("%s:%d:%d: %w", path, line, col, err)
+		}
+		return Config{}, fmt.Errorf("%s: %w", path, err)
+	}
+
+	if err := cfg.Validate(); err != nil {
+		// Prefix each problem rather than the joined whole, so that every
+		// line of the message says which file it is about.
+		var errs []error
+		if multi, ok := err.(interface{ Unwrap() []error }); ok {
+			errs = multi.Unwrap()
+		} else {
+			errs = []error{err}
+		}
+		for i, e := range errs {
+			errs[i] = fmt.Errorf("%s: %w", path, e)
+		}
+		return Config{}, errors.Join(errs...)
+	}
+	return cfg, nil
+}
+
+// ApplyEnv overrides settings from the environment: CONTINUO_LISTEN
+// (server.listen), CONTINUO_DATABASE_URL (database.url) and
+// CONTINUO_PUBLIC_URL (server.public_url). A variable that is unset or empty
+// leaves the setting alone. getenv is normally os.Getenv (nil means
+// os.Getenv); tests pass a map lookup. It does not validate; call Validate
+// afterwards.
+func (c *Config) ApplyEnv(getenv func(string) string) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if v := getenv("CONTINUO_LISTEN"); v != "" {
+		c.Server.Listen = v
+	}
+	if v := getenv("CONTINUO_DATABASE_URL"); v != "" {
+		c.Database.URL = v
+	}
+	if v := getenv("CONTINUO_PUBLIC_URL"); v != "" {
+		c.Server.PublicURL = v
+	}
+}
+
+// Validate checks c and reports every problem at once, joined with
+// errors.Join, each prefixed with the key it is about (for example
+// "server.listen: ..." or "providers[1].kind: ..."), so that an operator can
+// fix a file in one pass. It returns nil if c is valid.
+//
+// Values that may hold credentials (the database URL) are never echoed.
+func (c Config) Validate() error {
+	var errs []error
+	add := func(key, msg string) {
+		errs = append(errs, errors.New(key+": "+msg))
+	}
+	// envName reports whether s is an environment variable name:
+	// [A-Z_][A-Z0-9_]*, or with lower-case letters too if lower is set.
+	envName := func(s string, lower bool) bool {
+		if s == "" {
+			return false
+		}
+		for i := 0; i < len(s); i++ {
+			ch := s[i]
+			ok := ch == '_' || ('A' <= ch && ch <= 'Z') ||
+				(lower && 'a' <= ch && ch <= 'z') || (i > 0 && '0' <= ch && ch <= '9')
+			if !ok {
+				return false
+			}
+		}
+		return true
+	}
+	// httpURL returns why s is not an absolute http(s) URL with a host, or
+	// "" if it is.
+	httpURL := func(s string) string {
+		u, err := url.Parse(s)
+		switch {
+		case err != nil:
+			return "not a valid URL"
+		case u.Scheme != "http" && u.Scheme != "https":
+			return fmt.Sprintf("must be an absolute http:// or https:// URL, got scheme %q", u.Scheme)
+		case u.Host == "":
+			return "must be an absolute URL with a host"
+		}
+		return ""
+	}
+
+	// [server]
+	if host, port, err := net.SplitHostPort(c.Server.Listen); err != nil {
+		add("server.listen", fmt.Sprintf("%q is not host:port (for example 127.0.0.1:7300)", c.Server.Listen))
+	} else if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		add("server.listen", fmt.Sprintf("port %q of %q is not a number from 0 to 65535", port, net.JoinHostPort(host, port)))
+	}
+	if p := c.Server.PublicURL; p != "" {
+		if why := httpURL(p); why != "" {
+			add("server.public_url", why)
+		} else if strings.ContainsAny(p, "?#") {
+			// The public URL is a base that paths are appended to; a
+			// query or fragment would end up in the middle of every link.
+			add("server.public_url", "must not have a query or fragment")
+		} else if u, _ := url.Parse(p); u.User != nil {
+			// It is published in OAuth metadata, so credentials in it
+			// would be handed to every client.
+			add("server.public_url", "must not contain user info")
+		}
+	}
+	for i, k := range c.Server.TrustedCarrierMetaKeys {
+		if len(k) == 0 || len(k) > 128 {
+			add(fmt.Sprintf("server.trusted_carrier_meta_keys[%d]", i),
+				fmt.Sprintf("must be 1 to 128 bytes long, got %d", len(k)))
+		}
+	}
+
+	// [database]
+	if c.Database.URL != "" {
+		if _, _, err := ParseDatabaseURL(c.Database.URL); err != nil {
+			add("database.url", err.Error())
+		}
+	}
+
+	// [[providers]]
+	firstIndex := make(map[string]int, len(c.Providers))
+	for i, p := range c.Providers {
+		key := func(field string) string { return fmt.Sprintf("providers[%d].%s", i, field) }
+
+		switch {
+		case p.ID == "":
+			add(key("id"), "required")
+		case len(p.ID) > 64:
+			add(key("id"), fmt.Sprintf("must be at most 64 characters, got %d", len(p.ID)))
+		case strings.IndexFunc(p.ID, func(r rune) bool {
+			return !(r == '_' || r == '.' || r == '-' || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9'))
+		}) >= 0:
+			add(key("id"), fmt.Sprintf("%q may only contain letters, digits, '_', '.' and '-'", p.ID))
+		default:
+			if j, dup := firstIndex[p.ID]; dup {
+				add(key("id"), fmt.Sprintf("duplicate id %q (also providers[%d])", p.ID, j))
+			} else {
+				firstIndex[p.ID] = i
+			}
+		}
+
+		switch p.Kind {
+		case "openai-responses", "openai-chat":
+			if p.BaseURL == "" {
+				add(key("base_url"), "required for kind "+p.Kind)
+			} else if why := httpURL(p.BaseURL); why != "" {
+				add(key("base_url"), why)
+			}
+			if p.Model == "" {
+				add(key("model"), "required for kind "+p.Kind)
+			}
+			// A command or env on an HTTP provider would be silently
+			// ignored; it almost certainly means the kind is wrong.
+			if len(p.Command) > 0 {
+				add(key("command"), "only valid for kind acp")
+			}
+			if len(p.Env) > 0 {
+				add(key("env"), "only valid for kind acp")
+			}
+		case "acp":
+			if len(p.Command) == 0 || p.Command[0] == "" {
+				add(key("command"), "required for kind acp (the agent's argv)")
+			}
+			if p.BaseURL != "" {
+				add(key("base_url"), "not valid for kind acp")
+			}
+			if p.APIKeyEnv != "" {
+				add(key("api_key_env"), "not valid for kind acp (pass secrets through env)")
+			}
+			for name, src := range p.Env {
+				// Lower case is allowed here because conventional
+				// variables such as http_proxy are lower case.
+				if !envName(name, true) {
+					add(key("env"), fmt.Sprintf("%q is not a valid environment variable name", name))
+				}
+				if !envName(src, true) {
+					add(key("env."+name), fmt.Sprintf("%q is not a valid environment variable name", src))
+				}
+			}
+		case "":
+			add(key("kind"), "required (want openai-responses, openai-chat or acp)")
+		default:
+			add(key("kind"), fmt.Sprintf("unknown kind %q (want openai-responses, openai-chat or acp)", p.Kind))
+		}
+
+		if p.APIKeyEnv != "" && !envName(p.APIKeyEnv, false) {
+			add(key("api_key_env"), fmt.Sprintf("%q is not a valid environment variable name ([A-Z_][A-Z0-9_]*)", p.APIKeyEnv))
+		}
+		if p.MaxConcurrency < 0 || p.MaxConcurrency > 64 {
+			add(key("max_concurrency"), fmt.Sprintf("must be 0 (meaning 1) to 64, got %d", p.MaxConcurrency))
+		}
+		for j, proj := range p.Projects {
+			if proj == "" {
+				add(fmt.Sprintf("providers[%d].projects[%d]", i, j), "must not be empty")
+			}
+		}
+	}
+
+	// [swarm]
+	switch c.Swarm.Runtime {
+	case "manual":
+	case "process":
+		if len(c.Swarm.ProcessCommand) == 0 || c.Swarm.ProcessCommand[0] == "" {
+			add("swarm.process_command", "required for runtime process")
+		}
+	default:
+		add("swarm.runtime", fmt.Sprintf("unknown runtime %q (want manual or process)", c.Swarm.Runtime))
+	}
+
+	return errors.Join(errs...)
+}
+
+// DatabaseURL returns the database URL to use: the configured one, or a
+// SQLite database named continuo.db in dataDir. Pass the result to
+// ParseDatabaseURL for the driver and its target.
+func (c Config) DatabaseURL(dataDir string) string {
+	if c.Database.URL != "" {
+		return c.Database.URL
+	}
+	return "sqlite://" + filepath.Join(dataDir, "continuo.db")
+}
+
+// ParseDatabaseURL splits a database URL into its driver, "sqlite" or
+// "postgres", and the target the driver opens: for sqlite the file path
+// after "sqlite://" (so "sqlite:///abs/x.db" is the absolute path "/abs/x.db"
+// and "sqlite://rel/x.db" the relative path "rel/x.db"), for postgres the
+// whole URL unchanged ("postgresql://" is accepted as a synonym). Schemes
+// are case-insensitive. Errors never repeat the URL, which may contain a
+// password.
+func ParseDatabaseURL(u string) (driver, target string, err error) {
+	const want = "want sqlite://PATH or postgres://USER@HOST/DB"
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok || scheme == "" {
+		return "", "", fmt.Errorf("not a database URL (%s)", want)
+	}
+	switch strings.ToLower(scheme) {
+	case "sqlite":
+		if rest == "" {
+			return "", "", errors.New("sqlite URL has no file path (want sqlite://PATH)")
+		}
+		return "sqlite", rest, nil
+	case "postgres", "postgresql":
+		if _, err := url.Parse(u); err != nil {
+			// url.Parse's error quotes the input; drop it.
+			return "", "", errors.New("malformed postgres URL")
+		}
+		return "postgres", u, nil
+	default:
+		// Only echo something that looks like a scheme: text before
+		// "://" in a mangled URL could be a password.
+		for i, r := range scheme {
+			if !(('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') ||
+				(i > 0 && (('0' <= r && r <= '9') || r == '+' || r == '-' || r == '.'))) {
+				return "", "", fmt.Errorf("unsupported database URL scheme (%s)", want)
+			}
+		}
+		return "", "", fmt.Errorf("unsupported database URL scheme %q (%s)", scheme, want)
+	}
+}

@@ -1,0 +1,254 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// binary is the continuo binary built once for the package's tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "continuo-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "continuo")
+	build := exec.Command("go", "build", "-o", binary, "github.com/continuo-dev/continuo/cmd/continuo")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build continuo:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// server is a running `continuo serve` process.
+type server struct {
+	t       *testing.T
+	dataDir string
+	cmd     *exec.Cmd
+	URL     string // the MCP endpoint
+	Base    string // http://host:port
+	Admin   string // the admin token, on the first start only
+	Project string // the bootstrapped project id, on the first start only
+	stderr  *strings.Builder
+}
+
+// announcement is what `serve --json` prints first.
+type announcement struct {
+	MCPURL     string `json:"mcp_url"`
+	Listen     string `json:"listen"`
+	AdminToken string `json:"admin_token"`
+	ProjectID  string `json:"project_id"`
+}
+
+// start runs `continuo serve` on dataDir, from workDir (which decides the
+// bootstrapped project), and waits until it has announced itself.
+func start(t *testing.T, dataDir, workDir string) *server {
+	t.Helper()
+	cmd := exec.Command(binary, "serve", "--json", "--listen", "127.0.0.1:0", "--data-dir", dataDir)
+	cmd.Dir = workDir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &server{t: t, dataDir: dataDir, cmd: cmd, stderr: &stderr}
+	t.Cleanup(func() { s.kill() })
+	line := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		if sc.Scan() {
+			line <- sc.Text()
+		}
+		close(line)
+		for sc.Scan() { // keep draining so the process never blocks on stdout
+		}
+	}()
+	select {
+	case l, ok := <-line:
+		if !ok {
+			t.Fatalf("continuo serve exited before announcing itself: %s", stderr.String())
+		}
+		var a announcement
+		if err := json.Unmarshal([]byte(l), &a); err != nil {
+			t.Fatalf("announcement %q: %v", l, err)
+		}
+		s.URL, s.Base, s.Admin, s.Project = a.MCPURL, "http://"+a.Listen, a.AdminToken, a.ProjectID
+	case <-time.After(60 * time.Second):
+		t.Fatalf("continuo serve did not announce itself: %s", stderr.String())
+	}
+	return s
+}
+
+// kill stops the process with SIGKILL: no shutdown code runs.
+func (s *server) kill() {
+	if s.cmd.Process != nil && s.cmd.ProcessState == nil {
+		_ = s.cmd.Process.Signal(syscall.SIGKILL)
+		_ = s.cmd.Wait()
+	}
+}
+
+// stop stops the process gracefully.
+func (s *server) stop() {
+	if s.cmd.ProcessState == nil {
+		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+		_ = s.cmd.Wait()
+	}
+}
+
+// cli runs a continuo CLI command on dataDir and returns its stdout.
+func cli(t *testing.T, dataDir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(binary, append(args, "--data-dir", dataDir)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("continuo %v: %v\n%s", args, err, stderr.String())
+	}
+	return string(out)
+}
+
+// cliJSON runs a CLI command with --json and decodes its output.
+func cliJSON(t *testing.T, dataDir string, args ...string) map[string]any {
+	t.Helper()
+	var v map[string]any
+	out := cli(t, dataDir, append(args, "--json")...)
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("continuo %v: output %q: %v", args, out, err)
+	}
+	return v
+}
+
+// token makes a token for principal with scopes, returning the secret.
+func token(t *testing.T, dataDir, principal, scopes string) string {
+	t.Helper()
+	return cliJSON(t, dataDir, "token", "create", "--principal", principal, "--scopes", scopes)["token"].(string)
+}
+
+// bearerTransport adds a bearer token to every request.
+type bearerTransport struct{ token string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// connect opens an MCP client session over streamable HTTP.
+func connect(t *testing.T, url, tok string) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url,
+		HTTPClient: &http.Client{Transport: bearerTransport{tok}}, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("connect %s: %v", url, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// connectStdio starts `continuo stdio` and opens an MCP client session on it.
+func connectStdio(t *testing.T, dataDir, workDir string, args ...string) *mcp.ClientSession {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"stdio", "--data-dir", dataDir}, args...)...)
+	cmd.Dir = workDir
+	c := mcp.NewClient(&mcp.Implementation{Name: "e2e-stdio", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect stdio: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// result is a decoded tool result.
+type result struct {
+	IsError bool
+	Data    map[string]any
+}
+
+// code is the error code of a failed call ("" on success).
+func (r result) code() string {
+	if !r.IsError {
+		return ""
+	}
+	e, _ := r.Data["error"].(map[string]any)
+	c, _ := e["code"].(string)
+	return c
+}
+
+// call invokes a tool and decodes its structured result.
+func call(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) result {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	var r result
+	r.IsError = res.IsError
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &r.Data); err != nil {
+		t.Fatalf("%s: structured content %s: %v", tool, b, err)
+	}
+	return r
+}
+
+// must calls a tool that must succeed.
+func must(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) map[string]any {
+	t.Helper()
+	r := call(t, cs, tool, args)
+	if r.IsError {
+		t.Fatalf("%s(%v) failed: %v", tool, args, r.Data)
+	}
+	return r.Data
+}
+
+// gitRepo makes a git checkout with one commit and returns its path.
+func gitRepo(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "demo")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "HOME="+dir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	run("init", "-q", "-b", "main")
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("# demo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run("add", ".")
+	run("commit", "-q", "-m", "first")
+	return dir
+}

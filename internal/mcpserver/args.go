@@ -1,0 +1,237 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Tool arguments are plain structs. Their bounds live in struct tags, read
+// once here both to validate every call and to publish the same bounds in
+// the tool's input schema:
+//
+//	limit:"MIN,MAX"  strings: UTF-8 bytes; slices: items; integers: value
+//	each:"MAX"       bytes per string item of a slice
+//	enum:"a|b|c"     allowed values (strings and string items)
+//
+// A field without omitempty in its json tag is required.
+
+// maxArgs bounds a whole tool call's arguments.
+const maxArgs = 1 << 20
+
+// decode parses raw arguments into a new In, strictly: unknown fields, wrong
+// types, trailing data and out-of-bounds values are all invalid_input naming
+// the field. It never panics, whatever the bytes.
+func decode[In any](raw json.RawMessage) (*In, error) {
+	in := new(In)
+	if len(raw) > maxArgs {
+		return nil, continuo.Errorf(continuo.CodeTooLarge, "arguments exceed %d bytes", maxArgs).With("limit", maxArgs)
+	}
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
+		trimmed = []byte("{}")
+	}
+	if !utf8.Valid(trimmed) {
+		return nil, continuo.Errorf(continuo.CodeInvalidInput, "arguments are not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(in); err != nil {
+		return nil, decodeError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, continuo.Errorf(continuo.CodeInvalidInput, "arguments must be one JSON object")
+	}
+	if err := validate(reflect.ValueOf(in).Elem()); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+func decodeError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if field == "" {
+			return continuo.Errorf(continuo.CodeInvalidInput, "arguments must be a JSON object")
+		}
+		return continuo.Invalid(field, "must be %s", jsonKind(te.Type))
+	}
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		name = strings.Trim(name, `"`)
+		return continuo.Invalid(name, "unknown argument")
+	}
+	return continuo.Errorf(continuo.CodeInvalidInput, "arguments are not valid JSON")
+}
+
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		return "an integer"
+	case reflect.Slice:
+		return "an array"
+	}
+	return "of type " + t.Kind().String()
+}
+
+// field describes one argument's bounds, parsed from its tags.
+type field struct {
+	name     string
+	required bool
+	min, max int64
+	hasLimit bool
+	each     int
+	enum     []string
+}
+
+func fieldOf(sf reflect.StructField) (field, bool) {
+	tag := sf.Tag.Get("json")
+	name, opts, _ := strings.Cut(tag, ",")
+	if name == "-" || !sf.IsExported() {
+		return field{}, false
+	}
+	if name == "" {
+		name = sf.Name
+	}
+	f := field{name: name, required: !strings.Contains(opts, "omitempty")}
+	if l := sf.Tag.Get("limit"); l != "" {
+		lo, hi, _ := strings.Cut(l, ",")
+		f.min, _ = strconv.ParseInt(lo, 10, 64)
+		f.max, _ = strconv.ParseInt(hi, 10, 64)
+		f.hasLimit = true
+	}
+	if e := sf.Tag.Get("each"); e != "" {
+		f.each, _ = strconv.Atoi(e)
+	}
+	if e := sf.Tag.Get("enum"); e != "" {
+		f.enum = strings.Split(e, "|")
+	}
+	return f, true
+}
+
+func validate(v reflect.Value) error {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f, ok := fieldOf(t.Field(i))
+		if !ok {
+			continue
+		}
+		if err := f.check(v.Field(i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f field) check(v reflect.Value) error {
+	switch v.Kind() {
+	case reflect.String:
+		s := v.String()
+		if s == "" {
+			if f.required {
+				return continuo.Invalid(f.name, "is required")
+			}
+			return nil
+		}
+		if f.hasLimit && (int64(len(s)) < f.min || int64(len(s)) > f.max) {
+			return continuo.Invalid(f.name, "must be %d..%d bytes, got %d", f.min, f.max, len(s)).With("limit", f.max)
+		}
+		return f.checkEnum(f.name, s)
+	case reflect.Int, reflect.Int64:
+		n := v.Int()
+		if f.hasLimit && (n < f.min || n > f.max) {
+			return continuo.Invalid(f.name, "must be %d..%d, got %d", f.min, f.max, n).With("limit", f.max)
+		}
+	case reflect.Slice:
+		if f.hasLimit && (int64(v.Len()) < f.min || int64(v.Len()) > f.max) {
+			return continuo.Invalid(f.name, "must have %d..%d items, got %d", f.min, f.max, v.Len()).With("limit", f.max)
+		}
+		for i := 0; i < v.Len(); i++ {
+			e := v.Index(i)
+			if e.Kind() != reflect.String {
+				continue
+			}
+			name := fmt.Sprintf("%s[%d]", f.name, i)
+			s := e.String()
+			if s == "" || (f.each > 0 && len(s) > f.each) {
+				return continuo.Invalid(name, "must be 1..%d bytes", f.each).With("limit", f.each)
+			}
+			if err := f.checkEnum(name, s); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (f field) checkEnum(name, s string) error {
+	if len(f.enum) == 0 {
+		return nil
+	}
+	for _, e := range f.enum {
+		if s == e {
+			return nil
+		}
+	}
+	return continuo.Invalid(name, "must be one of %s", strings.Join(f.enum, ", "))
+}
+
+// inputSchema infers In's JSON Schema and adds the bounds from its tags, so
+// clients see the limits the server enforces.
+func inputSchema[In any]() *jsonschema.Schema {
+	s, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("input schema of %T: %v", *new(In), err))
+	}
+	t := reflect.TypeFor[In]()
+	for i := 0; i < t.NumField(); i++ {
+		f, ok := fieldOf(t.Field(i))
+		if !ok {
+			continue
+		}
+		p := s.Properties[f.name]
+		if p == nil {
+			continue
+		}
+		target := p
+		if p.Type == "array" && p.Items != nil {
+			if f.hasLimit {
+				p.MinItems, p.MaxItems = intp(f.min), intp(f.max)
+			}
+			target = p.Items
+			if f.each > 0 {
+				target.MinLength, target.MaxLength = intp(1), intp(int64(f.each))
+			}
+		} else if f.hasLimit {
+			switch p.Type {
+			case "string":
+				// Schema lengths count characters; the server counts bytes,
+				// which is never looser.
+				p.MinLength, p.MaxLength = intp(f.min), intp(f.max)
+			case "integer":
+				lo, hi := float64(f.min), float64(f.max)
+				p.Minimum, p.Maximum = &lo, &hi
+			}
+		}
+		for _, e := range f.enum {
+			target.Enum = append(target.Enum, e)
+		}
+	}
+	return s
+}
+
+func intp(n int64) *int { i := int(n); return &i }

@@ -1,0 +1,201 @@
+// Package mcpserver exposes Continuo's services as MCP tools. It is a thin
+// edge: it decodes and bounds arguments, resolves the caller, calls a
+// service, and maps the result or error to the tool contract (CONTRACT.md
+// §1, §9). It is the only package that imports the MCP SDK.
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"reflect"
+	"time"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/metrics"
+	"github.com/continuo-dev/continuo/internal/workflow"
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Version is reported to clients in serverInfo.
+var Version = "0.1.0"
+
+// CallerKey is the TokenInfo.Extra key under which the HTTP layer puts the
+// authenticated *continuo.Caller.
+const CallerKey = "continuo.caller"
+
+// Options configures the tool server.
+type Options struct {
+	Workflow *workflow.Service
+	// Caller, when set, is the fixed identity of every call (stdio). When
+	// nil, the caller comes from the bearer token of the HTTP request.
+	Caller *continuo.Caller
+	// Metrics, when set, receives per-tool counts and latencies.
+	Metrics *metrics.Registry
+	Logger  *slog.Logger
+}
+
+type server struct {
+	opts     Options
+	calls    *metrics.Counter
+	duration *metrics.Histogram
+}
+
+// New returns an MCP server with every Continuo tool registered.
+func New(opts Options) *mcp.Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &server{opts: opts}
+	if opts.Metrics != nil {
+		s.calls = opts.Metrics.Counter("continuo_tool_calls_total", "Tool calls by tool and outcome (ok or an error code).", "tool", "outcome")
+		s.duration = opts.Metrics.Histogram("continuo_tool_duration_seconds", "Tool call latency.", metrics.DefBuckets, "tool")
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "continuo", Title: "Continuo", Version: Version}, &mcp.ServerOptions{
+		Instructions: workflow.WorkflowGuide,
+		Logger:       opts.Logger,
+	})
+	s.registerSessionTools(srv)
+	return srv
+}
+
+// caller returns the identity of a call.
+func (s *server) caller(req *mcp.CallToolRequest) (*continuo.Caller, error) {
+	if s.opts.Caller != nil {
+		return s.opts.Caller, nil
+	}
+	var ti *auth.TokenInfo
+	if req.Extra != nil {
+		ti = req.Extra.TokenInfo
+	}
+	if ti != nil {
+		if c, ok := ti.Extra[CallerKey].(*continuo.Caller); ok {
+			return c, nil
+		}
+	}
+	return nil, continuo.Errorf(continuo.CodeUnauthorized, "no authenticated caller")
+}
+
+// tool describes one tool for registration.
+type tool struct {
+	name, title, desc string
+	readOnly          bool
+	idempotent        bool
+	destructive       bool
+}
+
+// add registers a tool whose handler takes decoded, validated arguments.
+// Every result carries structuredContent and a JSON text mirror; every error
+// is the structured error of CONTRACT.md §1.
+func add[In, Out any](s *server, srv *mcp.Server, t tool, h func(ctx context.Context, c *continuo.Caller, in *In) (*Out, error)) {
+	destructive := t.destructive
+	openWorld := false
+	srv.AddTool(&mcp.Tool{
+		Name:         t.name,
+		Title:        t.title,
+		Description:  t.desc,
+		InputSchema:  inputSchema[In](),
+		OutputSchema: outputSchema[Out](),
+		Annotations: &mcp.ToolAnnotations{Title: t.title, ReadOnlyHint: t.readOnly, IdempotentHint: t.idempotent,
+			DestructiveHint: &destructive, OpenWorldHint: &openWorld},
+	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		start := time.Now()
+		var out *Out
+		c, err := s.caller(req)
+		if err == nil {
+			var in *In
+			if in, err = decode[In](rawArgs(req)); err == nil {
+				out, err = h(ctx, c, in)
+			}
+		}
+		if s.calls != nil {
+			outcome := "ok"
+			if err != nil {
+				outcome = string(continuo.AsError(err).Code)
+			}
+			s.calls.Inc(t.name, outcome)
+			s.duration.Observe(time.Since(start).Seconds(), t.name)
+		}
+		if err != nil {
+			return s.errorResult(ctx, t.name, err), nil
+		}
+		return okResult(out), nil
+	})
+}
+
+func rawArgs(req *mcp.CallToolRequest) json.RawMessage {
+	if req.Params == nil {
+		return nil
+	}
+	return req.Params.Arguments
+}
+
+// okResult wraps a success: structuredContent plus its JSON as text, for
+// hosts that show only text.
+func okResult(out any) *mcp.CallToolResult {
+	b, err := json.Marshal(out)
+	if err != nil {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "internal: encode result"}}}
+	}
+	return &mcp.CallToolResult{StructuredContent: json.RawMessage(b), Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
+}
+
+// ErrorBody is the structured error of every failed call.
+type ErrorBody struct {
+	Code    continuo.Code  `json:"code"`
+	Message string         `json:"message"`
+	Retry   continuo.Retry `json:"retry"`
+	Details map[string]any `json:"details,omitempty"`
+}
+
+func (s *server) errorResult(ctx context.Context, name string, err error) *mcp.CallToolResult {
+	e := continuo.AsError(err)
+	if e.Code == continuo.CodeInternal {
+		// The cause is logged here, once, and never shown to the client: it
+		// may hold paths or driver messages.
+		s.opts.Logger.ErrorContext(ctx, "tool failed", "tool", name, "err", err)
+	}
+	body := map[string]ErrorBody{"error": {Code: e.Code, Message: e.Message, Retry: continuo.RetryFor(e.Code), Details: e.Details}}
+	b, _ := json.Marshal(body)
+	return &mcp.CallToolResult{IsError: true, StructuredContent: json.RawMessage(b),
+		Content: []mcp.Content{&mcp.TextContent{Text: string(e.Code) + ": " + e.Message}}}
+}
+
+var errorSchema = func() *jsonschema.Schema {
+	s, err := jsonschema.For[ErrorBody](nil)
+	if err != nil {
+		panic(err)
+	}
+	codes := continuo.Codes()
+	for _, c := range codes {
+		s.Properties["code"].Enum = append(s.Properties["code"].Enum, string(c))
+	}
+	return s
+}()
+
+// outputSchema infers Out's schema. A failed call carries only "error", so
+// the schema lists it as an alternative property and requires nothing at
+// the top level beyond what every success has in common: clients that
+// validate structuredContent of error results must not reject them.
+func outputSchema[Out any]() *jsonschema.Schema {
+	s, err := jsonschema.For[Out](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[json.RawMessage](): briefSchema,
+	}})
+	if err != nil {
+		panic(err)
+	}
+	s.Properties["error"] = errorSchema
+	s.Required = nil
+	return s
+}
+
+var briefSchema = func() *jsonschema.Schema {
+	s, err := jsonschema.For[workflow.Brief](nil)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}()
+

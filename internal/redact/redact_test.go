@@ -1,0 +1,244 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// Realistic-looking (but fake) credentials, built once so each case reads
+// like the text an assistant would paste.
+var (
+	openAIKey    = "sk-" + strings.Repeat("aB3dE5gH7jK9", 4)
+	openAIProj   = "sk-proj-" + strings.Repeat("Ab_9-xY2", 8)
+	anthropicKey = "sk-ant-api03-" + strings.Repeat("Zq8_Lm-4", 10)
+	continuoPAT  = "cto_pat_" + strings.Repeat("0a1B2c3D", 4)
+	githubPAT    = "ghp_" + strings.Repeat("A1b2C3d4E5f6", 3)
+	githubFine   = "github_pat_11ABCDEFG0" + strings.Repeat("x_Y1", 10)
+	slackToken   = "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMn"
+	googleKey    = "AIza" + "SyA-1234567890abcdefghijklmnopqrs_t"
+	jwt          = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+)
+
+func TestString(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want string
+	}{
+		// Bearer tokens keep the scheme word.
+		{"authorization header", "Authorization: Bearer abc123def456ghi789", "Authorization: Bearer [redacted]"},
+		{"bearer in curl", "curl -H 'Authorization: Bearer " + jwt + "' https://x", "curl -H 'Authorization: Bearer [redacted]' https://x"},
+		{"bare bearer", "send Bearer Zx9.abcd-EF/gh= now", "send Bearer [redacted] now"},
+		{"lower-case bearer", "bearer a1b2c3d4e5", "bearer [redacted]"},
+		{"lower-case header token", "Authorization: Bearer abcdefghijk", "Authorization: Bearer [redacted]"},
+		{"basic auth header", "Authorization: Basic dXNlcjpwYXNz", "Authorization: Basic [redacted]"},
+		{"short header credential", "authorization: Bearer abc", "authorization: Bearer [redacted]"},
+
+		// Tokens recognisable by their shape.
+		{"continuo pat", "token is " + continuoPAT + ".", "token is [redacted]."},
+		{"continuo other", "use cto_oat_0123456789abcdefXYZ now", "use [redacted] now"},
+		{"openai", "key " + openAIKey + " end", "key [redacted] end"},
+		{"openai project", openAIProj, "[redacted]"},
+		{"anthropic", "(" + anthropicKey + ")", "([redacted])"},
+		{"github classic", "remote " + githubPAT, "remote [redacted]"},
+		{"github other kinds", "gho_" + strings.Repeat("x1", 18) + " ghs_" + strings.Repeat("Y2", 18), "[redacted] [redacted]"},
+		{"github fine grained", githubFine, "[redacted]"},
+		{"aws access key id", "aws_access_key_id AKIAIOSFODNN7EXAMPLE", "aws_access_key_id [redacted]"},
+		{"aws temporary", "ASIAIOSFODNN7EXAMPLE", "[redacted]"},
+		{"slack", "slack " + slackToken, "slack [redacted]"},
+		{"google", "maps " + googleKey + " ok", "maps [redacted] ok"},
+		{"jwt", "cookie " + jwt + ";", "cookie [redacted];"},
+		{"key glued to a word", "mykeysk-" + strings.Repeat("Q7", 12), "mykey[redacted]"},
+		{"several on a line", openAIKey + "," + githubPAT, "[redacted],[redacted]"},
+
+		// Secret-named assignments keep the name and separator.
+		{"env assignment", "API_KEY=abc", "API_KEY=[redacted]"},
+		{"export quoted", `export OPENAI_API_KEY="not-a-real-key"`, `export OPENAI_API_KEY="[redacted]"`},
+		{"export quoted key shape", `export OPENAI_API_KEY="` + openAIKey + `"`, `export OPENAI_API_KEY="[redacted]"`},
+		{"yaml password", "password: hunter2", "password: [redacted]"},
+		{"json secret", `{"client_secret": "x", "client_id": "abc"}`, `{"client_secret": "[redacted]", "client_id": "abc"}`},
+		{"json escaped quote", `{"password": "a\"b c"}`, `{"password": "[redacted]"}`},
+		{"json in a string", `"{\"api_key\": \"abc123\", \"n\": 1}"`, `"{\"api_key\": \"[redacted]\", \"n\": 1}"`},
+		{"single quotes", "db_password = 'p@ss word'", "db_password = '[redacted]'"},
+		{"unterminated quote", "SECRET=\"abc def\nnext line", "SECRET=\"[redacted]\nnext line"},
+		{"go short decl", `token := "abc123"`, `token := "[redacted]"`},
+		{"python annotation", `token: str = "abc123"`, `token: str = "[redacted]"`},
+		{"camel case", "apiKey: 'zzz'", "apiKey: '[redacted]'"},
+		{"header name", "X-Api-Key: 9f8e7d6c", "X-Api-Key: [redacted]"},
+		{"markdown bold", "**Password**: hunter2", "**Password**: [redacted]"},
+		{"prose label with value", "the API key: abc123 for staging", "the API key: [redacted] for staging"},
+		{"strong name in prose", "the staging password: swordfish for admin", "the staging password: [redacted] for admin"},
+		{"nested label", "auth: password: hunter2", "auth: password: [redacted]"},
+		{"after a rejected name", "note: password=hunter2", "note: password=[redacted]"},
+		{"unquoted stops at comma", "PASSWD=abc,user=bob", "PASSWD=[redacted],user=bob"},
+		{"credential", "GOOGLE_CREDENTIALS=abc", "GOOGLE_CREDENTIALS=[redacted]"},
+		{"pwd", "DB_PWD=x", "DB_PWD=[redacted]"},
+		{"query parameter", "GET /cb?code=1&access_token=abc123 HTTP/1.1", "GET /cb?code=1&access_token=[redacted] HTTP/1.1"},
+		{"fat arrow", `'secret' => 'abc'`, `'secret' => '[redacted]'`},
+		{"case insensitive", "Password=Hunter2", "Password=[redacted]"},
+
+		// Private keys: the whole block.
+		{"pem", "key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nAAAA\n-----END RSA PRIVATE KEY-----\ndone", "key:\n[redacted]\ndone"},
+		{"pem plain", "-----BEGIN PRIVATE KEY-----\nMII\n-----END PRIVATE KEY-----", "[redacted]"},
+		{"pem openssh", "a -----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n-----END OPENSSH PRIVATE KEY----- b", "a [redacted] b"},
+		{"pem unterminated", "see\n-----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\ntruncated…", "see\n[redacted]"},
+		{"pem two blocks", "-----BEGIN PRIVATE KEY-----\nA\n-----END PRIVATE KEY-----\nmid\n-----BEGIN PRIVATE KEY-----\nB\n-----END PRIVATE KEY-----", "[redacted]\nmid\n[redacted]"},
+
+		// URL passwords: user and host stay.
+		{"url password", "postgres://admin:s3cret@db:5432/app", "postgres://admin:[redacted]@db:5432/app"},
+		{"url empty user", "redis://:hunter2@cache:6379", "redis://:[redacted]@cache:6379"},
+		{"url password with at", "https://u:p@ss@host/x", "https://u:[redacted]@host/x"},
+		{"url secret-named user", "https://token:abc@host/x", "https://token:[redacted]@host/x"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, changed := String(tc.in)
+			if got != tc.want {
+				t.Fatalf("String(%q)\n got %q\nwant %q", tc.in, got, tc.want)
+			}
+			if changed != (tc.in != tc.want) {
+				t.Errorf("changed = %v, want %v", changed, tc.in != tc.want)
+			}
+			again, changed2 := String(got)
+			if again != got || changed2 {
+				t.Errorf("not idempotent: String(%q) = %q, %v", got, again, changed2)
+			}
+		})
+	}
+}
+
+// TestStringLeavesProse pins the false positives we refuse to make: briefs
+// are read by models, and a brief full of "[redacted]" holes is useless.
+func TestStringLeavesProse(t *testing.T) {
+	tests := []string{
+		"",
+		"the key decision is to use SQLite",
+		"token bucket rate limiter",
+		"password reset flow",
+		"Bearer authentication is required; bearer tokens expire.",
+		"We use Bearer token-based auth.",
+		"Auth: implemented PAT hashing",
+		"API key: rotated yesterday by ops",
+		"max_tokens: 4096",
+		"max_output_tokens=8192, num_keys=3",
+		"author: Jane Doe",
+		"authorName = \"Jane\"",
+		"primary_key: id",
+		"idempotency_key: run-42",
+		"public_key: ssh-ed25519 AAAAC3NzaC1",
+		"token_env = \"CONTINUO_TOKEN\"",
+		"api_key_file: /run/secrets/openai",
+		"token_type: Bearer",
+		"password_min_length: 12",
+		"auth_enabled: true",
+		"api_key: null",
+		"API_KEY=",
+		"API_KEY=[redacted]",
+		`"password": ""`,
+		`"password": "[redacted]"`,
+		"password:\n  nested: value",
+		"PWD=/home/alice/src",
+		"let k = Key::new(a); Token::Ident",
+		"task-management-system-overview-page",
+		"risk-assessment-for-the-migration",
+		"de_facto_standard_for_everything_here",
+		"sk-short",
+		"AKIA is the prefix of an access key id",
+		"The JWT header starts with eyJ.",
+		"https://example.com:8080/path?q=1",
+		"ssh://git@github.com/org/repo.git",
+		"mail me at bob@example.com: I'm around",
+		"-----BEGIN PUBLIC KEY-----\nMFkw\n-----END PUBLIC KEY-----",
+		"tokenizer: cl100k_base",
+		"keyboard: us",
+		"ünïcödé prose — with key: ideas welcome",
+	}
+	for _, in := range tests {
+		if got, changed := String(in); got != in || changed {
+			t.Errorf("String(%q) = %q, %v; want it unchanged", in, got, changed)
+		}
+	}
+}
+
+func TestStringInvalidUTF8(t *testing.T) {
+	in := "\xff\xfepassword=\xc3(abc \x80 " + openAIKey + "\xe2\x82"
+	got, changed := String(in)
+	if !changed || strings.Contains(got, openAIKey) || strings.Contains(got, "\xc3(abc") {
+		t.Fatalf("String(%q) = %q, %v", in, got, changed)
+	}
+	if again, _ := String(got); again != got {
+		t.Fatalf("not idempotent on invalid UTF-8: %q then %q", got, again)
+	}
+}
+
+// alnum maps fuzz bytes onto an alphabet, so a planted secret has a real
+// key's shape whatever the fuzzer chose.
+func plant(prefix string, seed []byte, n int, alphabet string) string {
+	var b strings.Builder
+	b.WriteString(prefix)
+	for i := 0; i < n; i++ {
+		var c byte
+		if len(seed) > 0 {
+			c = seed[i%len(seed)] + byte(i/len(seed))
+		}
+		b.WriteByte(alphabet[int(c)%len(alphabet)])
+	}
+	return b.String()
+}
+
+const (
+	alnumChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	tokenChars = alnumChars + "_-"
+)
+
+func FuzzString(f *testing.F) {
+	seeds := []string{
+		"",
+		"plain prose about the key decision",
+		"Authorization: Bearer abc123def456",
+		"API_KEY=abc password: hunter2 \"client_secret\": \"x\"",
+		"-----BEGIN PRIVATE KEY-----\nabc",
+		"postgres://u:p@h/db",
+		"https://token:\"a b\"@host",
+		"x://u:password=a b@h",
+		`{\"api_key\": \"abc\"}`,
+		"token: str = 'x' auth: password: y",
+		"\xff\xfe\x00 invalid utf-8 \xc3",
+		"task-0123456789abcdef0123 de_facto_cto_standard",
+		"Bearer sk-" + strings.Repeat("a", 24),
+		jwt + " " + slackToken + " " + googleKey,
+	}
+	for i, s := range seeds {
+		f.Add(s, []byte(s), uint16(i*7))
+	}
+	f.Fuzz(func(t *testing.T, text string, seed []byte, at uint16) {
+		// 1. No panic, idempotent, valid UTF-8 stays valid.
+		out, changed := String(text)
+		if changed != (out != text) {
+			t.Fatalf("changed = %v but out != in is %v", changed, out != text)
+		}
+		if again, _ := String(out); again != out {
+			t.Fatalf("not idempotent:\n in   %q\n once %q\n twice %q", text, out, again)
+		}
+		if utf8.ValidString(text) && !utf8.ValidString(out) {
+			t.Fatalf("valid UTF-8 in, invalid out: %q -> %q", text, out)
+		}
+
+		// 2. A planted secret never survives, wherever it lands.
+		i := int(at) % (len(text) + 1)
+		for _, secret := range []string{
+			plant("sk-", seed, 24, alnumChars),
+			plant("cto_pat_", seed, 32, tokenChars),
+		} {
+			doc := text[:i] + secret + text[i:]
+			red, _ := String(doc)
+			if strings.Contains(red, secret) {
+				t.Fatalf("planted %q survived:\n in  %q\n out %q", secret, doc, red)
+			}
+			if again, _ := String(red); again != red {
+				t.Fatalf("not idempotent with planted secret:\n in   %q\n once %q\n twice %q", doc, red, again)
+			}
+		}
+	})
+}

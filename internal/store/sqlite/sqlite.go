@@ -1,0 +1,315 @@
+// Package sqlite is Continuo's embedded store: one SQLite file in WAL mode,
+// driven by modernc.org/sqlite (no cgo).
+//
+// Writes go through one connection owned by one goroutine. Concurrent Write
+// calls that arrive while a commit is in flight are gathered into the next
+// transaction (group commit): each runs inside its own SAVEPOINT, so a
+// failing one is rolled back alone, and all of them are acknowledged after a
+// single COMMIT. With synchronous=FULL that COMMIT is durable when it returns,
+// so an acknowledged write survives kill -9 and power loss, and the cost of
+// the fsync is shared by every write in the batch.
+//
+// Reads use a separate pool of read-only connections; in WAL mode a reader
+// sees a consistent snapshot and never waits for the writer.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/continuo-dev/continuo/internal/store"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Options tunes a DB. The zero value is ready to use.
+type Options struct {
+	// Readers is the size of the read pool; 0 means 8.
+	Readers int
+	// MaxBatch bounds how many writes share one commit; 0 means 256.
+	MaxBatch int
+	// OnCommit, when set, is called after every commit with its duration and
+	// the number of writes it carried (for metrics).
+	OnCommit func(d time.Duration, writes int)
+}
+
+// DB is a SQLite-backed store.Store.
+type DB struct {
+	path     string
+	writer   *sql.DB
+	conn     *sql.Conn // the one writer connection
+	readers  *sql.DB
+	opts     Options
+	writes   chan *writeReq
+	stop     chan struct{}
+	stopped  chan struct{}
+	closeMu  sync.Once
+	closeErr error
+}
+
+type writeReq struct {
+	ctx  context.Context
+	fn   func(store.Tx) error
+	done chan error
+}
+
+var errClosed = errors.New("sqlite: store is closed")
+
+// dsn builds a modernc.org/sqlite DSN. synchronous=FULL makes every commit
+// durable before it returns, which is what an acknowledgement promises.
+func dsn(path string, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(FULL)")
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		q.Add("_pragma", "journal_mode(WAL)")
+	}
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Open opens (creating if needed) the database file at path and applies all
+// pending migrations.
+func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	o := *opts
+	if o.Readers <= 0 {
+		o.Readers = 8
+	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = 256
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("create database directory: %w", err)
+	}
+	writer, err := sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	writer.SetMaxOpenConns(1)
+	conn, err := writer.Conn(ctx)
+	if err != nil {
+		writer.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	db := &DB{path: path, writer: writer, conn: conn, opts: o,
+		writes: make(chan *writeReq, o.MaxBatch), stop: make(chan struct{}), stopped: make(chan struct{})}
+	if err := db.checkPragmas(ctx); err != nil {
+		db.closeHandles()
+		return nil, err
+	}
+	if err := migrate(ctx, conn); err != nil {
+		db.closeHandles()
+		return nil, err
+	}
+	db.readers, err = sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		db.closeHandles()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	db.readers.SetMaxOpenConns(o.Readers)
+	db.readers.SetMaxIdleConns(o.Readers)
+	go db.writeLoop()
+	return db, nil
+}
+
+// checkPragmas verifies that the settings durability depends on took effect.
+func (db *DB) checkPragmas(ctx context.Context) error {
+	var mode string
+	if err := db.conn.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return fmt.Errorf("read journal_mode: %w", err)
+	}
+	var sync int
+	if err := db.conn.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&sync); err != nil {
+		return fmt.Errorf("read synchronous: %w", err)
+	}
+	if mode != "wal" || sync != 2 {
+		return fmt.Errorf("sqlite: want journal_mode=wal synchronous=FULL, got %s %d", mode, sync)
+	}
+	return nil
+}
+
+// Path returns the database file path.
+func (db *DB) Path() string { return db.path }
+
+// Read implements store.Store.
+func (db *DB) Read(ctx context.Context, fn func(store.Tx) error) error {
+	t, err := db.readers.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin read: %w", err)
+	}
+	defer t.Rollback() //nolint:errcheck // a read has nothing to keep
+	return fn(&tx{q: t})
+}
+
+// Write implements store.Store. It waits for the outcome even if ctx ends
+// meanwhile: a write that was started is either committed or not, and the
+// caller must learn which.
+func (db *DB) Write(ctx context.Context, fn func(store.Tx) error) error {
+	r := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	select {
+	case db.writes <- r:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-db.stop:
+		return errClosed
+	}
+	return <-r.done
+}
+
+func (db *DB) writeLoop() {
+	defer close(db.stopped)
+	batch := make([]*writeReq, 0, db.opts.MaxBatch)
+	for {
+		select {
+		case r := <-db.writes:
+			batch = append(batch[:0], r)
+		case <-db.stop:
+			db.failPending()
+			return
+		}
+	drain:
+		for len(batch) < db.opts.MaxBatch {
+			select {
+			case r := <-db.writes:
+				batch = append(batch, r)
+			default:
+				break drain
+			}
+		}
+		db.commit(batch)
+	}
+}
+
+// failPending answers writes still queued at Close.
+func (db *DB) failPending() {
+	for {
+		select {
+		case r := <-db.writes:
+			r.done <- errClosed
+		default:
+			return
+		}
+	}
+}
+
+// commit runs one batch in one transaction and answers every request.
+func (db *DB) commit(batch []*writeReq) {
+	ctx := context.Background() // the batch outlives any one request
+	results := make([]error, len(batch))
+	start := time.Now()
+	fail := func(err error) {
+		for i := range batch {
+			batch[i].done <- err
+		}
+	}
+	if _, err := db.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		fail(fmt.Errorf("begin write: %w", err))
+		return
+	}
+	kept := 0
+	for i, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			results[i] = err
+			continue
+		}
+		if _, err := db.conn.ExecContext(ctx, "SAVEPOINT w"); err != nil {
+			db.abort(ctx, batch, fmt.Errorf("savepoint: %w", err))
+			return
+		}
+		err := call(r.fn, &tx{q: db.conn, write: true})
+		if err != nil {
+			if _, rerr := db.conn.ExecContext(ctx, "ROLLBACK TO w"); rerr != nil {
+				db.abort(ctx, batch, fmt.Errorf("rollback to savepoint: %w", rerr))
+				return
+			}
+		} else {
+			kept++
+		}
+		if _, rerr := db.conn.ExecContext(ctx, "RELEASE w"); rerr != nil {
+			db.abort(ctx, batch, fmt.Errorf("release savepoint: %w", rerr))
+			return
+		}
+		results[i] = err
+	}
+	if kept == 0 {
+		db.rollback(ctx)
+	} else if _, err := db.conn.ExecContext(ctx, "COMMIT"); err != nil {
+		db.abort(ctx, batch, fmt.Errorf("commit: %w", err))
+		return
+	}
+	if db.opts.OnCommit != nil && kept > 0 {
+		db.opts.OnCommit(time.Since(start), kept)
+	}
+	for i, r := range batch {
+		r.done <- results[i]
+	}
+}
+
+// abort rolls the whole batch back and fails every request in it: after a
+// failed savepoint or commit, nothing in the batch is known to be kept.
+func (db *DB) abort(ctx context.Context, batch []*writeReq, err error) {
+	db.rollback(ctx)
+	for _, r := range batch {
+		r.done <- err
+	}
+}
+
+func (db *DB) rollback(ctx context.Context) {
+	// The error is ignored on purpose: SQLite may already have rolled the
+	// transaction back itself (e.g. on SQLITE_FULL), and then ROLLBACK fails
+	// with "no transaction is active", which leaves us where we want to be.
+	_, _ = db.conn.ExecContext(ctx, "ROLLBACK")
+}
+
+// call runs fn and turns a panic into an error, so that one bad write cannot
+// take down the writer goroutine (and with it every other writer).
+func call(fn func(store.Tx) error, t *tx) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("write panicked: %v", p)
+		}
+	}()
+	return fn(t)
+}
+
+// Ping implements store.Store.
+func (db *DB) Ping(ctx context.Context) error {
+	return db.Read(ctx, func(t store.Tx) error {
+		_, err := t.MetaGet(ctx, "schema_version")
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		return err
+	})
+}
+
+// Close stops the writer (answering queued writes with an error) and closes
+// the database.
+func (db *DB) Close() error {
+	db.closeMu.Do(func() {
+		close(db.stop)
+		<-db.stopped
+		db.closeErr = db.closeHandles()
+	})
+	return db.closeErr
+}
+
+func (db *DB) closeHandles() error {
+	var errs []error
+	if db.readers != nil {
+		errs = append(errs, db.readers.Close())
+	}
+	errs = append(errs, db.conn.Close(), db.writer.Close())
+	return errors.Join(errs...)
+}

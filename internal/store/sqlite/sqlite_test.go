@@ -1,0 +1,556 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/store"
+	"github.com/continuo-dev/continuo/internal/store/sqlite"
+	"github.com/continuo-dev/continuo/internal/store/storetest"
+)
+
+// waitLimit bounds waits for goroutines so that a hang fails with a message.
+const waitLimit = 30 * time.Second
+
+func open(t *testing.T, path string, opts *sqlite.Options) *sqlite.DB {
+	t.Helper()
+	db, err := sqlite.Open(t.Context(), path, opts)
+	if err != nil {
+		t.Fatalf("Open(%s): %v", path, err)
+	}
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return db
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		return open(t, filepath.Join(t.TempDir(), "c.db"), nil)
+	})
+}
+
+// rawDB opens a second, independent handle on the database file, for looking
+// beneath the store.
+func rawDB(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	return raw
+}
+
+func TestPragmas(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	db := open(t, path, nil)
+	storetest.Group(t, db, "alpha")
+
+	// journal_mode=WAL is a property of the file, so another connection
+	// sees it. (synchronous is a property of each connection and cannot be
+	// seen from outside; Open itself refuses to return unless the writer
+	// connection reports journal_mode=wal and synchronous=FULL.)
+	raw := rawDB(t, path)
+	var mode string
+	if err := raw.QueryRowContext(t.Context(), "PRAGMA journal_mode").Scan(&mode); err != nil {
+		t.Fatal(err)
+	}
+	if mode != "wal" {
+		t.Errorf("journal_mode = %q, want wal", mode)
+	}
+
+	// foreign_keys is per connection too, but its effect shows: the
+	// writer refuses a principal of an unknown group.
+	ctx := t.Context()
+	p := &continuo.Principal{ID: continuo.NewID(continuo.PrefixPrincipal, storetest.Base), Name: "ann",
+		GroupID: continuo.NewID(continuo.PrefixGroup, storetest.Base), CreatedAt: storetest.Base}
+	err := db.Write(ctx, func(tx store.Tx) error { return tx.PrincipalCreate(ctx, p) })
+	if err == nil || !strings.Contains(err.Error(), "FOREIGN KEY") {
+		t.Errorf("principal of an unknown group: %v, want a FOREIGN KEY error", err)
+	}
+	if errors.Is(err, store.ErrConflict) {
+		t.Errorf("a foreign key violation is reported as ErrConflict: %v", err)
+	}
+}
+
+func TestSchemaChecks(t *testing.T) {
+	db := open(t, filepath.Join(t.TempDir(), "c.db"), nil)
+	ctx := t.Context()
+	f := storetest.Setup(t, db, "alpha")
+	bad := map[string]func(tx store.Tx) error{
+		"GroupIDPrefix": func(tx store.Tx) error {
+			return tx.GroupCreate(ctx, &continuo.Group{ID: continuo.NewID(continuo.PrefixProject, storetest.Base), Name: "x"})
+		},
+		"ClosedWithoutClosedAt": func(tx store.Tx) error {
+			s := storetest.NewSession(f.Group.ID, f.Project.ID, 50, "x")
+			s.Lifecycle = continuo.LifecycleClosed
+			return tx.SessionCreate(ctx, s)
+		},
+		"ClosedAtWhileActive": func(tx store.Tx) error {
+			s := *f.Session
+			now := storetest.Base
+			s.ClosedAt = &now
+			return tx.SessionUpdate(ctx, &s)
+		},
+		"UnknownKind": func(tx store.Tx) error {
+			return tx.MessageInsert(ctx, storetest.NewMessage(f.Session.ID, 1, continuo.Kind("gossip"), "x"))
+		},
+		"UnknownStatus": func(tx store.Tx) error {
+			m := storetest.NewMessage(f.Session.ID, 1, continuo.KindNote, "x")
+			m.Status = "maybe"
+			return tx.MessageInsert(ctx, m)
+		},
+		"UnknownAccess": func(tx store.Tx) error {
+			return tx.GrantPut(ctx, continuo.Grant{ProjectID: f.Project.ID, GroupID: f.Group.ID, Access: "admin"})
+		},
+		"ZeroRevision": func(tx store.Tx) error {
+			s := *f.Session
+			s.Revision = 0
+			return tx.SessionUpdate(ctx, &s)
+		},
+	}
+	for name, fn := range bad {
+		t.Run(name, func(t *testing.T) {
+			err := db.Write(ctx, fn)
+			if err == nil || !strings.Contains(err.Error(), "CHECK") {
+				t.Errorf("got %v, want a CHECK constraint error", err)
+			}
+			if errors.Is(err, store.ErrConflict) {
+				t.Errorf("a CHECK violation is reported as ErrConflict: %v", err)
+			}
+		})
+	}
+}
+
+func TestMigrations(t *testing.T) {
+	ms, err := sqlite.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) == 0 {
+		t.Fatal("no migrations")
+	}
+	for i, m := range ms {
+		if m.Version != i+1 {
+			t.Errorf("migration %d has version %d, want %d", i, m.Version, i+1)
+		}
+		if m.Name == "" || strings.TrimSpace(m.SQL) == "" {
+			t.Errorf("migration %d: name %q, %d bytes of SQL; want both", m.Version, m.Name, len(m.SQL))
+		}
+	}
+	if ms[0].Name != "init" {
+		t.Errorf("first migration is %q, want init", ms[0].Name)
+	}
+}
+
+func migrationRows(t *testing.T, path string) []int {
+	t.Helper()
+	rows, err := rawDB(t, path).QueryContext(t.Context(), "SELECT version FROM schema_migrations ORDER BY version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []int
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestReopen(t *testing.T) {
+	ctx := t.Context()
+	ms, err := sqlite.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "sub", "dir", "c.db") // Open creates the directory
+	db, err := sqlite.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := storetest.Setup(t, db, "alpha")
+	storetest.Message(t, db, f.Session.ID, 1, continuo.KindTodo)
+	storetest.MustWrite(t, db, func(tx store.Tx) error { return tx.MetaPut(ctx, "k", "v") })
+	if err := db.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+
+	for round := range 2 {
+		db := open(t, path, nil)
+		if db.Path() != path {
+			t.Errorf("Path() = %q, want %q", db.Path(), path)
+		}
+		var got *continuo.Session
+		storetest.MustRead(t, db, func(tx store.Tx) (err error) { got, err = tx.SessionGet(ctx, f.Session.ID); return err })
+		if got.Title != f.Session.Title || got.Ref != f.Session.Ref {
+			t.Errorf("round %d: session after reopen = %q %d, want %q %d", round, got.Title, got.Ref, f.Session.Title, f.Session.Ref)
+		}
+		var v string
+		storetest.MustRead(t, db, func(tx store.Tx) (err error) { v, err = tx.MetaGet(ctx, "k"); return err })
+		if v != "v" {
+			t.Errorf("round %d: meta k = %q, want v", round, v)
+		}
+		// The reference sequence continues where it was.
+		s := storetest.Session(t, db, f.Group.ID, f.Project.ID, fmt.Sprintf("round %d", round))
+		if want := f.Session.Ref + 1 + int64(round); s.Ref != want {
+			t.Errorf("round %d: new session ref %d, want %d", round, s.Ref, want)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		// Migrations are recorded once: a re-run would have failed (the
+		// tables exist) or added rows.
+		got2 := migrationRows(t, path)
+		if len(got2) != len(ms) {
+			t.Fatalf("round %d: schema_migrations has %d rows (%v), want %d", round, len(got2), got2, len(ms))
+		}
+		for i, v := range got2 {
+			if v != i+1 {
+				t.Errorf("round %d: schema_migrations = %v, want 1…%d", round, got2, len(ms))
+				break
+			}
+		}
+	}
+}
+
+func TestNewerSchemaRefused(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "c.db")
+	db, err := sqlite.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ms, _ := sqlite.Migrations()
+	raw := rawDB(t, path)
+	if _, err := raw.ExecContext(ctx, "INSERT INTO schema_migrations (version, name) VALUES (?, 'future')", len(ms)+1); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	db, err = sqlite.Open(ctx, path, nil)
+	if err == nil {
+		db.Close()
+		t.Fatal("Open of a database from a newer binary succeeded, want an error")
+	}
+	if !strings.Contains(err.Error(), "newer") {
+		t.Errorf("Open of a newer database: %v, want an error saying it is newer", err)
+	}
+}
+
+// TestCloseRejectsWrites: after Close, Write and Read answer with an error
+// at once, and never run the function.
+func TestCloseRejectsWrites(t *testing.T) {
+	ctx := t.Context()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "c.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.Group(t, db, "alpha")
+	if err := db.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := db.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+
+	var ran atomic.Int64
+	const n = 100
+	done := make(chan error, n)
+	for range n {
+		go func() {
+			done <- db.Write(ctx, func(tx store.Tx) error { ran.Add(1); return nil })
+		}()
+	}
+	timeout := time.After(waitLimit)
+	for i := range n {
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Errorf("Write after Close returned nil")
+			}
+		case <-timeout:
+			t.Fatalf("only %d of %d Writes after Close returned: the rest hang", i, n)
+		}
+	}
+	if ran.Load() != 0 {
+		t.Errorf("%d Write functions ran after Close", ran.Load())
+	}
+	if err := db.Read(ctx, func(tx store.Tx) error { return nil }); err == nil {
+		t.Error("Read after Close returned nil")
+	}
+	if err := db.Ping(ctx); err == nil {
+		t.Error("Ping after Close returned nil")
+	}
+}
+
+// TestCloseDuringWrites closes the store while Writes are arriving: every
+// Write returns, and every acknowledged one is in the file afterwards.
+func TestCloseDuringWrites(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "c.db")
+	db, err := sqlite.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 200
+	results := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			results[i] = db.Write(ctx, func(tx store.Tx) error { return tx.MetaPut(ctx, "k"+strconv.Itoa(i), "v") })
+		})
+	}
+	close(start)
+	if err := db.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-time.After(waitLimit):
+		t.Fatal("Writes racing Close hang")
+	}
+
+	db = open(t, path, nil)
+	acked := 0
+	for i, werr := range results {
+		_, err := readMeta(t, db, "k"+strconv.Itoa(i))
+		switch {
+		case werr == nil:
+			acked++
+			if err != nil {
+				t.Errorf("acknowledged Write %d is lost: %v", i, err)
+			}
+		case !errors.Is(err, store.ErrNotFound):
+			t.Errorf("Write %d failed (%v) but left %v", i, werr, err)
+		}
+	}
+	t.Logf("%d of %d Writes racing Close were acknowledged", acked, n)
+}
+
+func readMeta(t *testing.T, s store.Store, key string) (string, error) {
+	t.Helper()
+	var v string
+	err := s.Read(t.Context(), func(tx store.Tx) (err error) { v, err = tx.MetaGet(t.Context(), key); return err })
+	return v, err
+}
+
+// commitCounter counts OnCommit calls and the writes they carried.
+type commitCounter struct {
+	mu       sync.Mutex
+	commits  int
+	writes   int
+	maxBatch int
+}
+
+func (c *commitCounter) onCommit(_ time.Duration, writes int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.commits++
+	c.writes += writes
+	c.maxBatch = max(c.maxBatch, writes)
+}
+
+func (c *commitCounter) get() (commits, writes, maxBatch int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.commits, c.writes, c.maxBatch
+}
+
+// concurrentWrites launches n Writes released together, each putting one
+// meta key, and returns their results.
+func concurrentWrites(t *testing.T, db *sqlite.DB, n int, fail func(i int) error) []error {
+	t.Helper()
+	ctx := t.Context()
+	errs := make([]error, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			errs[i] = db.Write(ctx, func(tx store.Tx) error {
+				if err := tx.MetaPut(ctx, "k"+strconv.Itoa(i), strconv.Itoa(i)); err != nil {
+					return err
+				}
+				if fail != nil {
+					return fail(i)
+				}
+				return nil
+			})
+		})
+	}
+	close(start)
+	wg.Wait()
+	return errs
+}
+
+// TestGroupCommit launches 200 concurrent Writes: every one is acknowledged
+// and visible, OnCommit accounts for each exactly once, and commits are
+// never more than writes. How much batching happens depends on scheduling,
+// so it is logged, not asserted.
+func TestGroupCommit(t *testing.T) {
+	var c commitCounter
+	db := open(t, filepath.Join(t.TempDir(), "c.db"), &sqlite.Options{OnCommit: c.onCommit})
+	const n = 200
+	for i, err := range concurrentWrites(t, db, n, nil) {
+		if err != nil {
+			t.Errorf("Write %d: %v", i, err)
+		}
+	}
+	commits, writes, maxBatch := c.get()
+	if writes != n {
+		t.Errorf("OnCommit accounted for %d writes, want %d", writes, n)
+	}
+	if commits < 1 || commits > writes {
+		t.Errorf("%d commits for %d writes, want between 1 and %d", commits, writes, writes)
+	}
+	t.Logf("%d writes in %d commits (largest batch %d, %.1f writes per commit)", writes, commits, maxBatch, float64(writes)/float64(commits))
+	for i := range n {
+		if v, err := readMeta(t, db, "k"+strconv.Itoa(i)); err != nil || v != strconv.Itoa(i) {
+			t.Errorf("key %d = %q, %v after its Write was acknowledged", i, v, err)
+		}
+	}
+}
+
+// TestGroupCommitMaxBatch: no commit carries more than MaxBatch writes.
+func TestGroupCommitMaxBatch(t *testing.T) {
+	var c commitCounter
+	db := open(t, filepath.Join(t.TempDir(), "c.db"), &sqlite.Options{MaxBatch: 4, OnCommit: c.onCommit})
+	const n = 64
+	for i, err := range concurrentWrites(t, db, n, nil) {
+		if err != nil {
+			t.Errorf("Write %d: %v", i, err)
+		}
+	}
+	commits, writes, maxBatch := c.get()
+	if writes != n {
+		t.Errorf("OnCommit accounted for %d writes, want %d", writes, n)
+	}
+	if maxBatch > 4 {
+		t.Errorf("a commit carried %d writes, want at most MaxBatch=4", maxBatch)
+	}
+	if commits < n/4 {
+		t.Errorf("%d commits for %d writes with MaxBatch 4, want at least %d", commits, n, n/4)
+	}
+	t.Logf("MaxBatch 4: %d writes in %d commits (largest batch %d)", writes, commits, maxBatch)
+}
+
+// TestGroupCommitCountsKeptWrites: OnCommit counts only writes that were
+// kept, and a batch of nothing but failures commits nothing.
+func TestGroupCommitCountsKeptWrites(t *testing.T) {
+	ctx := t.Context()
+	var c commitCounter
+	db := open(t, filepath.Join(t.TempDir(), "c.db"), &sqlite.Options{OnCommit: c.onCommit})
+	boom := errors.New("boom")
+	if err := db.Write(ctx, func(tx store.Tx) error { return boom }); !errors.Is(err, boom) {
+		t.Fatalf("failing Write: %v, want boom", err)
+	}
+	if commits, writes, _ := c.get(); commits != 0 || writes != 0 {
+		t.Errorf("after one failed Write: %d commits, %d writes; want none", commits, writes)
+	}
+
+	const n = 90
+	errs := concurrentWrites(t, db, n, func(i int) error {
+		if i%3 == 0 {
+			return fmt.Errorf("write %d: %w", i, boom)
+		}
+		return nil
+	})
+	ok := 0
+	for i, err := range errs {
+		if i%3 == 0 {
+			if !errors.Is(err, boom) {
+				t.Errorf("Write %d: %v, want boom", i, err)
+			}
+			if _, rerr := readMeta(t, db, "k"+strconv.Itoa(i)); !errors.Is(rerr, store.ErrNotFound) {
+				t.Errorf("failed Write %d left its key: %v", i, rerr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("Write %d: %v", i, err)
+		}
+		ok++
+	}
+	commits, writes, maxBatch := c.get()
+	if writes != ok {
+		t.Errorf("OnCommit accounted for %d writes, want the %d that succeeded", writes, ok)
+	}
+	t.Logf("%d kept writes (of %d) in %d commits, largest batch %d", writes, n, commits, maxBatch)
+}
+
+// TestWriteCanceledWhileQueued: a Write whose context ends while it waits
+// behind another is answered with the context's error and its function never
+// runs.
+func TestWriteCanceledWhileQueued(t *testing.T) {
+	ctx := t.Context()
+	db := open(t, filepath.Join(t.TempDir(), "c.db"), nil)
+	inside, release := make(chan struct{}), make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		first <- db.Write(ctx, func(tx store.Tx) error {
+			close(inside)
+			<-release
+			return tx.MetaPut(ctx, "first", "1")
+		})
+	}()
+	select {
+	case <-inside:
+	case <-time.After(waitLimit):
+		close(release)
+		t.Fatal("timed out waiting for the first Write")
+	}
+
+	cctx, cancel := context.WithCancel(ctx)
+	var ran atomic.Bool
+	second := make(chan error, 1)
+	go func() {
+		second <- db.Write(cctx, func(tx store.Tx) error { ran.Store(true); return tx.MetaPut(ctx, "second", "2") })
+	}()
+	cancel()
+	close(release)
+	for _, ch := range []chan error{first, second} {
+		select {
+		case err := <-ch:
+			if ch == first && err != nil {
+				t.Errorf("first Write: %v", err)
+			}
+			if ch == second && !errors.Is(err, context.Canceled) {
+				t.Errorf("canceled Write: %v, want context.Canceled", err)
+			}
+		case <-time.After(waitLimit):
+			t.Fatal("a Write hangs")
+		}
+	}
+	if ran.Load() {
+		t.Error("the canceled Write's function ran")
+	}
+	if _, err := readMeta(t, db, "second"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("canceled Write left its key: %v", err)
+	}
+}

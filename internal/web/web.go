@@ -1,0 +1,207 @@
+// Package web serves Continuo over HTTP: the MCP endpoint behind bearer
+// authentication, health and readiness probes, Prometheus metrics, and the
+// landing page.
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/metrics"
+	"github.com/continuo-dev/continuo/internal/mcpserver"
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Authenticator resolves a bearer token to a caller.
+type Authenticator interface {
+	Authenticate(ctx context.Context, token string) (*continuo.Caller, error)
+}
+
+// Options configures the HTTP handler.
+type Options struct {
+	MCP     *mcp.Server
+	Auth    Authenticator
+	Ready   func(ctx context.Context) error // readiness probe, e.g. a database ping
+	Metrics *metrics.Registry
+	Logger  *slog.Logger
+	// MaxBodyBytes bounds an MCP request body; 0 means 4 MiB.
+	MaxBodyBytes int64
+}
+
+// statelessFrom is the first MCP protocol version without sessions. Requests
+// that announce it (or a newer one) go to the stateless handler; older
+// versions get stateful sessions with Mcp-Session-Id.
+const statelessFrom = "2026-07-28"
+
+// Handler returns the server's HTTP handler.
+func Handler(o Options) http.Handler {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = 4 << 20
+	}
+	getServer := func(*http.Request) *mcp.Server { return o.MCP }
+	stateful := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		Logger: o.Logger, MaxRequestBodyBytes: o.MaxBodyBytes, SessionTimeout: 30 * time.Minute})
+	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		Logger: o.Logger, MaxRequestBodyBytes: o.MaxBodyBytes, Stateless: true, JSONResponse: true})
+	route := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Both protocols live at /mcp. A client of the stateless protocol
+		// names its version in a header on every request; everything else
+		// (initialize, and requests of an established session) is stateful.
+		if v := r.Header.Get("Mcp-Protocol-Version"); v >= statelessFrom {
+			stateless.ServeHTTP(w, r)
+			return
+		}
+		stateful.ServeHTTP(w, r)
+	})
+	// The SDK's middleware puts TokenInfo where tool handlers find it; the
+	// token was already checked by bearer() just before, so the verifier
+	// only hands the caller over.
+	withInfo := sdkauth.RequireBearerToken(func(ctx context.Context, _ string, r *http.Request) (*sdkauth.TokenInfo, error) {
+		c, _ := r.Context().Value(callerKey{}).(*continuo.Caller)
+		if c == nil {
+			return nil, sdkauth.ErrInvalidToken
+		}
+		return &sdkauth.TokenInfo{Scopes: scopeStrings(c.Scopes), UserID: c.PrincipalID,
+			Extra: map[string]any{mcpserver.CallerKey: c}}, nil
+	}, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})
+
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", bearer(o.Auth, withInfo(route)))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if o.Ready != nil {
+			if err := o.Ready(ctx); err != nil {
+				o.Logger.WarnContext(ctx, "not ready", "err", err)
+				writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+				return
+			}
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	})
+	if o.Metrics != nil {
+		mux.Handle("GET /metrics", o.Metrics.Handler())
+	}
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_ = landing.Execute(w, map[string]string{"MCP": "//" + r.Host + "/mcp", "Version": mcpserver.Version})
+	})
+	var h http.Handler = mux
+	if o.Metrics != nil {
+		h = instrument(o.Metrics, h)
+	}
+	return h
+}
+
+var landing = template.Must(template.New("landing").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Continuo</title></head>
+<body><h1>Continuo {{.Version}}</h1>
+<p>Durable continuity for AI work. Connect an MCP client to <code>{{.MCP}}</code> with a bearer token
+(<code>continuo token create --principal NAME --scopes sessions:read,sessions:write --json</code>).</p>
+<p><a href="/healthz">healthz</a> · <a href="/readyz">readyz</a> · <a href="/metrics">metrics</a></p>
+</body></html>
+`))
+
+type callerKey struct{}
+
+// bearer authenticates every request with a bearer token. Missing or bad
+// tokens get 401 with a WWW-Authenticate challenge (RFC 6750) and a
+// structured error body; the token itself never appears in a log.
+func bearer(a Authenticator, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !ok || !strings.EqualFold(scheme, "bearer") || strings.TrimSpace(token) == "" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="continuo"`)
+			writeError(w, http.StatusUnauthorized, continuo.Errorf(continuo.CodeUnauthorized, "a bearer token is required"))
+			return
+		}
+		c, err := a.Authenticate(r.Context(), strings.TrimSpace(token))
+		if err != nil {
+			e := continuo.AsError(err)
+			status := http.StatusUnauthorized
+			if e.Code != continuo.CodeUnauthorized {
+				status = http.StatusServiceUnavailable
+			}
+			w.Header().Set("WWW-Authenticate", `Bearer realm="continuo", error="invalid_token", error_description="invalid or expired token"`)
+			writeError(w, status, e)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
+	})
+}
+
+func scopeStrings(s []continuo.Scope) []string {
+	out := make([]string, len(s))
+	for i, x := range s {
+		out[i] = string(x)
+	}
+	return out
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, e *continuo.Error) {
+	writeJSON(w, status, map[string]any{"error": map[string]any{"code": e.Code, "message": e.Message, "retry": continuo.RetryFor(e.Code)}})
+}
+
+// instrument counts requests by route and status.
+func instrument(m *metrics.Registry, next http.Handler) http.Handler {
+	requests := m.Counter("continuo_http_requests_total", "HTTP requests by route and status code.", "route", "code")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(rec, r)
+		requests.Inc(route(r.URL.Path), strconv.Itoa(rec.status))
+	})
+}
+
+// route bounds the label values to the known routes.
+func route(path string) string {
+	switch path {
+	case "/mcp", "/healthz", "/readyz", "/metrics", "/":
+		return path
+	}
+	return "other"
+}
+
+// recorder remembers the status code. It passes Flush through, which the
+// MCP handler needs for server-sent events.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if !r.wrote {
+		r.status, r.wrote = code, true
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+

@@ -1,0 +1,121 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/store"
+)
+
+// Handoff is what read_session_handoff returns.
+type Handoff struct {
+	SessionID  string
+	ProjectID  string
+	Brief      *Brief
+	BriefJSON  json.RawMessage
+	Diagnostic *Diagnostic
+}
+
+// Diagnostic is the optional detail behind a brief: the full tallies and
+// more of the open work than the brief has room for.
+type Diagnostic struct {
+	Counts       continuo.Counts  `json:"counts"`
+	Instructions int64            `json:"instructions"`
+	Open         map[string]Notes `json:"open"`
+}
+
+const diagnosticOpen = 20
+
+// ReadHandoff builds the handoff brief of a session. It is a pure read.
+//
+// The session is read in one read transaction, so the stored part of the
+// brief is one consistent snapshot. The checkout is read with git outside
+// that transaction; a cheap fingerprint of the checkout taken before and
+// after, and the session's revision re-read at the end, tell whether either
+// changed while the brief was built, which basis.complete then reports.
+// Every query is bounded (newest few per kind, by index), so the cost does
+// not grow with the number of messages in the session.
+func (s *Service) ReadHandoff(ctx context.Context, c *continuo.Caller, ref, project string, diagnostic bool) (*Handoff, error) {
+	if err := c.Require(continuo.ScopeSessionsRead); err != nil {
+		return nil, err
+	}
+	snap, diag, err := s.snapshot(ctx, c, ref, project, diagnostic)
+	if err != nil {
+		return nil, err
+	}
+	b, raw := BuildBrief(snap)
+	return &Handoff{SessionID: snap.Session.ID, ProjectID: snap.Session.ProjectID, Brief: b, BriefJSON: raw, Diagnostic: diag}, nil
+}
+
+func (s *Service) snapshot(ctx context.Context, c *continuo.Caller, ref, project string, diagnostic bool) (*Snapshot, *Diagnostic, error) {
+	snap := &Snapshot{Open: map[continuo.Kind][]continuo.Message{}}
+	var diag *Diagnostic
+	err := s.store.Read(ctx, func(tx store.Tx) error {
+		sess, p, err := s.resolveSession(ctx, tx, c, ref)
+		if err != nil {
+			return err
+		}
+		if err := checkProject(project, p); err != nil {
+			return err
+		}
+		snap.Session, snap.Project = *sess, *p
+		list := func(k continuo.Kind, open bool, n int) ([]continuo.Message, error) {
+			q := store.MessageListParams{SessionID: sess.ID, Kinds: []continuo.Kind{k}, Limit: n}
+			if open {
+				q.Statuses = []continuo.Status{continuo.StatusOpen}
+			}
+			return tx.MessageList(ctx, q)
+		}
+		if snap.Decisions, err = list(continuo.KindDecision, false, BriefNotes); err != nil {
+			return err
+		}
+		if snap.Progress, err = list(continuo.KindProgress, false, BriefNotes); err != nil {
+			return err
+		}
+		n := BriefOpen
+		if diagnostic {
+			n = diagnosticOpen
+			diag = &Diagnostic{Counts: sess.Counts, Instructions: sess.Instructions, Open: map[string]Notes{}}
+		}
+		for _, k := range []continuo.Kind{continuo.KindTodo, continuo.KindRisk, continuo.KindQuestion, continuo.KindGuidance} {
+			msgs, err := list(k, true, n)
+			if err != nil {
+				return err
+			}
+			if diag != nil {
+				diag.Open[string(k)] = notes(msgs, *openCounter(&sess.Counts, k), diagnosticOpen, 2000)
+			}
+			snap.Open[k] = msgs
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	root := snap.Project.Root
+	if snap.Session.WorktreePath != "" {
+		root = snap.Session.WorktreePath
+	}
+	if root != "" {
+		before, ferr := s.git.Fingerprint(root)
+		st, perr := s.git.Probe(ctx, root)
+		after, aerr := s.git.Fingerprint(root)
+		w := &WorkspaceFacts{}
+		if perr == nil {
+			w.Available, w.Branch, w.Head, w.Dirty = true, st.Branch, st.Head, st.Dirty
+		}
+		snap.Workspace = w
+		if ferr == nil && aerr == nil && before != after {
+			snap.Reasons = append(snap.Reasons, ReasonExternalChanged)
+		}
+	}
+	err = s.store.Read(ctx, func(tx store.Tx) error {
+		rev, err := tx.SessionRevision(ctx, snap.Session.ID)
+		if err == nil && rev != snap.Session.Revision {
+			snap.Reasons = append(snap.Reasons, ReasonSessionChanged)
+		}
+		return err
+	})
+	return snap, diag, err
+}

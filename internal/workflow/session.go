@@ -1,0 +1,302 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/store"
+)
+
+// ProjectView is a project as list_projects shows it.
+type ProjectView struct {
+	ProjectID string          `json:"project_id"`
+	Name      string          `json:"name"`
+	Access    continuo.Access `json:"access"`
+	HasRoot   bool            `json:"has_root"`
+	Writable  bool            `json:"writable"`
+	Checks    []string        `json:"checks"`
+}
+
+// Projects lists the projects the caller's group may reach.
+func (s *Service) Projects(ctx context.Context, c *continuo.Caller) ([]ProjectView, error) {
+	if err := c.Require(continuo.ScopeSessionsRead); err != nil {
+		return nil, err
+	}
+	var out []ProjectView
+	err := s.store.Read(ctx, func(tx store.Tx) error {
+		vis, err := s.auth.Projects(ctx, tx, c)
+		if err != nil {
+			return err
+		}
+		out = make([]ProjectView, 0, len(vis))
+		for _, v := range vis {
+			out = append(out, ProjectView{ProjectID: v.Project.ID, Name: v.Project.Name, Access: v.Access,
+				HasRoot: v.Project.Root != "", Writable: v.Project.Writable, Checks: checkNames(v.Project.Checks)})
+		}
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, err
+}
+
+func checkNames(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// WorkOn is the input of work_on_project.
+type WorkOn struct {
+	Project     string
+	SessionID   string
+	Instruction string
+	Title       string
+	Mode        continuo.Mode
+}
+
+// WorkResult is what work_on_project returns.
+type WorkResult struct {
+	Session  *continuo.Session
+	Project  *continuo.Project
+	Resumed  bool
+	Worktree string // path of the session's worktree, if any
+}
+
+// WorkOnProject starts a new session, or resumes the exact active session
+// named by SessionID, appending the instruction.
+func (s *Service) WorkOnProject(ctx context.Context, c *continuo.Caller, in WorkOn) (*WorkResult, error) {
+	if err := c.Require(continuo.ScopeSessionsWrite); err != nil {
+		return nil, err
+	}
+	if in.SessionID != "" {
+		return s.resume(ctx, c, in)
+	}
+	return s.start(ctx, c, in)
+}
+
+func (s *Service) resume(ctx context.Context, c *continuo.Caller, in WorkOn) (*WorkResult, error) {
+	var res *WorkResult
+	err := s.store.Write(ctx, func(tx store.Tx) error {
+		sess, p, err := s.resolveSession(ctx, tx, c, in.SessionID)
+		if err != nil {
+			return err
+		}
+		if err := checkProject(in.Project, p); err != nil {
+			return err
+		}
+		if sess.Lifecycle != continuo.LifecycleActive {
+			return continuo.Errorf(continuo.CodeSessionClosed, "session %s is closed; start a new session to continue", continuo.SessionRef(sess.Ref))
+		}
+		if in.Mode != "" && in.Mode != sess.Mode {
+			return continuo.Invalid("mode", "session %s works in %s mode; the mode is fixed when a session starts", continuo.SessionRef(sess.Ref), sess.Mode)
+		}
+		sess.Instructions++
+		sess.LatestInstr = in.Instruction
+		s.bump(sess)
+		if err := tx.InstructionAppend(ctx, store.Instruction{SessionID: sess.ID, Seq: sess.Instructions, Text: in.Instruction, CreatedAt: sess.UpdatedAt}); err != nil {
+			return err
+		}
+		if err := tx.SessionUpdate(ctx, sess); err != nil {
+			return err
+		}
+		res = &WorkResult{Session: sess, Project: p, Resumed: true, Worktree: sess.WorktreePath}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("resume session %s: %w", in.SessionID, err)
+	}
+	return res, nil
+}
+
+func (s *Service) start(ctx context.Context, c *continuo.Caller, in WorkOn) (*WorkResult, error) {
+	mode := in.Mode
+	if mode == "" {
+		mode = continuo.ModeCheckout
+	}
+	// Resolve the project first, outside the write: a worktree must exist
+	// before the session that points at it is committed.
+	var p *continuo.Project
+	var ref int64
+	err := s.store.Read(ctx, func(tx store.Tx) error {
+		var err error
+		p, err = s.pickProject(ctx, tx, c, in.Project, mode)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	sess := &continuo.Session{ID: continuo.NewID(continuo.PrefixSession, now), GroupID: c.GroupID, ProjectID: p.ID,
+		Title: in.Title, Lifecycle: continuo.LifecycleActive, Mode: mode, RootInstr: in.Instruction, LatestInstr: in.Instruction,
+		Instructions: 1, Revision: 1, CreatedAt: now, UpdatedAt: now}
+	if sess.Title == "" {
+		sess.Title = defaultTitle(in.Instruction)
+	}
+	if mode == continuo.ModeWorktree {
+		// git must not run inside a write transaction (it would hold up every
+		// other writer), so reserve the reference first, make the worktree,
+		// then commit the session. A reference whose session never commits
+		// is simply never seen; references are never reused.
+		if err := s.store.Write(ctx, func(tx store.Tx) (err error) {
+			ref, err = tx.SessionNextRef(ctx, c.GroupID)
+			return err
+		}); err != nil {
+			return nil, fmt.Errorf("start session: %w", err)
+		}
+		sess.Ref = ref
+		sess.WorktreeBranch = "continuo/s" + strconv.FormatInt(ref, 10)
+		sess.WorktreePath = s.worktreePath(p.ID, ref)
+		if err := s.git.AddWorktree(ctx, p.Root, sess.WorktreePath, sess.WorktreeBranch); err != nil {
+			return nil, continuo.Errorf(continuo.CodeInvalidState, "create worktree for %s: %v", continuo.SessionRef(ref), err)
+		}
+	}
+	err = s.store.Write(ctx, func(tx store.Tx) error {
+		if sess.Ref == 0 {
+			var err error
+			if sess.Ref, err = tx.SessionNextRef(ctx, c.GroupID); err != nil {
+				return err
+			}
+		}
+		if err := tx.SessionCreate(ctx, sess); err != nil {
+			return err
+		}
+		return tx.InstructionAppend(ctx, store.Instruction{SessionID: sess.ID, Seq: 1, Text: in.Instruction, CreatedAt: now})
+	})
+	if err != nil {
+		if sess.WorktreePath != "" {
+			// The session was not committed: take its worktree away again so
+			// that nothing is left half-made.
+			_ = s.git.RemoveWorktree(context.WithoutCancel(ctx), p.Root, sess.WorktreePath)
+		}
+		return nil, fmt.Errorf("start session: %w", err)
+	}
+	return &WorkResult{Session: sess, Project: p, Worktree: sess.WorktreePath}, nil
+}
+
+// pickProject resolves the project of a new session. Without a project
+// argument, a caller who can reach exactly one project gets that one.
+func (s *Service) pickProject(ctx context.Context, tx store.Tx, c *continuo.Caller, ref string, mode continuo.Mode) (*continuo.Project, error) {
+	need := continuo.AccessRead
+	if mode == continuo.ModeWorktree {
+		if err := c.Require(continuo.ScopeProjectWrite); err != nil {
+			return nil, err
+		}
+		need = continuo.AccessWrite
+	}
+	if ref == "" {
+		vis, err := s.auth.Projects(ctx, tx, c)
+		if err != nil {
+			return nil, err
+		}
+		if len(vis) != 1 {
+			return nil, continuo.Invalid("project", "required: your group can reach %d projects (see list_projects)", len(vis))
+		}
+		ref = vis[0].Project.ID
+	}
+	p, _, err := s.auth.ResolveProject(ctx, tx, c, ref, need)
+	if err != nil {
+		return nil, err
+	}
+	if mode == continuo.ModeWorktree {
+		if p.Root == "" || !p.Writable {
+			return nil, continuo.Errorf(continuo.CodeInvalidState, "project %q has no writable root; worktree mode needs one", p.Name)
+		}
+		if s.worktree == "" {
+			return nil, continuo.Errorf(continuo.CodeInvalidState, "this server has no worktree directory configured")
+		}
+	}
+	return p, nil
+}
+
+// defaultTitle is the first line of the instruction, cut to 120 bytes.
+func defaultTitle(instr string) string {
+	line := instr
+	for i, r := range instr {
+		if r == '\n' || r == '\r' {
+			line = instr[:i]
+			break
+		}
+	}
+	return cut(line, 120)
+}
+
+// cut shortens s to at most n bytes without splitting a UTF-8 sequence.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// CloseSession closes a session. Closing a closed session changes nothing.
+func (s *Service) CloseSession(ctx context.Context, c *continuo.Caller, ref, summary string) (*continuo.Session, bool, error) {
+	if err := c.Require(continuo.ScopeSessionsWrite); err != nil {
+		return nil, false, err
+	}
+	var out *continuo.Session
+	var changed bool
+	err := s.store.Write(ctx, func(tx store.Tx) error {
+		sess, _, err := s.resolveSession(ctx, tx, c, ref)
+		if err != nil {
+			return err
+		}
+		out = sess
+		if sess.Lifecycle == continuo.LifecycleClosed {
+			return nil
+		}
+		s.bump(sess)
+		sess.Lifecycle = continuo.LifecycleClosed
+		at := sess.UpdatedAt
+		sess.ClosedAt = &at
+		sess.Summary = summary
+		changed = true
+		return tx.SessionUpdate(ctx, sess)
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("close session %s: %w", ref, err)
+	}
+	return out, changed, nil
+}
+
+// SessionPage is one page of list_sessions.
+type SessionPage struct {
+	Total      int64
+	Sessions   []continuo.Session
+	NextOffset *int
+}
+
+// ListSessions lists the caller group's sessions in one project; other
+// groups' sessions are filtered out before counting.
+func (s *Service) ListSessions(ctx context.Context, c *continuo.Caller, project string, lc continuo.Lifecycle, offset, limit int) (*SessionPage, error) {
+	if err := c.Require(continuo.ScopeSessionsRead); err != nil {
+		return nil, err
+	}
+	var page SessionPage
+	err := s.store.Read(ctx, func(tx store.Tx) error {
+		p, _, err := s.auth.ResolveProject(ctx, tx, c, project, continuo.AccessRead)
+		if err != nil {
+			return err
+		}
+		page.Sessions, page.Total, err = tx.SessionList(ctx, store.SessionListParams{GroupID: c.GroupID, ProjectID: p.ID,
+			Lifecycle: lc, Offset: offset, Limit: limit})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if next := offset + len(page.Sessions); int64(next) < page.Total {
+		page.NextOffset = &next
+	}
+	return &page, nil
+}
+
