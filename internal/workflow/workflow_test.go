@@ -1,0 +1,293 @@
+package workflow_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/auth"
+	"github.com/continuo-dev/continuo/internal/store"
+	"github.com/continuo-dev/continuo/internal/store/sqlite"
+	"github.com/continuo-dev/continuo/internal/workflow"
+	"github.com/continuo-dev/continuo/internal/workspace"
+)
+
+type fixture struct {
+	ctx     context.Context
+	store   *sqlite.DB
+	auth    *auth.Service
+	wf      *workflow.Service
+	caller  *continuo.Caller
+	project *continuo.Project
+}
+
+func setup(t *testing.T, root string, git workflow.Git) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "c.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	a := auth.New(db, nil)
+	tok, err := a.CreateToken(ctx, "alice", []continuo.Scope{continuo.ScopeSessionsRead, continuo.ScopeSessionsWrite, continuo.ScopeProjectWrite}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := a.Authenticate(ctx, tok.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := a.AddProject(ctx, auth.ProjectSpec{Name: "demo", Root: root, Writable: true}, map[string]continuo.Access{"alice": continuo.AccessWrite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf := workflow.New(db, a, &workflow.Options{WorktreeDir: filepath.Join(t.TempDir(), "wt"), Git: git})
+	return &fixture{ctx: ctx, store: db, auth: a, wf: wf, caller: c, project: p}
+}
+
+func (f *fixture) start(t *testing.T) *continuo.Session {
+	t.Helper()
+	r, err := f.wf.WorkOnProject(f.ctx, f.caller, workflow.WorkOn{Project: "demo", Instruction: "do the thing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Session
+}
+
+func (f *fixture) post(t *testing.T, sid string, kind continuo.Kind, text string) *continuo.Message {
+	t.Helper()
+	m, _, err := f.wf.PostMessage(f.ctx, f.caller, workflow.Post{SessionID: sid, Kind: kind, Text: text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func code(err error) continuo.Code {
+	var e *continuo.Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+// The tallies kept in the session row must always equal a count of the
+// messages: the brief and lists trust them instead of scanning.
+func TestCountersMatchMessages(t *testing.T) {
+	f := setup(t, "", workflow.Git{})
+	s := f.start(t)
+	todo := f.post(t, s.ID, continuo.KindTodo, "a")
+	f.post(t, s.ID, continuo.KindTodo, "b")
+	risk := f.post(t, s.ID, continuo.KindRisk, "r")
+	q := f.post(t, s.ID, continuo.KindQuestion, "q")
+	f.post(t, s.ID, continuo.KindGuidance, "g")
+	d := f.post(t, s.ID, continuo.KindDecision, "d1")
+	f.post(t, s.ID, continuo.KindProgress, "p1")
+	if _, _, err := f.wf.ResolveMessage(f.ctx, f.caller, s.ID, todo.ID, "done"); err != nil {
+		t.Fatal(err)
+	}
+	if _, changed, err := f.wf.ResolveMessage(f.ctx, f.caller, s.ID, todo.ID, "again"); err != nil || changed {
+		t.Fatalf("second resolve: changed=%v err=%v", changed, err)
+	}
+	// Superseding an open risk closes it; superseding a resolved question changes no open count.
+	if _, _, err := f.wf.PostMessage(f.ctx, f.caller, workflow.Post{SessionID: s.ID, Kind: continuo.KindRisk, Text: "r2", Supersedes: risk.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.wf.ResolveMessage(f.ctx, f.caller, s.ID, q.ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.wf.PostMessage(f.ctx, f.caller, workflow.Post{SessionID: s.ID, Kind: continuo.KindDecision, Text: "d2", Supersedes: d.ID}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := f.wf.PostMessage(f.ctx, f.caller, workflow.Post{SessionID: s.ID, Kind: continuo.KindDecision, Text: "d3", Supersedes: d.ID})
+	if code(err) != continuo.CodeConflict {
+		t.Fatalf("superseding twice: %v", err)
+	}
+
+	err = f.store.Read(f.ctx, func(tx store.Tx) error {
+		got, err := tx.SessionGet(f.ctx, s.ID)
+		if err != nil {
+			return err
+		}
+		count := func(k continuo.Kind, st ...continuo.Status) int64 {
+			n, err := tx.MessageCount(f.ctx, store.MessageListParams{SessionID: s.ID, Kinds: []continuo.Kind{k}, Statuses: st})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		all, err := tx.MessageCount(f.ctx, store.MessageListParams{SessionID: s.ID})
+		if err != nil {
+			return err
+		}
+		want := continuo.Counts{
+			Decisions: count(continuo.KindDecision), Progress: count(continuo.KindProgress),
+			OpenTodos: count(continuo.KindTodo, continuo.StatusOpen), OpenRisks: count(continuo.KindRisk, continuo.StatusOpen),
+			OpenQuestions: count(continuo.KindQuestion, continuo.StatusOpen), OpenGuidance: count(continuo.KindGuidance, continuo.StatusOpen),
+			Messages: all,
+		}
+		if got.Counts != want {
+			t.Fatalf("counters %+v, messages say %+v", got.Counts, want)
+		}
+		if want.OpenTodos != 1 || want.OpenRisks != 1 || want.OpenQuestions != 0 || want.Decisions != 2 {
+			t.Fatalf("unexpected tallies %+v", want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Paging with the cursor visits every message exactly once, newest first.
+func TestListMessagesCursor(t *testing.T) {
+	f := setup(t, "", workflow.Git{})
+	s := f.start(t)
+	other := f.start(t)
+	for i := 0; i < 23; i++ {
+		f.post(t, s.ID, continuo.KindNote, strings.Repeat("x", i+1))
+	}
+	seen := map[int64]bool{}
+	last := int64(1 << 62)
+	q := workflow.MessageQuery{SessionID: s.ID, Limit: 5}
+	for pages := 0; ; pages++ {
+		page, err := f.wf.ListMessages(f.ctx, f.caller, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if page.Total != 23 {
+			t.Fatalf("total %d", page.Total)
+		}
+		for _, m := range page.Messages {
+			if seen[m.Seq] || m.Seq >= last {
+				t.Fatalf("seq %d out of order or repeated", m.Seq)
+			}
+			seen[m.Seq], last = true, m.Seq
+		}
+		if page.NextCursor == "" {
+			break
+		}
+		// A cursor of one session is refused by another.
+		if _, err := f.wf.ListMessages(f.ctx, f.caller, workflow.MessageQuery{SessionID: other.ID, Cursor: page.NextCursor, Limit: 5}); code(err) != continuo.CodeInvalidInput {
+			t.Fatalf("foreign cursor: %v", err)
+		}
+		q.Cursor = page.NextCursor
+	}
+	if len(seen) != 23 {
+		t.Fatalf("saw %d messages", len(seen))
+	}
+}
+
+// basis.complete reports a checkout or session that changed while the
+// brief was being built.
+func TestHandoffBasis(t *testing.T) {
+	var f *fixture
+	var sid string
+	probes := 0
+	fp := 0
+	git := workflow.Git{
+		Fingerprint: func(string) (string, error) { fp++; return "fp" + string(rune('0'+fp)), nil },
+		Probe: func(ctx context.Context, root string) (workspace.State, error) {
+			probes++
+			if probes == 2 { // the session changes while git is being read
+				f.post(t, sid, continuo.KindNote, "meanwhile")
+			}
+			return workspace.State{Branch: "main", Head: strings.Repeat("a", 40)}, nil
+		},
+	}
+	f = setup(t, "/nonexistent/root", git)
+	sid = f.start(t).ID
+
+	h, err := f.wf.ReadHandoff(f.ctx, f.caller, sid, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Brief.Basis.Complete || strings.Join(h.Brief.Basis.Reasons, ",") != workflow.ReasonExternalChanged {
+		t.Fatalf("first brief basis: %+v", h.Brief.Basis)
+	}
+	h, err = f.wf.ReadHandoff(f.ctx, f.caller, sid, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := workflow.ReasonExternalChanged + "," + workflow.ReasonSessionChanged
+	if h.Brief.Basis.Complete || strings.Join(h.Brief.Basis.Reasons, ",") != want {
+		t.Fatalf("second brief basis: %+v", h.Brief.Basis)
+	}
+
+	// A checkout git cannot read is reported, not hidden.
+	g := setup(t, t.TempDir(), workflow.Git{})
+	s := g.start(t)
+	h, err = g.wf.ReadHandoff(g.ctx, g.caller, s.ID, "demo", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Brief.Workspace == nil || h.Brief.Workspace.Status != "unavailable" || h.Brief.Basis.Complete {
+		t.Fatalf("unreadable checkout: %+v %+v", h.Brief.Workspace, h.Brief.Basis)
+	}
+	if _, err := g.wf.ReadHandoff(g.ctx, g.caller, s.ID, "other", false); code(err) != continuo.CodeInvalidInput {
+		t.Fatalf("wrong project: %v", err)
+	}
+}
+
+// Worktree mode gives a session its own worktree and branch; resume keeps it.
+func TestWorktreeMode(t *testing.T) {
+	root := t.TempDir()
+	run := func(args ...string) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e", "HOME="+root)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	run("init", "-q", "-b", "main")
+	if err := os.WriteFile(filepath.Join(root, "AGENTS.md"), []byte("Use tabs. TOKEN=hunter2hunter2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run("add", ".")
+	run("commit", "-q", "-m", "init")
+	f := setup(t, root, workflow.Git{})
+	r, err := f.wf.WorkOnProject(f.ctx, f.caller, workflow.WorkOn{Project: "demo", Instruction: "x", Mode: continuo.ModeWorktree})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Worktree == "" || r.Session.WorktreeBranch != "continuo/s1" {
+		t.Fatalf("worktree %q branch %q", r.Worktree, r.Session.WorktreeBranch)
+	}
+	st, err := workspace.Probe(f.ctx, r.Worktree)
+	if err != nil || st.Branch != "continuo/s1" {
+		t.Fatalf("worktree state %+v %v", st, err)
+	}
+	mats := f.wf.Materials(r, []string{workflow.MaterialProjectInstructions, workflow.MaterialWorkflowGuide})
+	if mats[0].Status != "available" || !strings.Contains(mats[0].Text, "Use tabs") || strings.Contains(mats[0].Text, "hunter2") || !mats[0].Redacted {
+		t.Fatalf("project instructions: %+v", mats[0])
+	}
+	if mats[1].Text != workflow.WorkflowGuide {
+		t.Fatalf("guide: %+v", mats[1])
+	}
+	h, err := f.wf.ReadHandoff(f.ctx, f.caller, r.Session.ID, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Brief.Workspace.Branch != "continuo/s1" || h.Brief.Session.WorktreeBranch != "continuo/s1" {
+		t.Fatalf("brief workspace %+v", h.Brief.Workspace)
+	}
+	_, err = f.wf.WorkOnProject(f.ctx, f.caller, workflow.WorkOn{SessionID: "~1", Instruction: "y"})
+	if code(err) != continuo.CodeInvalidInput {
+		t.Fatalf("bad ref: %v", err)
+	}
+	res, err := f.wf.WorkOnProject(f.ctx, f.caller, workflow.WorkOn{SessionID: "~s1", Instruction: "y", Mode: continuo.ModeCheckout})
+	if code(err) != continuo.CodeInvalidInput {
+		t.Fatalf("resume in another mode: %v %v", res, err)
+	}
+	res, err = f.wf.WorkOnProject(f.ctx, f.caller, workflow.WorkOn{SessionID: "~s1", Instruction: "y"})
+	if err != nil || !res.Resumed || res.Worktree != r.Worktree {
+		t.Fatalf("resume: %+v %v", res, err)
+	}
+}
