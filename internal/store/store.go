@@ -71,9 +71,10 @@ type Tx interface {
 	GrantList(ctx context.Context, groupID string) ([]continuo.Grant, error)
 
 	// SessionNextRef reserves the next session reference number of a group.
-	// Numbers are never handed out twice, even if the session is never
-	// created (its transaction rolled back) — then the number is simply
-	// never seen.
+	// A reservation is part of the Write that makes it: when that Write
+	// fails, it rolls back and the number may be handed out again — which
+	// is safe, because no session ever carried it. A committed reservation
+	// is never handed out again, even if no session is created with it.
 	SessionNextRef(ctx context.Context, groupID string) (int64, error)
 	SessionCreate(ctx context.Context, s *continuo.Session) error
 	SessionGet(ctx context.Context, id string) (*continuo.Session, error)

@@ -156,6 +156,11 @@ func (db *DB) Read(ctx context.Context, fn func(store.Tx) error) error {
 // meanwhile: a write that was started is either committed or not, and the
 // caller must learn which.
 func (db *DB) Write(ctx context.Context, fn func(store.Tx) error) error {
+	select {
+	case <-db.stop:
+		return errClosed // select below picks at random among ready cases
+	default:
+	}
 	r := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	select {
 	case db.writes <- r:
@@ -164,7 +169,20 @@ func (db *DB) Write(ctx context.Context, fn func(store.Tx) error) error {
 	case <-db.stop:
 		return errClosed
 	}
-	return <-r.done
+	select {
+	case err := <-r.done:
+		return err
+	case <-db.stopped:
+		// The writer answers every request it takes before it exits, so an
+		// answer, if any, is already in r.done; otherwise r was queued after
+		// the writer stopped and never ran.
+		select {
+		case err := <-r.done:
+			return err
+		default:
+			return errClosed
+		}
+	}
 }
 
 func (db *DB) writeLoop() {
@@ -227,7 +245,7 @@ func (db *DB) commit(batch []*writeReq) {
 			db.abort(ctx, batch, fmt.Errorf("savepoint: %w", err))
 			return
 		}
-		err := call(r.fn, &tx{q: db.conn, write: true})
+		err := call(r.fn, &tx{q: detached{db.conn}, write: true})
 		if err != nil {
 			if _, rerr := db.conn.ExecContext(ctx, "ROLLBACK TO w"); rerr != nil {
 				db.abort(ctx, batch, fmt.Errorf("rollback to savepoint: %w", rerr))
@@ -270,6 +288,25 @@ func (db *DB) rollback(ctx context.Context) {
 	// transaction back itself (e.g. on SQLITE_FULL), and then ROLLBACK fails
 	// with "no transaction is active", which leaves us where we want to be.
 	_, _ = db.conn.ExecContext(ctx, "ROLLBACK")
+}
+
+// detached runs statements on the writer connection without the caller's
+// cancellation. The request's context is checked before its function runs;
+// once it runs, cancelling it must not interrupt a statement, because
+// SQLite would then roll back the whole shared transaction and fail every
+// other write in the batch.
+type detached struct{ c *sql.Conn }
+
+func (d detached) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return d.c.ExecContext(context.WithoutCancel(ctx), q, args...)
+}
+
+func (d detached) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return d.c.QueryContext(context.WithoutCancel(ctx), q, args...)
+}
+
+func (d detached) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	return d.c.QueryRowContext(context.WithoutCancel(ctx), q, args...)
 }
 
 // call runs fn and turns a panic into an error, so that one bad write cannot

@@ -305,8 +305,9 @@ func TestCloseRejectsWrites(t *testing.T) {
 	}
 }
 
-// TestCloseDuringWrites closes the store while Writes are arriving: every
-// Write returns, and every acknowledged one is in the file afterwards.
+// TestCloseDuringWrites closes the store while writers keep writing: every
+// Write returns, every acknowledged one is in the file afterwards, and the
+// one that failed at Close left nothing.
 func TestCloseDuringWrites(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "c.db")
@@ -314,17 +315,35 @@ func TestCloseDuringWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const n = 200
-	results := make([]error, n)
+	const writers, before = 8, 100
+	acked := make([][]string, writers) // keys whose Write returned nil
+	refused := make([]string, writers) // the key whose Write failed
+	progress := make(chan struct{}, writers*before*2)
 	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
+	for w := range writers {
 		wg.Go(func() {
-			<-start
-			results[i] = db.Write(ctx, func(tx store.Tx) error { return tx.MetaPut(ctx, "k"+strconv.Itoa(i), "v") })
+			for i := 0; ; i++ {
+				key := fmt.Sprintf("w%d-%d", w, i)
+				if err := db.Write(ctx, func(tx store.Tx) error { return tx.MetaPut(ctx, key, "v") }); err != nil {
+					refused[w] = key
+					return
+				}
+				acked[w] = append(acked[w], key)
+				select {
+				case progress <- struct{}{}:
+				default:
+				}
+			}
 		})
 	}
-	close(start)
+	timeout := time.After(waitLimit)
+	for range before {
+		select {
+		case <-progress:
+		case <-timeout:
+			t.Fatal("timed out waiting for writes before Close")
+		}
+	}
 	if err := db.Close(); err != nil {
 		t.Errorf("Close: %v", err)
 	}
@@ -337,20 +356,19 @@ func TestCloseDuringWrites(t *testing.T) {
 	}
 
 	db = open(t, path, nil)
-	acked := 0
-	for i, werr := range results {
-		_, err := readMeta(t, db, "k"+strconv.Itoa(i))
-		switch {
-		case werr == nil:
-			acked++
-			if err != nil {
-				t.Errorf("acknowledged Write %d is lost: %v", i, err)
+	total := 0
+	for w := range writers {
+		total += len(acked[w])
+		for _, key := range acked[w] {
+			if _, err := readMeta(t, db, key); err != nil {
+				t.Errorf("acknowledged Write of %s is lost: %v", key, err)
 			}
-		case !errors.Is(err, store.ErrNotFound):
-			t.Errorf("Write %d failed (%v) but left %v", i, werr, err)
+		}
+		if _, err := readMeta(t, db, refused[w]); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Write of %s failed at Close but left its key: %v", refused[w], err)
 		}
 	}
-	t.Logf("%d of %d Writes racing Close were acknowledged", acked, n)
+	t.Logf("%d Writes acknowledged before Close stopped %d writers", total, writers)
 }
 
 func readMeta(t *testing.T, s store.Store, key string) (string, error) {

@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -283,12 +285,14 @@ func testTokenList(t *testing.T, s store.Store) {
 	g := Group(t, s, "alpha")
 	p1 := Principal(t, s, g.ID, "ann")
 	p2 := Principal(t, s, g.ID, "bob")
-	// Hashes run against creation order, so that hash order and ID order differ.
-	a := Token(t, s, p1.ID, "hash-c", continuo.ScopeAdmin)
-	b := Token(t, s, p2.ID, "hash-b", continuo.ScopeSessionsRead)
-	c := Token(t, s, p1.ID, "hash-a", continuo.ScopeSessionsWrite)
+	var want []continuo.Token
+	for i, hash := range []string{"hash-c", "hash-b", "hash-a", "hash-e", "hash-d"} {
+		want = append(want, *Token(t, s, []string{p1.ID, p2.ID}[i%2], hash, continuo.ScopeAdmin))
+	}
+	// Tokens are listed by ID, whatever their creation order or hash.
+	slices.SortFunc(want, func(a, b continuo.Token) int { return strings.Compare(a.ID, b.ID) })
 	list := mustGet(t, s, "TokenList", func(tx store.Tx) ([]continuo.Token, error) { return tx.TokenList(ctx) })
-	sameList(t, "TokenList (by ID)", list, []continuo.Token{*a, *b, *c}, normToken)
+	sameList(t, "TokenList (by ID)", list, want, normToken)
 }
 
 func projectTests() []test {
@@ -464,14 +468,18 @@ func testGrantList(t *testing.T, s store.Store) {
 		t.Helper()
 		return mustGet(t, s, "GrantList", func(tx store.Tx) ([]continuo.Grant, error) { return tx.GrantList(ctx, groupID) })
 	}
-	sameList(t, "GrantList(alpha) (by project ID)", list(g1.ID), []continuo.Grant{
-		{ProjectID: p1.ID, GroupID: g1.ID, Access: continuo.AccessWrite},
-		{ProjectID: p3.ID, GroupID: g1.ID, Access: continuo.AccessRead},
-	}, identity)
-	sameList(t, "GrantList(bravo) (by project ID)", list(g2.ID), []continuo.Grant{
-		{ProjectID: p1.ID, GroupID: g2.ID, Access: continuo.AccessRead},
-		{ProjectID: p2.ID, GroupID: g2.ID, Access: continuo.AccessWrite},
-	}, identity)
+	byProject := func(gs ...continuo.Grant) []continuo.Grant {
+		slices.SortFunc(gs, func(a, b continuo.Grant) int { return strings.Compare(a.ProjectID, b.ProjectID) })
+		return gs
+	}
+	sameList(t, "GrantList(alpha) (by project ID)", list(g1.ID), byProject(
+		continuo.Grant{ProjectID: p3.ID, GroupID: g1.ID, Access: continuo.AccessRead},
+		continuo.Grant{ProjectID: p1.ID, GroupID: g1.ID, Access: continuo.AccessWrite},
+	), identity)
+	sameList(t, "GrantList(bravo) (by project ID)", list(g2.ID), byProject(
+		continuo.Grant{ProjectID: p2.ID, GroupID: g2.ID, Access: continuo.AccessWrite},
+		continuo.Grant{ProjectID: p1.ID, GroupID: g2.ID, Access: continuo.AccessRead},
+	), identity)
 	if got := list(continuo.NewID(continuo.PrefixGroup, Base)); len(got) != 0 {
 		t.Errorf("GrantList of an unknown group = %v, want none", got)
 	}

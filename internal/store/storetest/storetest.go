@@ -21,7 +21,7 @@
 //
 //   - times round-trip at millisecond precision (compare after Truncate);
 //   - lists are ordered: groups, principals and projects by name, tokens by
-//     ID (creation order), grants by project ID, sessions by updated_at desc
+//     ID, grants by project ID, sessions by updated_at desc
 //     then ID desc, messages by seq desc;
 //   - nil and empty collections (token scopes, project checks, message tags)
 //     come back empty (nil or not); non-empty ones come back exactly;
