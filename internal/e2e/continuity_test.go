@@ -8,13 +8,23 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestContinuity is the whole story of CONTRACT.md §3–§4 across processes:
-// one conversation records its work over HTTP, the server restarts, a second
-// conversation with another token of the same group (over stdio) finds the
-// session, reads the brief and resumes it, and another group sees nothing.
+// one conversation records its work, the server restarts, a second
+// conversation with another credential of the same group, over the other
+// transport, finds the session, reads the brief and resumes it, and another
+// group sees nothing. It runs once with the first conversation on HTTP and
+// once on stdio.
 func TestContinuity(t *testing.T) {
+	for _, first := range []string{"http", "stdio"} {
+		t.Run(first, func(t *testing.T) { continuity(t, first) })
+	}
+}
+
+func continuity(t *testing.T, first string) {
 	repo := gitRepo(t)
 	data := filepath.Join(t.TempDir(), "data")
 	srv := start(t, data, repo)
@@ -32,7 +42,17 @@ func TestContinuity(t *testing.T) {
 	alice := token(t, data, "alice", "sessions:read,sessions:write")
 	mallory := token(t, data, "mallory", "sessions:read,sessions:write")
 
-	a := connect(t, srv.URL, alice)
+	// conversation connects a principal over one transport.
+	conversation := func(transport, principal, tok string) *mcp.ClientSession {
+		if transport == "http" {
+			return connect(t, srv.URL, tok)
+		}
+		return connectStdio(t, data, repo, "--principal", principal, "--scopes", "sessions:read,sessions:write")
+	}
+	second := map[string]string{"http": "stdio", "stdio": "http"}[first]
+	bobToken := token(t, data, "bob", "sessions:read,sessions:write")
+
+	a := conversation(first, "alice", alice)
 	projects := must(t, a, "list_projects", nil)["projects"].([]any)
 	if len(projects) != 1 || projects[0].(map[string]any)["name"] != "demo" {
 		t.Fatalf("list_projects: %v", projects)
@@ -61,15 +81,15 @@ func TestContinuity(t *testing.T) {
 	if srv.Admin != "" {
 		t.Fatal("second start printed a new admin token")
 	}
-	a = connect(t, srv.URL, alice)
+	a = conversation(first, "alice", alice)
 	again := must(t, a, "post_session_message", map[string]any{"session_id": sid, "kind": "decision",
 		"text": "Use WAL with synchronous=FULL and group commit", "supersedes": dec["message_id"], "delivery_key": "d2"})
 	if again["replayed"] != true || again["message"].(map[string]any)["message_id"] != repl["message"].(map[string]any)["message_id"] {
 		t.Fatalf("replay after restart: %v", again)
 	}
 
-	// Bob, same group, another token and another transport (stdio).
-	b := connectStdio(t, data, repo, "--principal", "bob", "--scopes", "sessions:read,sessions:write")
+	// Bob, same group, another credential and the other transport.
+	b := conversation(second, "bob", bobToken)
 	list := must(t, b, "list_sessions", map[string]any{"project": "demo"})
 	if list["total_count"].(float64) != 1 {
 		t.Fatalf("bob list_sessions: %v", list)
