@@ -198,4 +198,3 @@ var briefSchema = func() *jsonschema.Schema {
 	}
 	return s
 }()
-

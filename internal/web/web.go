@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/continuo-dev/continuo"
-	"github.com/continuo-dev/continuo/internal/metrics"
 	"github.com/continuo-dev/continuo/internal/mcpserver"
+	"github.com/continuo-dev/continuo/internal/metrics"
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -204,4 +204,3 @@ func (r *recorder) Flush() {
 }
 
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
-

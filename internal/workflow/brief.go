@@ -190,8 +190,8 @@ func build(s *Snapshot, lv level) *Brief {
 		Title: excerpt(sess.Title, lv.title), Lifecycle: string(sess.Lifecycle), Mode: string(sess.Mode),
 		WorktreeBranch: clean(sess.WorktreeBranch, 120)}
 	b.Task = Task{RootInstruction: excerpt(sess.RootInstr, lv.instr), LatestInstruction: excerpt(sess.LatestInstr, lv.instr),
-		Instructions: sess.Instructions,
-		Decisions:    notes(s.Decisions, sess.Counts.Decisions, lv.notes, lv.noteBytes),
+		Instructions:   sess.Instructions,
+		Decisions:      notes(s.Decisions, sess.Counts.Decisions, lv.notes, lv.noteBytes),
 		RecentProgress: notes(s.Progress, sess.Counts.Progress, lv.notes, lv.noteBytes)}
 	c := sess.Counts
 	b.Open = Open{
@@ -266,7 +266,6 @@ func notes(msgs []continuo.Message, total int64, n, bytes int) Notes {
 }
 
 const timeFormat = "2006-01-02T15:04:05.000Z07:00"
-
 
 func compact(s []string) []string {
 	out := s[:0]

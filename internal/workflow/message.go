@@ -286,4 +286,3 @@ func (s *Service) ListMessages(ctx context.Context, c *continuo.Caller, q Messag
 	}
 	return &page, nil
 }
-

@@ -299,4 +299,3 @@ func (s *Service) ListSessions(ctx context.Context, c *continuo.Caller, project 
 	}
 	return &page, nil
 }
-
