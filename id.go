@@ -25,7 +25,8 @@ const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 var (
 	idMu   sync.Mutex
 	lastMS int64
-	lastRA uint64 // 62 random bits, incremented within one millisecond
+	lastRA uint64  // 62 random bits, incremented within one millisecond
+	lastRB [2]byte // rand_a (12 bits), fixed within one millisecond
 )
 
 // NewID returns a new prefixed, time-sortable ID. Within one millisecond
@@ -43,15 +44,16 @@ func NewID(prefix string, now time.Time) string {
 		_, _ = rand.Read(r[:])
 		lastMS = ms
 		lastRA = binary.BigEndian.Uint64(r[:]) >> 3 // leave room to increment
+		_, _ = rand.Read(lastRB[:])
 	}
-	ra := lastRA
+	ra, rb := lastRA, lastRB
 	idMu.Unlock()
 
 	binary.BigEndian.PutUint64(b[0:8], uint64(ms)<<16)
-	var r [2]byte
-	_, _ = rand.Read(r[:])
-	b[6] = 0x70 | (r[0] & 0x0f) // version 7
-	b[7] = r[1]
+	// rand_a stays the same within a millisecond: were it drawn per ID, it
+	// would outrank the incremented counter below and break the order.
+	b[6] = 0x70 | (rb[0] & 0x0f) // version 7
+	b[7] = rb[1]
 	binary.BigEndian.PutUint64(b[8:16], ra)
 	b[8] = 0x80 | (b[8] & 0x3f) // variant 10
 	return prefix + encode(b)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -51,10 +52,37 @@ func decode[In any](raw json.RawMessage) (*In, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, continuo.Errorf(continuo.CodeInvalidInput, "arguments must be one JSON object")
 	}
+	if err := exactNames[In](trimmed); err != nil {
+		return nil, err
+	}
 	if err := validate(reflect.ValueOf(in).Elem()); err != nil {
 		return nil, err
 	}
 	return in, nil
+}
+
+// exactNames refuses argument names that match a field only when case is
+// ignored: encoding/json would accept {"TEXT": …} for "text", but the
+// schema we publish says names are exact and nothing else is allowed.
+func exactNames[In any](obj []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(obj, &m); err != nil {
+		return continuo.Errorf(continuo.CodeInvalidInput, "arguments must be a JSON object")
+	}
+	t := reflect.TypeFor[In]()
+	for name := range m {
+		known := false
+		for i := 0; i < t.NumField(); i++ {
+			if f, ok := fieldOf(t.Field(i)); ok && f.name == name {
+				known = true
+				break
+			}
+		}
+		if !known {
+			return continuo.Invalid(name, "unknown argument")
+		}
+	}
+	return nil
 }
 
 func decodeError(err error) error {
@@ -208,7 +236,8 @@ func inputSchema[In any]() *jsonschema.Schema {
 			continue
 		}
 		target := p
-		if p.Type == "array" && p.Items != nil {
+		// Optional slices are inferred as "type": ["null", "array"].
+		if (p.Type == "array" || slices.Contains(p.Types, "array")) && p.Items != nil {
 			if f.hasLimit {
 				p.MinItems, p.MaxItems = intp(f.min), intp(f.max)
 			}

@@ -11,11 +11,12 @@
 // but ordinary prose ("the key decision", "token bucket", "password reset
 // flow") is left alone because briefs are useless if they are full of holes.
 //
-// String is idempotent: every rule skips values that are already
-// "[redacted]", and no rule can build a new match out of a replacement,
-// because "[redacted]" contains no character any rule treats as part of a
-// secret. The fuzz target FuzzString checks this, and that a planted key
-// never survives.
+// String is idempotent. Every rule skips values that already are
+// "[redacted]"; the shape rules (URL password, Bearer, key prefixes) match
+// no '[' or ']' and do not look at their neighbours (the one exception,
+// Continuo's "cto_", runs after the others), so no replacement can turn a
+// non-match into a match on a second pass. FuzzString checks this, and that
+// a planted key never survives wherever it lands.
 package redact
 
 import (
@@ -33,11 +34,10 @@ const Placeholder = "[redacted]"
 // matches start and end at ASCII characters or at the ends of the text).
 func String(s string) (string, bool) {
 	out := s
-	// Order matters only for readability of the result: the whole-block and
-	// structural rules run first, so that e.g. a URL keeps its user and host
-	// and a header keeps its scheme; the free-standing token shapes run next,
-	// and the name=value rule runs last so it sees values the earlier rules
-	// already replaced and leaves them alone.
+	// The whole-block and structural rules run first, so that a URL keeps
+	// its user and host and a header keeps its scheme word; the free-standing
+	// token shapes run next; the name=value rule runs last so that it sees
+	// values the earlier rules already replaced and leaves them alone.
 	out = redactPEM(out)
 	out = redactURLPasswords(out)
 	out = redactBearer(out)
@@ -62,8 +62,10 @@ func redactPEM(s string) string {
 // urlRE matches scheme://user:password@ and captures the password. The
 // password runs to the last '@' before the host (greedy, as URL parsers read
 // it) but never crosses whitespace, a path, query or fragment, or a quote,
-// so it cannot swallow the text around a URL.
-var urlRE = regexp.MustCompile("[A-Za-z][A-Za-z0-9+.-]*://[^\\s:/?#@\"'`]*:([^\\s/?#\"'`]+)@")
+// so it cannot swallow the text around a URL. Brackets are not allowed in
+// userinfo (RFC 3986), and excluding them means a match can never contain an
+// earlier "[redacted]", which keeps the rule idempotent.
+var urlRE = regexp.MustCompile("[A-Za-z][A-Za-z0-9+.-]*://[^\\s:/?#@\"'`\\[\\]]*:([^\\s/?#\"'`\\[\\]]+)@")
 
 func redactURLPasswords(s string) string {
 	if !strings.Contains(s, "://") {
@@ -73,68 +75,112 @@ func redactURLPasswords(s string) string {
 }
 
 // bearerRE matches "Bearer <token>" (RFC 6750 token68 characters, at least
-// eight of them, so "Bearer abc" in an example stays readable).
-var bearerRE = regexp.MustCompile(`(?i)\bbearer[ \t]+([A-Za-z0-9._~+/=-]{8,})`)
+// eight of them, so "Bearer abc" in an example stays readable). It has no
+// word boundary before "bearer" on purpose: every rule that runs before the
+// name=value rule looks only at the characters it matches, never at their
+// neighbours, so a later replacement cannot turn a non-match into a match.
+var bearerRE = regexp.MustCompile(`(?i)bearer[ \t]+([A-Za-z0-9._~+/=-]{8,})`)
 
 // proseWordRE matches what follows "bearer" in prose: lower-case words such
 // as "authentication" or "token-based". Real tokens carry digits, capitals or
-// punctuation, so this costs almost nothing in recall.
-var proseWordRE = regexp.MustCompile(`^[a-z]+(?:[-/][a-z]+)*\.*$`)
+// punctuation, so this costs almost nothing in recall. It also matches every
+// prefix of such words ("token-"), because a later rule may cut the word
+// short with "[redacted]" and the rule must then still say "prose".
+var proseWordRE = regexp.MustCompile(`^[a-z]+(?:[-/][a-z]+)*(?:[-/]|\.*)$`)
 
 func redactBearer(s string) string {
 	return replaceGroup(s, bearerRE, 1, func(tok string) bool { return !proseWordRE.MatchString(tok) })
 }
 
-// tokenRE matches credentials recognisable by their own shape, wherever they
-// appear. Most alternatives have no left boundary on purpose: a key glued to
-// a preceding word ("keysk-...") is still a key, and the prefixes are rare
-// enough in prose that this does not cost false positives. The exceptions:
-//
-//   - generic "sk-" must contain a run of 16 letters/digits, so that slugs
-//     like "task-management-overview" (words ending in "sk") are not taken for
-//     keys; real keys are long random runs.
-//   - generic "cto_" needs a non-alphanumeric character (or the start of the
-//     text) before it, so "de_facto_standard_..." survives; the documented
-//     Continuo form "cto_pat_" needs no boundary.
-//
-// Group 1 is the secret; the generic cto_ alternative also matches its
-// boundary character, which is kept.
-var tokenRE = regexp.MustCompile(`(` +
-	`sk-ant-[A-Za-z0-9_-]{16,}` +
-	`|sk-proj-[A-Za-z0-9_-]{16,}` +
-	`|sk-[A-Za-z0-9_-]*?[A-Za-z0-9]{16}[A-Za-z0-9_-]*` +
-	`|cto_pat_[A-Za-z0-9_-]{16,}` +
-	`|gh[pousr]_[A-Za-z0-9]{20,}` +
-	`|github_pat_[A-Za-z0-9_]{20,}` +
-	`|(?:AKIA|ASIA)[0-9A-Z]{16}` +
-	`|xox[abprs]-[A-Za-z0-9-]{10,}` +
-	`|AIza[0-9A-Za-z_-]{35}` +
-	`|eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*` +
-	`)|(?:^|[^A-Za-z0-9])(cto_[A-Za-z0-9_-]{16,})`)
+// tokenRule is a credential recognisable by its own shape. hints are
+// literals one of which every match contains; they let the common text
+// without any of them skip the regexp entirely.
+type tokenRule struct {
+	hints []string
+	re    *regexp.Regexp
+}
+
+// tokenRules have no left boundary on purpose: a key glued to a preceding
+// word ("mykeysk-...") is still a key, and the prefixes are rare enough in
+// prose that this costs no false positives. Generic "sk-" must contain a run
+// of 16 letters/digits, so that slugs like "task-management-overview" (words
+// ending in "sk") are not taken for keys; real keys are long random runs.
+// None of the character classes contains '[' or ']', so a match can never
+// include an earlier "[redacted]".
+var tokenRules = []tokenRule{
+	{[]string{"sk-"}, regexp.MustCompile(`sk-(?:ant-[A-Za-z0-9_-]{16,}|proj-[A-Za-z0-9_-]{16,}|[A-Za-z0-9_-]*?[A-Za-z0-9]{16}[A-Za-z0-9_-]*)`)},
+	{[]string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, regexp.MustCompile(`g(?:h[pousr]_[A-Za-z0-9]{20,}|ithub_pat_[A-Za-z0-9_]{20,})`)},
+	{[]string{"AKIA", "ASIA"}, regexp.MustCompile(`A(?:KIA|SIA)[0-9A-Z]{16}`)},
+	{[]string{"xox"}, regexp.MustCompile(`xox[abprs]-[A-Za-z0-9-]{10,}`)},
+	{[]string{"AIza"}, regexp.MustCompile(`AIza[0-9A-Za-z_-]{35}`)},
+	{[]string{"eyJ"}, regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`)},
+}
 
 func redactTokens(s string) string {
-	idx := tokenRE.FindAllStringSubmatchIndex(s, -1)
-	if idx == nil {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	last := 0
-	for _, m := range idx {
-		start, end := m[2], m[3]
-		if start < 0 {
-			start, end = m[4], m[5]
+	for _, r := range tokenRules {
+		for _, h := range r.hints {
+			if strings.Contains(s, h) {
+				s = r.re.ReplaceAllLiteralString(s, Placeholder)
+				break
+			}
 		}
-		b.WriteString(s[last:start])
+	}
+	// Continuo's own tokens run last: they are the one shape that looks at
+	// its left neighbour, so every other replacement must already be done.
+	return redactContinuoTokens(s)
+}
+
+// redactContinuoTokens removes Continuo tokens: "cto_" and at least 16 token
+// characters. Plain "cto_" needs a non-alphanumeric character (or the start
+// of the text) before it, so identifiers like "de_facto_standard_for_all"
+// survive; the documented personal-access-token form "cto_pat_" is redacted
+// wherever it appears. This is a hand-written scan rather than a regexp
+// because RE2 has no look-behind, and because a rejected candidate may hide
+// a real token later in the same run ("de_facto_cto_pat_...").
+func redactContinuoTokens(s string) string {
+	const prefix, pat, minLen = "cto_", "cto_pat_", 16
+	var b strings.Builder
+	last, runEnd := 0, 0
+	for i := 0; ; {
+		k := strings.Index(s[i:], prefix)
+		if k < 0 {
+			break
+		}
+		o := i + k
+		// All characters from a previous candidate to runEnd are token
+		// characters, so a candidate inside that run ends where it does:
+		// reusing runEnd keeps the scan linear on "xcto_xcto_xcto_...".
+		if o >= runEnd {
+			runEnd = o + len(prefix)
+			for runEnd < len(s) && isTokenChar(s[runEnd]) {
+				runEnd++
+			}
+		}
+		body := runEnd - o - len(prefix)
+		if body < minLen {
+			i = runEnd // later candidates in this run are shorter still
+			continue
+		}
+		boundary := o == 0 || !(isLetter(s[o-1]) || isDigit(s[o-1]))
+		if !boundary && !(strings.HasPrefix(s[o:], pat) && runEnd-o-len(pat) >= minLen) {
+			i = o + 1
+			continue
+		}
+		b.WriteString(s[last:o])
 		b.WriteString(Placeholder)
-		last = end
+		last, i = runEnd, runEnd
+	}
+	if last == 0 {
+		return s
 	}
 	b.WriteString(s[last:])
 	return b.String()
 }
 
+func isTokenChar(c byte) bool { return isLetter(c) || isDigit(c) || c == '_' || c == '-' }
+
 // replaceGroup replaces capture group g of every match of re with the
-// placeholder when keep(group) says so. A group that already is the
+// placeholder when redact(group) says so. A group that already is the
 // placeholder is left as it is, which keeps the rule idempotent.
 func replaceGroup(s string, re *regexp.Regexp, g int, redact func(string) bool) string {
 	idx := re.FindAllStringSubmatchIndex(s, -1)
@@ -142,7 +188,6 @@ func replaceGroup(s string, re *regexp.Regexp, g int, redact func(string) bool) 
 		return s
 	}
 	var b strings.Builder
-	b.Grow(len(s))
 	last := 0
 	for _, m := range idx {
 		start, end := m[2*g], m[2*g+1]
@@ -160,54 +205,109 @@ func replaceGroup(s string, re *regexp.Regexp, g int, redact func(string) bool) 
 	return b.String()
 }
 
-// assignRE finds "name <separator>" candidates: an identifier, optionally
-// quoted (also JSON-in-a-string \"name\") or bold in Markdown (**name**:),
-// followed by ":", "=", ":=", "=>" or "==". Whether the name is secret and
-// where the value ends is decided in Go, because RE2 has no look-around and
-// because the value must be parsed with quotes and escapes in mind.
-var assignRE = regexp.MustCompile("(?:\\\\?[\"'`])?([A-Za-z0-9_.-]+)(?:\\\\?[\"'`]|\\*{1,2})?[ \\t]*(:=|=>|={1,3}|:)[ \\t]*")
-
+// redactAssignments redacts the values of secret-named assignments:
+// "API_KEY=abc", `export OPENAI_API_KEY="..."`, "password: hunter2",
+// `"client_secret": "x"`, "token := ...", "'secret' => ...". It is driven by
+// the separators (":" "=" ":=" "=>" "==") rather than by a regexp over names,
+// because separators are rare in prose and a regexp without a literal prefix
+// would try a match at every byte.
+//
+// The name is the run of [A-Za-z0-9_.-] before the separator, optionally
+// followed by a closing quote (also the \" of JSON inside a string) or by
+// Markdown bold ("**Password**:"). Whether it names a secret, and where the
+// value ends, is decided by secretName and valueSpan.
 func redactAssignments(s string) string {
 	var b strings.Builder
-	last, pos := 0, 0
-	for pos < len(s) {
-		m := assignRE.FindStringSubmatchIndex(s[pos:])
-		if m == nil {
+	last := 0 // end of the last replacement: names never start before it
+	for i := 0; i < len(s); {
+		k := strings.IndexAny(s[i:], ":=")
+		if k < 0 {
 			break
 		}
-		for i := range m {
-			if m[i] >= 0 {
-				m[i] += pos
+		p := i + k
+		sepEnd := p + 1
+		switch {
+		case s[p] == ':' && sepEnd < len(s) && s[sepEnd] == '=':
+			sepEnd++
+		case s[p] == '=' && sepEnd < len(s) && s[sepEnd] == '>':
+			sepEnd++
+		case s[p] == '=':
+			for sepEnd < len(s) && sepEnd-p < 3 && s[sepEnd] == '=' {
+				sepEnd++
 			}
 		}
-		nameStart, nameEnd := m[2], m[3]
-		sep := s[m[4]:m[5]]
-		valStart := m[1]
-		// By default scanning resumes right after the separator, so that in
-		// "note: password=x" the rejected "note" does not hide "password".
-		pos = valStart
-		if !secretName(s[nameStart:nameEnd]) {
-			continue
-		}
-		if sep == ":" && (strings.HasPrefix(s[m[4]+1:], ":") || (m[4] > 0 && s[m[4]-1] == ':')) {
+		i = sepEnd // by default scanning goes on after this separator
+		sep := s[p:sepEnd]
+		if sep == ":" && ((sepEnd < len(s) && s[sepEnd] == ':') || (p > 0 && s[p-1] == ':')) {
 			continue // Rust/C++ paths such as Key::new are not assignments
+		}
+		nameStart, nameEnd := nameBefore(s, p, last)
+		if nameStart == nameEnd || !secretName(s[nameStart:nameEnd]) || lookupKey(s, nameStart, nameEnd, last) {
+			continue
 		}
 		if nameStart >= 3 && s[nameStart-3:nameStart] == "://" {
 			continue // userinfo of a URL: redactURLPasswords owns it
 		}
-		vs, ve, ok := valueSpan(s, valStart, s[nameStart:nameEnd], sep)
+		vs, ve, ok := valueSpan(s, skipSpaces(s, sepEnd), s[nameStart:nameEnd], sep)
 		if !ok {
 			continue
 		}
 		b.WriteString(s[last:vs])
 		b.WriteString(Placeholder)
-		last, pos = ve, ve
+		last, i = ve, ve
 	}
 	if last == 0 {
 		return s
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// nameBefore finds the name that ends before the separator at p, not
+// reaching back past floor (the end of the previous replacement). It
+// returns an empty span when there is none.
+func nameBefore(s string, p, floor int) (start, end int) {
+	j := p
+	for j > floor && (s[j-1] == ' ' || s[j-1] == '\t') {
+		j--
+	}
+	if j > floor && (s[j-1] == '"' || s[j-1] == '\'' || s[j-1] == '`') {
+		j--
+		if j > floor && s[j-1] == '\\' {
+			j--
+		}
+	} else {
+		for n := 0; n < 2 && j > floor && s[j-1] == '*'; n++ {
+			j--
+		}
+	}
+	end = j
+	for j > floor && isNameChar(s[j-1]) {
+		j--
+	}
+	return j, end
+}
+
+// lookupKey reports whether the name "key" is the last word of a phrase
+// such as "Primary key: id" or "sort key: created_at", which names a lookup
+// key and not a secret (secretName sees the same for primary_key).
+func lookupKey(s string, nameStart, nameEnd, floor int) bool {
+	if !strings.EqualFold(s[nameStart:nameEnd], "key") {
+		return false
+	}
+	j := nameStart
+	for j > floor && s[j-1] == ' ' {
+		j--
+	}
+	end := j
+	for j > floor && isLetter(s[j-1]) {
+		j--
+	}
+	return end < nameStart && keyKinds[strings.ToLower(s[j:end])]
+}
+
+func isNameChar(c byte) bool {
+	return isLetter(c) || isDigit(c) || c == '_' || c == '.' || c == '-'
 }
 
 // valueSpan finds the value that starts at i (after the separator) and

@@ -208,7 +208,7 @@ func build(s *Snapshot, lv level) *Brief {
 		}
 		b.Validation.Checks = append(b.Validation.Checks, CheckStatus{Check: n, Status: "not_run"})
 	}
-	reasons := append([]string(nil), s.Reasons...)
+	reasons := append([]string{}, s.Reasons...) // [] rather than null when complete
 	if w := s.Workspace; w != nil {
 		if w.Available {
 			dirty := w.Dirty

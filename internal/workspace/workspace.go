@@ -83,15 +83,14 @@ func Probe(ctx context.Context, root string) (State, error) {
 // hundreds of thousands of untracked files, while git still runs to
 // completion so that its exit status is checked.
 type statusParser struct {
-	rec      []byte // the header record being read
-	inEntry  bool   // rec is an entry, not a header: stop collecting
-	done     bool   // an entry was seen: the rest is not needed
-	head     string
-	branch   string
-	sawOID   bool
-	sawHead  bool
-	tooLong  bool
-	badValue string
+	rec     []byte // the header record being read
+	entry   byte   // kind of the entry being read ('1', '2', 'u', '?', '!'), 0 in a header
+	done    bool   // a change was seen: the rest is not needed
+	head    string
+	branch  string
+	sawOID  bool
+	sawHead bool
+	tooLong bool
 }
 
 // maxHeader bounds one header record; the longest legitimate one is a
@@ -106,13 +105,15 @@ func (p *statusParser) Write(b []byte) (int, error) {
 		if i >= 0 {
 			chunk = b[:i]
 		}
-		if len(p.rec) == 0 && len(chunk) > 0 && chunk[0] != '#' {
-			p.inEntry = true
+		if len(p.rec) == 0 && p.entry == 0 && len(chunk) > 0 && chunk[0] != '#' {
+			p.entry = chunk[0]
 		}
-		if !p.inEntry && len(p.rec)+len(chunk) <= maxHeader {
-			p.rec = append(p.rec, chunk...)
-		} else if !p.inEntry {
-			p.tooLong = true
+		if p.entry == 0 {
+			if len(p.rec)+len(chunk) <= maxHeader {
+				p.rec = append(p.rec, chunk...)
+			} else {
+				p.tooLong = true
+			}
 		}
 		if i < 0 {
 			break
@@ -125,8 +126,12 @@ func (p *statusParser) Write(b []byte) (int, error) {
 
 // endRecord handles one complete NUL-terminated record.
 func (p *statusParser) endRecord() {
-	if p.inEntry {
-		p.done = true // "1 ", "2 ", "u ", "? ": any entry means dirty
+	if p.entry != 0 {
+		// "1", "2", "u" (changed, renamed, unmerged) and "?" (untracked)
+		// make the checkout dirty. "!" (ignored) does not; git lists it
+		// only when asked to, but a parser should not depend on that.
+		p.done = p.entry != '!'
+		p.entry = 0
 		return
 	}
 	rec := string(p.rec)
@@ -142,7 +147,7 @@ func (p *statusParser) endRecord() {
 }
 
 func (p *statusParser) result() (State, error) {
-	if len(p.rec) > 0 || p.inEntry { // output not NUL-terminated: take what is there
+	if len(p.rec) > 0 || p.entry != 0 { // output not NUL-terminated: take what is there
 		p.endRecord()
 	}
 	if p.tooLong {
@@ -421,8 +426,13 @@ func AddWorktree(ctx context.Context, root, path, branch string) error {
 	}
 	// Let git judge the name (no "..", no "~", no trailing ".lock", ...):
 	// one rule set, git's, and a clear error before anything is created.
-	if err := runGit(ctx, readTimeout, root, io.Discard, "check-ref-format", "refs/heads/"+branch); err != nil {
-		return fmt.Errorf("workspace: add worktree: invalid branch name %q: %w", branch, err)
+	err = runGit(ctx, readTimeout, root, io.Discard, "check-ref-format", "refs/heads/"+branch)
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit) && exit.ExitCode() == 1:
+		return fmt.Errorf("workspace: add worktree: invalid branch name %q", branch)
+	case err != nil:
+		return err // e.g. root does not exist
 	}
 
 	if _, err := os.Stat(abs); err == nil {
@@ -448,11 +458,12 @@ func AddWorktree(ctx context.Context, root, path, branch string) error {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return fmt.Errorf("workspace: add worktree: %w", err)
 	}
-	// "--" ends the options, so a path can never be read as one.
+	// "--" ends the options, so a path can never be read as one; --quiet
+	// keeps progress lines out of stderr, which errors carry.
 	if exists {
-		return runGit(ctx, worktreeTimeout, root, io.Discard, "worktree", "add", "--", abs, branch)
+		return runGit(ctx, worktreeTimeout, root, io.Discard, "worktree", "add", "--quiet", "--", abs, branch)
 	}
-	return runGit(ctx, worktreeTimeout, root, io.Discard, "worktree", "add", "-b", branch, "--", abs, "HEAD")
+	return runGit(ctx, worktreeTimeout, root, io.Discard, "worktree", "add", "--quiet", "-b", branch, "--", abs, "HEAD")
 }
 
 // worktreeBranch reports whether path is the top level of a worktree of the

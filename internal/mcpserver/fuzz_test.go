@@ -1,0 +1,321 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"errors"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/continuo-dev/continuo"
+)
+
+// The fuzz targets feed arbitrary bytes to decode. Whatever the bytes,
+// decode must not panic; a success must satisfy every bound (checked here
+// independently of the struct tags); a failure must be a contract error,
+// invalid_input or too_large.
+
+var (
+	kindsEnum     = []string{"decision", "progress", "todo", "risk", "question", "guidance", "note", "answer"}
+	statusEnum    = []string{"open", "resolved", "superseded"}
+	priorityEnum  = []string{"low", "normal", "high"}
+	modeEnum      = []string{"checkout", "worktree"}
+	contextEnum   = []string{"project.instructions", "workflow.guide"}
+	lifecycleEnum = []string{"active", "closed"}
+)
+
+// violations collects bound violations of a decoded value.
+type violations []string
+
+func (v *violations) str(name, s string, required bool, max int) {
+	if s == "" {
+		if required {
+			*v = append(*v, name+" is required but empty")
+		}
+		return
+	}
+	if len(s) > max {
+		*v = append(*v, name+" too long")
+	}
+}
+
+func (v *violations) enum(name, s string, required bool, allowed []string) {
+	if s == "" && !required {
+		return
+	}
+	if !slices.Contains(allowed, s) {
+		*v = append(*v, name+" not in enum: "+s)
+	}
+}
+
+func (v *violations) list(name string, xs []string, maxItems, each int, allowed []string) {
+	if len(xs) > maxItems {
+		*v = append(*v, name+" has too many items")
+	}
+	for _, x := range xs {
+		if x == "" || len(x) > each {
+			*v = append(*v, name+" item out of bounds")
+		}
+		if allowed != nil && !slices.Contains(allowed, x) {
+			*v = append(*v, name+" item not in enum: "+x)
+		}
+	}
+}
+
+func (v *violations) num(name string, n, lo, hi int) {
+	if n < lo || n > hi {
+		*v = append(*v, name+" out of range")
+	}
+}
+
+func checkPost(in *PostSessionMessageArgs) violations {
+	var v violations
+	v.str("session_id", in.SessionID, true, 64)
+	v.enum("kind", in.Kind, true, kindsEnum)
+	v.str("text", in.Text, true, 8000)
+	v.str("delivery_key", in.DeliveryKey, false, 128)
+	v.str("supersedes", in.Supersedes, false, 64)
+	v.str("reply_to", in.ReplyTo, false, 64)
+	v.list("tags", in.Tags, 16, 64, nil)
+	v.enum("priority", in.Priority, false, priorityEnum)
+	return v
+}
+
+func checkWorkOn(in *WorkOnProjectArgs) violations {
+	var v violations
+	v.str("project", in.Project, false, 128)
+	v.str("session_id", in.SessionID, false, 64)
+	v.str("instruction", in.Instruction, true, 16384)
+	v.str("title", in.Title, false, 240)
+	v.enum("mode", in.Mode, false, modeEnum)
+	v.list("context", in.Context, 2, 64, contextEnum)
+	return v
+}
+
+func checkListMessages(in *ListSessionMessagesArgs) violations {
+	var v violations
+	v.str("session_id", in.SessionID, true, 64)
+	v.list("kinds", in.Kinds, 8, 16, kindsEnum)
+	v.enum("status", in.Status, false, statusEnum)
+	v.str("cursor", in.Cursor, false, 64)
+	v.num("limit", in.Limit, 0, 100)
+	return v
+}
+
+func checkListSessions(in *ListSessionsArgs) violations {
+	var v violations
+	v.str("project", in.Project, true, 128)
+	v.enum("lifecycle", in.Lifecycle, false, lifecycleEnum)
+	v.num("offset", in.Offset, 0, 1000000)
+	v.num("limit", in.Limit, 0, 50)
+	return v
+}
+
+func checkClose(in *CloseSessionArgs) violations {
+	var v violations
+	v.str("session_id", in.SessionID, true, 64)
+	v.str("summary", in.Summary, false, 8000)
+	return v
+}
+
+func checkResolve(in *ResolveSessionMessageArgs) violations {
+	var v violations
+	v.str("session_id", in.SessionID, true, 64)
+	v.str("message_id", in.MessageID, true, 64)
+	v.str("resolution", in.Resolution, false, 8000)
+	return v
+}
+
+func checkHandoff(in *ReadSessionHandoffArgs) violations {
+	var v violations
+	v.str("session_id", in.SessionID, true, 64)
+	v.str("project", in.Project, false, 128)
+	return v
+}
+
+// fieldRE is what details.field may look like: an argument name, or an
+// item of one ("tags[3]").
+var fieldRE = regexp.MustCompile(`^[^\[\]]+(\[[0-9]+\])?$`)
+
+// checkDecode decodes raw as In and checks the outcome.
+func checkDecode[In any](t *testing.T, raw []byte, check func(*In) violations) {
+	t.Helper()
+	in, err := decode[In](raw)
+	if err != nil {
+		var e *continuo.Error
+		if !errors.As(err, &e) {
+			t.Fatalf("decode(%q): error %T %v is not a *continuo.Error", raw, err, err)
+		}
+		if e.Code != continuo.CodeInvalidInput && e.Code != continuo.CodeTooLarge {
+			t.Fatalf("decode(%q): code %s, want invalid_input or too_large", raw, e.Code)
+		}
+		if in != nil {
+			t.Fatalf("decode(%q): a value with an error", raw)
+		}
+		if f, ok := e.Details["field"]; ok {
+			s, isString := f.(string)
+			// An unknown argument is named as sent (even ""); every other
+			// field is an argument name, or an item of one.
+			unknown := strings.HasSuffix(e.Message, ": unknown argument")
+			if !isString || (!unknown && !fieldRE.MatchString(s)) {
+				t.Fatalf("decode(%q): details.field = %q", raw, f)
+			}
+		}
+		if e.Message == "" {
+			t.Fatalf("decode(%q): empty message", raw)
+		}
+		return
+	}
+	if in == nil {
+		t.Fatalf("decode(%q): nil value without an error", raw)
+	}
+	if v := check(in); len(v) > 0 {
+		t.Fatalf("decode(%q) accepted %+v, which violates: %v", raw, *in, v)
+	}
+	// A decoded value re-encodes to arguments that decode to the same value.
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatalf("re-encode %+v: %v", *in, err)
+	}
+	again, err := decode[In](b)
+	if err != nil {
+		t.Fatalf("decode(%q) accepted, but its re-encoding %s is refused: %v", raw, b, err)
+	}
+	b2, _ := json.Marshal(again)
+	if string(b) != string(b2) {
+		t.Fatalf("round trip changed the value: %s → %s", b, b2)
+	}
+}
+
+var seedsCommon = []string{
+	``, `null`, ` `, `{}`, `[]`, `[1,2]`, `"x"`, `42`, `true`, `{"a":1}`, `{} {}`, `{}x`, `{`, `{"bogus":1}`,
+	"\xff\xfe", `{"text":"\xff"}`, `{"session_id":null}`, `{"":""}`, `{"a\"b":1}`,
+}
+
+var seedsPost = []string{
+	`{"session_id":"~s1","kind":"note","text":"hello"}`,
+	`{"session_id":"ses_01J0000000000000000000000","kind":"decision","text":"x","delivery_key":"k","tags":["a","b"],"priority":"high"}`,
+	`{"session_id":"~s1","kind":"note","text":"x","supersedes":"msg_01J0000000000000000000000","reply_to":"msg_01J0000000000000000000001"}`,
+	`{"session_id":"~s1","kind":"opinion","text":"x"}`,
+	`{"session_id":"~s1","kind":"note","text":5}`,
+	`{"session_id":"~s1","kind":"note","text":""}`,
+	`{"session_id":"~s1","kind":"note","text":"x","tags":["","a"]}`,
+	`{"session_id":"~s1","kind":"note","text":"x","tags":[1]}`,
+	`{"session_id":"~s1","kind":"note","text":"x","tags":null}`,
+	`{"session_id":"~s1","kind":"note","text":"x","priority":"urgent"}`,
+	`{"SESSION_ID":"~s1","Kind":"note","TEXT":"case"}`,
+	`{"session_id":"~s1","kind":"note","text":"a","text":"b"}`,
+	`{"session_id":"~s1","kind":"note","text":"\u0000\ud800<>&"}`,
+	`{"session_id":"~s1","kind":"note","text":"` + strings.Repeat("€", 2667) + `"}`,
+	`{"session_id":"~s1","kind":"note","text":"x","tags":["` + strings.Repeat("t", 65) + `"]}`,
+}
+
+var seedsWorkOn = []string{
+	`{"instruction":"do it"}`,
+	`{"project":"prj_01J0000000000000000000000","instruction":"x","title":"t","mode":"worktree","context":["workflow.guide","project.instructions"]}`,
+	`{"session_id":"~s2","instruction":"resume"}`,
+	`{"instruction":"x","mode":"sandbox"}`,
+	`{"instruction":"x","context":["secrets"]}`,
+	`{"instruction":"x","context":["workflow.guide","workflow.guide","workflow.guide"]}`,
+	`{"instruction":"x","context":"workflow.guide"}`,
+	`{"instruction":"x","title":"` + strings.Repeat("t", 241) + `"}`,
+	`{"instruction":""}`,
+	`{"instruction":["x"]}`,
+}
+
+var seedsListMessages = []string{
+	`{"session_id":"~s1"}`,
+	`{"session_id":"~s1","kinds":["todo","risk"],"status":"open","cursor":"c5.abcdef01","limit":100}`,
+	`{"session_id":"~s1","limit":101}`,
+	`{"session_id":"~s1","limit":-1}`,
+	`{"session_id":"~s1","limit":1e2}`,
+	`{"session_id":"~s1","limit":1.5}`,
+	`{"session_id":"~s1","limit":99999999999999999999}`,
+	`{"session_id":"~s1","kinds":["todo","todo","todo","todo","todo","todo","todo","todo","todo"]}`,
+	`{"session_id":"~s1","kinds":["bogus"]}`,
+	`{"session_id":"~s1","status":"closed"}`,
+}
+
+func addSeeds(f *testing.F, sets ...[]string) {
+	for _, set := range sets {
+		for _, s := range set {
+			f.Add([]byte(s))
+		}
+	}
+}
+
+func FuzzDecodePost(f *testing.F) {
+	addSeeds(f, seedsCommon, seedsPost)
+	f.Fuzz(func(t *testing.T, raw []byte) { checkDecode(t, raw, checkPost) })
+}
+
+func FuzzDecodeWorkOn(f *testing.F) {
+	addSeeds(f, seedsCommon, seedsWorkOn)
+	f.Fuzz(func(t *testing.T, raw []byte) { checkDecode(t, raw, checkWorkOn) })
+}
+
+func FuzzDecodeListMessages(f *testing.F) {
+	addSeeds(f, seedsCommon, seedsListMessages)
+	f.Fuzz(func(t *testing.T, raw []byte) { checkDecode(t, raw, checkListMessages) })
+}
+
+// FuzzDecodeAll feeds the same bytes to every argument type.
+func FuzzDecodeAll(f *testing.F) {
+	addSeeds(f, seedsCommon, seedsPost, seedsWorkOn, seedsListMessages, []string{
+		`{"project":"p","lifecycle":"active","offset":5,"limit":50}`,
+		`{"project":"p","limit":51}`,
+		`{"project":"p","offset":-1}`,
+		`{"session_id":"~s1","summary":"done"}`,
+		`{"session_id":"~s1","message_id":"msg_01J0000000000000000000000","resolution":"fixed"}`,
+		`{"session_id":"~s1","project":"p","diagnostic":true}`,
+		`{"session_id":"~s1","diagnostic":"yes"}`,
+	})
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		checkDecode(t, raw, checkPost)
+		checkDecode(t, raw, checkWorkOn)
+		checkDecode(t, raw, checkListMessages)
+		checkDecode(t, raw, checkListSessions)
+		checkDecode(t, raw, checkClose)
+		checkDecode(t, raw, checkResolve)
+		checkDecode(t, raw, checkHandoff)
+		checkDecode(t, raw, func(*ListProjectsArgs) violations { return nil })
+	})
+}
+
+// TestDecodeCases pins the errors a few inputs get: the field they name
+// and the code.
+func TestDecodeCases(t *testing.T) {
+	cases := []struct {
+		raw   string
+		code  continuo.Code
+		field string
+	}{
+		{`[]`, continuo.CodeInvalidInput, ""},
+		{`{"session_id":"~s1","kind":"note","text":"x"} {}`, continuo.CodeInvalidInput, ""},
+		{`{"session_id":"~s1","kind":"note","text":"x"`, continuo.CodeInvalidInput, ""},
+		{"{\"session_id\":\"~s1\",\"kind\":\"note\",\"text\":\"\xff\"}", continuo.CodeInvalidInput, ""},
+		{`{"session_id":"~s1","kind":"note","text":5}`, continuo.CodeInvalidInput, "text"},
+		{`{"session_id":"~s1","kind":"note","text":"x","bogus":1}`, continuo.CodeInvalidInput, "bogus"},
+		{`{"session_id":"~s1","kind":"note","TEXT":"x"}`, continuo.CodeInvalidInput, "TEXT"},
+		{`{"session_id":"~s1","kind":"note","text":"x","tags":["a","b","c","` + strings.Repeat("x", 65) + `"]}`, continuo.CodeInvalidInput, "tags[3]"},
+		{`{"session_id":"~s1","kind":"note","text":"` + strings.Repeat("€", 2667) + `"}`, continuo.CodeInvalidInput, "text"},
+		{`{"session_id":"~s1","kind":"note","text":"` + strings.Repeat("x", maxArgs) + `"}`, continuo.CodeTooLarge, ""},
+	}
+	for _, c := range cases {
+		_, err := decode[PostSessionMessageArgs]([]byte(c.raw))
+		e := continuo.AsError(err)
+		if err == nil || e.Code != c.code {
+			t.Errorf("decode(%.60q) = %v, want %s", c.raw, err, c.code)
+			continue
+		}
+		if got, _ := e.Details["field"].(string); got != c.field {
+			t.Errorf("decode(%.60q): field %q, want %q", c.raw, got, c.field)
+		}
+	}
+	for _, raw := range []string{``, `null`, "  \n", `{}`} {
+		if _, err := decode[ListProjectsArgs]([]byte(raw)); err != nil {
+			t.Errorf("decode[ListProjectsArgs](%q) = %v", raw, err)
+		}
+	}
+}

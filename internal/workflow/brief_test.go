@@ -1,0 +1,548 @@
+package workflow
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/continuo-dev/continuo"
+)
+
+var briefBase = time.Date(2030, 5, 6, 7, 8, 9, 0, time.UTC)
+
+func testMsg(n int, kind continuo.Kind, status continuo.Status, text string) continuo.Message {
+	return continuo.Message{ID: fmt.Sprintf("msg_%026d", n), SessionID: "ses_00000000000000000000000001", Seq: int64(n),
+		Kind: kind, Text: text, Status: status, Priority: continuo.PriorityNormal, CreatedAt: briefBase.Add(time.Duration(n) * time.Minute)}
+}
+
+// newest returns n messages of kind, newest first (as the snapshot has them).
+func newest(start, n int, kind continuo.Kind, status continuo.Status, text func(i int) string) []continuo.Message {
+	out := make([]continuo.Message, 0, n)
+	for i := n - 1; i >= 0; i-- {
+		out = append(out, testMsg(start+i, kind, status, text(i)))
+	}
+	return out
+}
+
+func testSnapshot() *Snapshot {
+	s := &Snapshot{
+		Session: continuo.Session{ID: "ses_00000000000000000000000001", Ref: 3, GroupID: "grp_1", ProjectID: "prj_00000000000000000000000001",
+			Title: "Port the parser", Lifecycle: continuo.LifecycleActive, Mode: continuo.ModeCheckout,
+			RootInstr: "Port the parser to the new AST.", LatestInstr: "Now fix the failing tests.", Instructions: 2, Revision: 7,
+			Counts:    continuo.Counts{Decisions: 2, Progress: 1, OpenTodos: 1, OpenRisks: 0, OpenQuestions: 1, Messages: 5},
+			CreatedAt: briefBase, UpdatedAt: briefBase.Add(time.Hour)},
+		Project: continuo.Project{ID: "prj_00000000000000000000000001", Name: "parser",
+			Checks: map[string]string{"test": "go test ./...", "lint": "golangci-lint run", "vet": "go vet ./..."}},
+		Decisions: newest(10, 2, continuo.KindDecision, continuo.StatusOpen, func(i int) string { return fmt.Sprintf("decision %d", i) }),
+		Progress:  newest(20, 1, continuo.KindProgress, continuo.StatusOpen, func(i int) string { return "parsed expressions" }),
+		Open: map[continuo.Kind][]continuo.Message{
+			continuo.KindTodo:     newest(30, 1, continuo.KindTodo, continuo.StatusOpen, func(int) string { return "handle generics" }),
+			continuo.KindQuestion: newest(40, 1, continuo.KindQuestion, continuo.StatusOpen, func(int) string { return "keep the old API?" }),
+		},
+	}
+	return s
+}
+
+func decodeBrief(t *testing.T, raw []byte) map[string]any {
+	t.Helper()
+	if !json.Valid(raw) {
+		t.Fatalf("brief is not valid JSON: %s", raw)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func at(m any, path ...string) any {
+	for _, p := range path {
+		mm, ok := m.(map[string]any)
+		if !ok {
+			return nil
+		}
+		m = mm[p]
+	}
+	return m
+}
+
+func TestBuildBriefBasic(t *testing.T) {
+	b, raw := BuildBrief(testSnapshot())
+	m := decodeBrief(t, raw)
+	if at(m, "session", "session_ref") != "~s3" || at(m, "session", "title", "excerpt") != "Port the parser" ||
+		at(m, "session", "lifecycle") != "active" || at(m, "session", "mode") != "checkout" {
+		t.Fatalf("session = %v", m["session"])
+	}
+	if at(m, "task", "root_instruction", "excerpt") != "Port the parser to the new AST." ||
+		at(m, "task", "latest_instruction", "excerpt") != "Now fix the failing tests." {
+		t.Fatalf("task = %v", m["task"])
+	}
+	dec := b.Task.Decisions
+	if dec.Total != 2 || dec.Returned != 2 || dec.Truncated || dec.Items[0].Excerpt != "decision 1" {
+		t.Fatalf("decisions = %+v (newest first)", dec)
+	}
+	if b.Open.Todos.Total != 1 || b.Open.Risks.Total != 0 || len(b.Open.Risks.Items) != 0 {
+		t.Fatalf("open = %+v", b.Open)
+	}
+	if at(m, "open", "risks", "items") == nil {
+		t.Fatal("empty items serialize as null, want []")
+	}
+	if b.Validation.Status != "not_run" || b.Validation.Total != 3 || len(b.Validation.Checks) != 3 ||
+		b.Validation.Checks[0].Check != "lint" || b.Validation.Checks[2].Check != "vet" {
+		t.Fatalf("validation = %+v", b.Validation)
+	}
+	if !b.Basis.Complete || b.Basis.SessionRevision != 7 || len(b.Basis.Reasons) != 0 {
+		t.Fatalf("basis = %+v", b.Basis)
+	}
+	if r, ok := at(m, "basis", "reasons").([]any); !ok || len(r) != 0 {
+		t.Fatalf("basis.reasons = %#v, want []", at(m, "basis", "reasons"))
+	}
+	if b.Workspace != nil || m["workspace"] != nil {
+		t.Fatal("workspace shown for a project without a root")
+	}
+	if !b.Deterministic || b.Version != 1 {
+		t.Fatalf("version/deterministic = %d/%v", b.Version, b.Deterministic)
+	}
+	if !slices.Contains(b.NextActions, "answer 1 open question(s)") || !slices.Contains(b.NextActions, "work through 1 open todo(s)") {
+		t.Fatalf("next_actions = %v", b.NextActions)
+	}
+	// The returned struct and the bytes agree.
+	again, _ := json.Marshal(b)
+	if !bytes.Equal(again, raw) {
+		t.Fatal("the bytes are not the serialization of the returned brief")
+	}
+}
+
+func TestBuildBriefDeterministic(t *testing.T) {
+	s := heavySnapshot()
+	_, first := BuildBrief(s)
+	for i := 0; i < 3; i++ {
+		// A fresh but equal snapshot (new map, new check map order).
+		s2 := heavySnapshot()
+		if _, raw := BuildBrief(s2); !bytes.Equal(raw, first) {
+			t.Fatalf("build %d differs:\n%s\n%s", i, raw, first)
+		}
+		if _, raw := BuildBrief(s); !bytes.Equal(raw, first) {
+			t.Fatalf("rebuild %d differs", i)
+		}
+	}
+	// Building does not modify the snapshot.
+	s.Reasons = []string{"b", "a", "b"}
+	BuildBrief(s)
+	if !slices.Equal(s.Reasons, []string{"b", "a", "b"}) {
+		t.Fatalf("BuildBrief modified the snapshot's reasons: %v", s.Reasons)
+	}
+}
+
+// nasty is text that expands when JSON-escaped (<, >, & and control
+// characters become six bytes each) plus quotes and backslashes.
+func nasty(n int) string {
+	const unit = "<>&\"\\\x01\x1f\x7f\u2028\n\t"
+	var b strings.Builder
+	for b.Len() < n {
+		b.WriteString(unit)
+	}
+	return b.String()[:n]
+}
+
+func heavySnapshot() *Snapshot {
+	s := testSnapshot()
+	big := func(i int) string { return nasty(8000 - i) }
+	s.Session.Title = nasty(240)
+	s.Session.RootInstr = nasty(16384)
+	s.Session.LatestInstr = nasty(16000)
+	s.Session.WorktreeBranch = nasty(500)
+	s.Session.Mode = continuo.ModeWorktree
+	s.Session.Counts = continuo.Counts{Decisions: 5000, Progress: 4000, OpenTodos: 300, OpenRisks: 20, OpenQuestions: 7, OpenGuidance: 3, Messages: 9400}
+	s.Decisions = newest(100, 8, continuo.KindDecision, continuo.StatusOpen, big)
+	s.Progress = newest(200, 8, continuo.KindProgress, continuo.StatusOpen, big)
+	s.Open = map[continuo.Kind][]continuo.Message{}
+	for k, kind := range []continuo.Kind{continuo.KindTodo, continuo.KindRisk, continuo.KindQuestion, continuo.KindGuidance} {
+		s.Open[kind] = newest(300+100*k, 3, kind, continuo.StatusOpen, big)
+	}
+	checks := map[string]string{}
+	for i := 0; i < 32; i++ {
+		checks[fmt.Sprintf("check-%02d-%s", i, strings.Repeat("x", 50))] = "true"
+	}
+	s.Project.Checks = checks
+	s.Project.Root = "/srv/parser"
+	s.Workspace = &WorkspaceFacts{Available: true, Branch: nasty(300), Head: strings.Repeat("f", 40), Dirty: true}
+	return s
+}
+
+func TestBuildBriefBudget(t *testing.T) {
+	s := heavySnapshot()
+	b, raw := BuildBrief(s)
+	if len(raw) > MaxBriefBytes {
+		t.Fatalf("brief is %d bytes, over %d", len(raw), MaxBriefBytes)
+	}
+	m := decodeBrief(t, raw)
+	// Coverage counts stay true while items are cut.
+	for _, sec := range []struct {
+		name  string
+		notes Notes
+		total int64
+	}{
+		{"decisions", b.Task.Decisions, 5000}, {"recent_progress", b.Task.RecentProgress, 4000},
+		{"todos", b.Open.Todos, 300}, {"risks", b.Open.Risks, 20}, {"questions", b.Open.Questions, 7}, {"guidance", b.Open.Guidance, 3},
+	} {
+		n := sec.notes
+		if n.Total != sec.total || n.Returned != len(n.Items) || !n.Truncated {
+			t.Errorf("%s: total=%d returned=%d items=%d truncated=%v, want total %d and truncated", sec.name,
+				n.Total, n.Returned, len(n.Items), n.Truncated, sec.total)
+		}
+		for _, it := range n.Items {
+			if !it.Truncated {
+				t.Errorf("%s: an 8000-byte note is not marked truncated", sec.name)
+			}
+		}
+	}
+	if !b.Task.RootInstruction.Truncated || !b.Task.LatestInstruction.Truncated || !b.Session.Title.Truncated {
+		t.Error("long instructions/title not marked truncated")
+	}
+	if b.Validation.Total != 32 || len(b.Validation.Checks) != 8 || !b.Validation.Truncated {
+		t.Errorf("validation = total %d checks %d truncated %v", b.Validation.Total, len(b.Validation.Checks), b.Validation.Truncated)
+	}
+	if len(b.NextActions) > 5 {
+		t.Errorf("%d next actions", len(b.NextActions))
+	}
+	// The branch is one clean line.
+	if br := b.Session.WorktreeBranch; strings.ContainsAny(br, "\n\t\x01\x1f\x7f") || len(br) > 120 {
+		t.Errorf("worktree branch not cleaned: %q", br)
+	}
+	if br := b.Workspace.Branch; strings.ContainsAny(br, "\n\t\x01\x1f\x7f") || len(br) > 120 {
+		t.Errorf("workspace branch not cleaned: %q", br)
+	}
+	if at(m, "workspace", "head") != strings.Repeat("f", 40) {
+		t.Errorf("workspace head = %v", at(m, "workspace", "head"))
+	}
+
+	// The budget is kept whatever the mix: only decisions, only open work,
+	// only long instructions.
+	for name, mod := range map[string]func(*Snapshot){
+		"no notes":  func(s *Snapshot) { s.Decisions, s.Progress, s.Open = nil, nil, nil },
+		"no open":   func(s *Snapshot) { s.Open = nil },
+		"no checks": func(s *Snapshot) { s.Project.Checks = nil },
+		"plain text": func(s *Snapshot) {
+			s.Decisions = newest(1, 8, continuo.KindDecision, continuo.StatusOpen, func(int) string { return strings.Repeat("a", 8000) })
+		},
+		"multibyte": func(s *Snapshot) {
+			s.Progress = newest(1, 8, continuo.KindProgress, continuo.StatusOpen, func(int) string { return strings.Repeat("€", 2666) })
+		},
+		"invalid utf8": func(s *Snapshot) {
+			s.Decisions = newest(1, 8, continuo.KindDecision, continuo.StatusOpen, func(int) string { return strings.Repeat("\xff", 8000) })
+		},
+	} {
+		s := heavySnapshot()
+		mod(s)
+		_, raw := BuildBrief(s)
+		if len(raw) > MaxBriefBytes || !json.Valid(raw) {
+			t.Errorf("%s: %d bytes, valid=%v", name, len(raw), json.Valid(raw))
+		}
+	}
+}
+
+func TestBuildBriefCoverage(t *testing.T) {
+	s := testSnapshot()
+	// 12 decisions exist; the snapshot carries the newest 8.
+	s.Session.Counts.Decisions = 12
+	s.Decisions = newest(100, 8, continuo.KindDecision, continuo.StatusOpen, func(i int) string { return fmt.Sprintf("d%d", i) })
+	// 5 open todos; the snapshot carries 3.
+	s.Session.Counts.OpenTodos = 5
+	s.Open[continuo.KindTodo] = newest(200, 3, continuo.KindTodo, continuo.StatusOpen, func(i int) string { return fmt.Sprintf("t%d", i) })
+	b, _ := BuildBrief(s)
+	d := b.Task.Decisions
+	if d.Total != 12 || d.Returned != 8 || !d.Truncated || len(d.Items) != 8 {
+		t.Fatalf("decisions = total %d returned %d truncated %v", d.Total, d.Returned, d.Truncated)
+	}
+	if d.Items[0].Excerpt != "d7" || d.Items[7].Excerpt != "d0" {
+		t.Fatalf("decisions not newest first: %q … %q", d.Items[0].Excerpt, d.Items[7].Excerpt)
+	}
+	td := b.Open.Todos
+	if td.Total != 5 || td.Returned != 3 || !td.Truncated {
+		t.Fatalf("todos = %+v", td)
+	}
+	p := b.Task.RecentProgress
+	if p.Total != 1 || p.Returned != 1 || p.Truncated {
+		t.Fatalf("progress = %+v", p)
+	}
+	if b.Open.Guidance.Total != 0 || b.Open.Guidance.Returned != 0 || b.Open.Guidance.Truncated {
+		t.Fatalf("guidance = %+v", b.Open.Guidance)
+	}
+	// Timestamps are UTC with milliseconds.
+	if got := d.Items[7].At; got != "2030-05-06T08:48:09.000Z" {
+		t.Fatalf("at = %q", got)
+	}
+}
+
+func TestBuildBriefSuperseded(t *testing.T) {
+	s := testSnapshot()
+	old := testMsg(10, continuo.KindDecision, continuo.StatusSuperseded, "use JSON")
+	old.SupersededBy = fmt.Sprintf("msg_%026d", 11)
+	newer := testMsg(11, continuo.KindDecision, continuo.StatusOpen, "use CBOR")
+	newer.Supersedes = old.ID
+	newer.Priority = continuo.PriorityHigh
+	s.Decisions = []continuo.Message{newer, old}
+	b, raw := BuildBrief(s)
+	items := b.Task.Decisions.Items
+	if len(items) != 2 {
+		t.Fatalf("items = %+v", items)
+	}
+	if items[0].Status != "open" || items[0].SupersededBy != "" || items[0].Priority != "high" {
+		t.Fatalf("newer = %+v", items[0])
+	}
+	if items[1].Status != "superseded" || items[1].SupersededBy != newer.ID || items[1].Excerpt != "use JSON" {
+		t.Fatalf("superseded item not marked: %+v", items[1])
+	}
+	if !strings.Contains(string(raw), `"superseded_by":"`+newer.ID+`"`) {
+		t.Fatalf("superseded_by missing from the bytes: %s", raw)
+	}
+	if strings.Contains(string(raw), `"priority":"normal"`) {
+		t.Fatal("normal priority is shown")
+	}
+}
+
+// Secrets planted in every text a brief shows.
+var plantedSecrets = []string{
+	"sk-" + "Zq8RtY2uIo4pAs6dFg0hJk1L",
+	"cto_pat_" + "abcdefghijklmnopqrstuvwxyz234567abcdefghijklmnopqrstu",
+	"Bearer " + "eyJhbGciOiJIUzI1NiJ9abcdef0123456789",
+	"-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7xq9hZ1bQ3m\nw8Tz0PEMBODYLINE\n-----END RSA PRIVATE KEY-----",
+}
+
+// secretCores are the parts of plantedSecrets that must never appear.
+var secretCores = []string{"Zq8RtY2uIo4pAs6dFg0hJk1L", "abcdefghijklmnopqrstuvwxyz234567", "eyJhbGciOiJIUzI1NiJ9abcdef0123456789",
+	"MIIEowIBAAKCAQEA7xq9hZ1bQ3m", "w8Tz0PEMBODYLINE"}
+
+func TestBuildBriefRedaction(t *testing.T) {
+	for i, secret := range plantedSecrets {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			s := testSnapshot()
+			s.Session.Title = "deploy with " + secret
+			s.Session.RootInstr = "use " + secret + " to log in"
+			s.Session.LatestInstr = "the key is " + secret
+			s.Session.Mode = continuo.ModeWorktree
+			s.Session.WorktreeBranch = "continuo/" + secret
+			s.Project.Root = "/srv/p"
+			s.Workspace = &WorkspaceFacts{Available: true, Branch: "feature/" + secret, Head: "abc"}
+			text := func(int) string { return "note: " + secret + " end" }
+			s.Decisions = newest(1, 2, continuo.KindDecision, continuo.StatusOpen, text)
+			s.Progress = newest(10, 2, continuo.KindProgress, continuo.StatusOpen, text)
+			for k, kind := range []continuo.Kind{continuo.KindTodo, continuo.KindRisk, continuo.KindQuestion, continuo.KindGuidance} {
+				s.Open[kind] = newest(20+10*k, 2, kind, continuo.StatusOpen, text)
+			}
+			b, raw := BuildBrief(s)
+			out := string(raw)
+			for _, core := range secretCores {
+				if strings.Contains(out, core) {
+					t.Fatalf("secret %q survives in the brief: %s", core, out)
+				}
+			}
+			if !strings.Contains(out, "[redacted]") {
+				t.Fatalf("no placeholder: %s", out)
+			}
+			if !b.Session.Title.Redacted || !b.Task.RootInstruction.Redacted || !b.Task.LatestInstruction.Redacted {
+				t.Fatalf("redacted flags: title %v root %v latest %v", b.Session.Title.Redacted,
+					b.Task.RootInstruction.Redacted, b.Task.LatestInstruction.Redacted)
+			}
+			if !strings.HasPrefix(b.Session.Title.Excerpt, "deploy with ") {
+				t.Fatalf("title lost its prose: %q", b.Session.Title.Excerpt)
+			}
+			if !strings.HasPrefix(b.Session.WorktreeBranch, "continuo/") {
+				t.Fatalf("branch = %q", b.Session.WorktreeBranch)
+			}
+		})
+	}
+	// Plain text is not marked redacted.
+	b, _ := BuildBrief(testSnapshot())
+	if b.Session.Title.Redacted || b.Task.RootInstruction.Redacted {
+		t.Fatal("plain text marked redacted")
+	}
+}
+
+// A secret right at a cut point is redacted before it is cut, so no prefix
+// of it survives.
+func TestBuildBriefRedactsBeforeCutting(t *testing.T) {
+	secret := "sk-" + strings.Repeat("A1b2C3d4", 8)
+	s := testSnapshot()
+	s.Session.RootInstr = strings.Repeat("x", 590) + secret // the cut (600) falls inside the secret
+	b, raw := BuildBrief(s)
+	if strings.Contains(string(raw), "A1b2C3d4") {
+		t.Fatalf("part of the secret survives: %q", b.Task.RootInstruction.Excerpt)
+	}
+	if !b.Task.RootInstruction.Redacted {
+		t.Fatal("not marked redacted")
+	}
+}
+
+func TestBuildBriefBasis(t *testing.T) {
+	s := testSnapshot()
+	s.Reasons = []string{ReasonSessionChanged, ReasonExternalChanged, ReasonSessionChanged}
+	b, raw := BuildBrief(s)
+	want := []string{ReasonExternalChanged, ReasonSessionChanged}
+	if b.Basis.Complete || !slices.Equal(b.Basis.Reasons, want) {
+		t.Fatalf("basis = %+v, want incomplete with %v", b.Basis, want)
+	}
+	if !strings.Contains(b.NextActions[0], "re-read the handoff") {
+		t.Fatalf("next_actions = %v", b.NextActions)
+	}
+	decodeBrief(t, raw)
+
+	t.Run("workspace unavailable", func(t *testing.T) {
+		s := testSnapshot()
+		s.Project.Root = "/srv/gone"
+		s.Workspace = &WorkspaceFacts{Available: false}
+		b, raw := BuildBrief(s)
+		if b.Basis.Complete || !slices.Equal(b.Basis.Reasons, []string{ReasonWorkspaceMissing}) {
+			t.Fatalf("basis = %+v", b.Basis)
+		}
+		if b.Workspace == nil || b.Workspace.Status != "unavailable" || b.Workspace.Dirty != nil {
+			t.Fatalf("workspace = %+v", b.Workspace)
+		}
+		if at(decodeBrief(t, raw), "workspace", "status") != "unavailable" {
+			t.Fatal("workspace status missing from the bytes")
+		}
+	})
+	t.Run("workspace unavailable and session changed", func(t *testing.T) {
+		s := testSnapshot()
+		s.Workspace = &WorkspaceFacts{}
+		s.Reasons = []string{ReasonWorkspaceMissing, ReasonSessionChanged}
+		b, _ := BuildBrief(s)
+		if want := []string{ReasonSessionChanged, ReasonWorkspaceMissing}; !slices.Equal(b.Basis.Reasons, want) {
+			t.Fatalf("reasons = %v, want %v (sorted, unique)", b.Basis.Reasons, want)
+		}
+	})
+	t.Run("workspace available", func(t *testing.T) {
+		s := testSnapshot()
+		s.Workspace = &WorkspaceFacts{Available: true, Branch: "main", Head: "0123abcd", Dirty: false}
+		b, raw := BuildBrief(s)
+		if !b.Basis.Complete || b.Workspace.Status != "available" || b.Workspace.Dirty == nil || *b.Workspace.Dirty {
+			t.Fatalf("basis %+v workspace %+v", b.Basis, b.Workspace)
+		}
+		if at(decodeBrief(t, raw), "workspace", "dirty") != false {
+			t.Fatal("dirty=false must be shown, not omitted")
+		}
+	})
+}
+
+func TestBuildBriefNextActions(t *testing.T) {
+	s := testSnapshot()
+	s.Session.Lifecycle = continuo.LifecycleClosed
+	s.Reasons = []string{ReasonSessionChanged}
+	s.Session.Counts = continuo.Counts{OpenTodos: 4, OpenRisks: 3, OpenQuestions: 2, OpenGuidance: 1}
+	s.Workspace = &WorkspaceFacts{Available: true, Branch: "main", Dirty: true}
+	b, _ := BuildBrief(s)
+	if len(b.NextActions) != 5 {
+		t.Fatalf("next_actions = %d %v, want the first 5 of 7", len(b.NextActions), b.NextActions)
+	}
+	if !strings.HasPrefix(b.NextActions[0], "session is closed") {
+		t.Fatalf("first action = %q", b.NextActions[0])
+	}
+	// Nothing to do: an empty list, not null.
+	s = testSnapshot()
+	s.Session.Counts = continuo.Counts{}
+	s.Open = nil
+	b, raw := BuildBrief(s)
+	if b.NextActions == nil || len(b.NextActions) != 0 {
+		t.Fatalf("next_actions = %#v", b.NextActions)
+	}
+	if v, ok := at(decodeBrief(t, raw), "next_actions").([]any); !ok || len(v) != 0 {
+		t.Fatalf("next_actions serialized as %#v", v)
+	}
+}
+
+// alnum maps fuzz bytes onto letters and digits.
+func alnum(b []byte, n int) string {
+	const set = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	out := make([]byte, n)
+	for i := range out {
+		var c byte = byte(i * 7)
+		if len(b) > 0 {
+			c += b[i%len(b)]
+		}
+		out[i] = set[int(c)%len(set)]
+	}
+	return string(out)
+}
+
+func FuzzBrief(f *testing.F) {
+	f.Add("title", "root instruction", "latest", "a decision", "progress made", "a todo", "main", []byte("seed"), uint8(0), false)
+	f.Add(nasty(300), nasty(9000), "", nasty(8000), "", nasty(8000), nasty(200), []byte{0xff, 0}, uint8(3), true)
+	f.Add("Bearer ", "token=", "-----BEGIN PRIVATE KEY-----", "https://u:", "AIza", "cto_", "\n", []byte("x"), uint8(7), true)
+	f.Add("€€€", "\xff\xfe", "\u2028", "sk-", "sk-ant-", "eyJ", "refs/heads/x", []byte("0123456789"), uint8(255), false)
+	f.Fuzz(func(t *testing.T, title, root, latest, note1, note2, note3, branch string, key []byte, shape uint8, dirty bool) {
+		// Excerpts are at most 600 bytes, so longer texts add only cost;
+		// TestBuildBriefBudget covers texts at their full bounds.
+		lim := func(s *string, n int) {
+			if len(*s) > n {
+				*s = (*s)[:n]
+			}
+		}
+		lim(&title, 300)
+		lim(&branch, 300)
+		for _, s := range []*string{&root, &latest, &note1, &note2, &note3} {
+			lim(s, 1500)
+		}
+		secret := "sk-" + alnum(key, 24)
+		plant := func(s string) string {
+			// Put the secret in the middle of the fuzz text.
+			h := len(s) / 2
+			return s[:h] + " " + secret + " " + s[h:]
+		}
+		s := testSnapshot()
+		s.Session.Title = plant(title)
+		s.Session.RootInstr = plant(root)
+		s.Session.LatestInstr = plant(latest)
+		s.Session.WorktreeBranch = plant(branch)
+		s.Session.Mode = continuo.ModeWorktree
+		if shape&1 != 0 {
+			s.Session.Lifecycle = continuo.LifecycleClosed
+		}
+		texts := []string{plant(note1), plant(note2), plant(note3), note1 + note2}
+		text := func(i int) string { return texts[i%len(texts)] }
+		nd, np, no := int(shape>>1&7)+1, int(shape>>4&7)+1, int(shape>>6&3)+1
+		s.Decisions = newest(100, nd, continuo.KindDecision, continuo.StatusOpen, text)
+		if nd > 1 {
+			s.Decisions[1].Status, s.Decisions[1].SupersededBy = continuo.StatusSuperseded, s.Decisions[0].ID
+		}
+		s.Progress = newest(200, np, continuo.KindProgress, continuo.StatusOpen, text)
+		for k, kind := range []continuo.Kind{continuo.KindTodo, continuo.KindRisk, continuo.KindQuestion, continuo.KindGuidance} {
+			s.Open[kind] = newest(300+100*k, no, kind, continuo.StatusOpen, text)
+		}
+		s.Session.Counts = continuo.Counts{Decisions: int64(nd) * 3, Progress: int64(np), OpenTodos: int64(no),
+			OpenRisks: int64(no) + 1, OpenQuestions: int64(no), OpenGuidance: int64(no)}
+		s.Workspace = &WorkspaceFacts{Available: dirty || shape&2 != 0, Branch: plant(branch), Head: "abc", Dirty: dirty}
+		if shape&4 != 0 {
+			s.Reasons = []string{ReasonSessionChanged}
+		}
+
+		b, raw := BuildBrief(s)
+		if len(raw) > MaxBriefBytes {
+			t.Fatalf("brief is %d bytes", len(raw))
+		}
+		if !json.Valid(raw) {
+			t.Fatalf("invalid JSON: %q", raw)
+		}
+		if _, again := BuildBrief(s); !bytes.Equal(raw, again) {
+			t.Fatal("two builds differ")
+		}
+		if strings.Contains(string(raw), secret) {
+			t.Fatalf("planted secret %s survives: %s", secret, raw)
+		}
+		if len(b.NextActions) > 5 {
+			t.Fatalf("%d next actions", len(b.NextActions))
+		}
+		for _, n := range []Notes{b.Task.Decisions, b.Task.RecentProgress, b.Open.Todos, b.Open.Risks, b.Open.Questions, b.Open.Guidance} {
+			if n.Returned != len(n.Items) || n.Truncated != (int64(n.Returned) < n.Total) {
+				t.Fatalf("coverage inconsistent: %+v", n)
+			}
+		}
+		if b.Basis.Complete != (len(b.Basis.Reasons) == 0) || !slices.IsSorted(b.Basis.Reasons) {
+			t.Fatalf("basis = %+v", b.Basis)
+		}
+	})
+}
