@@ -169,10 +169,11 @@ const (
 // function: no I/O, no clock, no randomness; the same snapshot gives the
 // same bytes. The result is valid JSON of at most MaxBriefBytes.
 func BuildBrief(s *Snapshot) (*Brief, []byte) {
+	sc := scrub(s)
 	var b *Brief
 	var out []byte
 	for _, lv := range briefLevels {
-		b = build(s, lv)
+		b = build(sc, lv)
 		out, _ = json.Marshal(b) // cannot fail: plain structs of strings and numbers
 		if len(out) <= MaxBriefBytes {
 			return b, out
@@ -183,13 +184,66 @@ func BuildBrief(s *Snapshot) (*Brief, []byte) {
 	panic(fmt.Sprintf("handoff brief of %d bytes exceeds %d at the smallest level", len(out), MaxBriefBytes))
 }
 
-func build(s *Snapshot, lv level) *Brief {
+// scrubbed is a copy of a snapshot whose every text is already redacted, so
+// that redaction runs once per brief and the budget levels only cut.
+// Redaction always comes before cutting: a cut could leave half a secret
+// that no longer matches a pattern.
+type scrubbed struct {
+	Snapshot
+	title, root, latest bool // whether redaction changed them
+}
+
+func scrub(s *Snapshot) *scrubbed {
+	sc := &scrubbed{Snapshot: *s}
+	ss := &sc.Session
+	ss.Title, sc.title = redact.String(ss.Title)
+	ss.RootInstr, sc.root = redact.String(ss.RootInstr)
+	ss.LatestInstr, sc.latest = redact.String(ss.LatestInstr)
+	ss.WorktreeBranch = oneLine(ss.WorktreeBranch)
+	if s.Workspace != nil {
+		w := *s.Workspace
+		w.Branch = oneLine(w.Branch)
+		sc.Workspace = &w
+	}
+	sc.Decisions = scrubMessages(s.Decisions)
+	sc.Progress = scrubMessages(s.Progress)
+	sc.Open = make(map[continuo.Kind][]continuo.Message, len(s.Open))
+	for k, msgs := range s.Open {
+		sc.Open[k] = scrubMessages(msgs)
+	}
+	return sc
+}
+
+func scrubMessages(msgs []continuo.Message) []continuo.Message {
+	out := make([]continuo.Message, len(msgs))
+	for i, m := range msgs {
+		m.Text, _ = redact.String(m.Text)
+		out[i] = m
+	}
+	return out
+}
+
+// oneLine redacts a short single-line value (a branch name). Control
+// characters go first, so that removing them cannot assemble a secret
+// after redaction has looked.
+func oneLine(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, s)
+	red, _ := redact.String(s)
+	return red
+}
+
+func build(s *scrubbed, lv level) *Brief {
 	sess := &s.Session
 	b := &Brief{Version: 1, Deterministic: true}
 	b.Session = BriefSession{SessionID: sess.ID, SessionRef: continuo.SessionRef(sess.Ref), ProjectID: sess.ProjectID,
-		Title: excerpt(sess.Title, lv.title), Lifecycle: string(sess.Lifecycle), Mode: string(sess.Mode),
-		WorktreeBranch: clean(sess.WorktreeBranch, 120)}
-	b.Task = Task{RootInstruction: excerpt(sess.RootInstr, lv.instr), LatestInstruction: excerpt(sess.LatestInstr, lv.instr),
+		Title: excerpt(sess.Title, s.title, lv.title), Lifecycle: string(sess.Lifecycle), Mode: string(sess.Mode),
+		WorktreeBranch: cut(sess.WorktreeBranch, 120)}
+	b.Task = Task{RootInstruction: excerpt(sess.RootInstr, s.root, lv.instr), LatestInstruction: excerpt(sess.LatestInstr, s.latest, lv.instr),
 		Instructions:   sess.Instructions,
 		Decisions:      notes(s.Decisions, sess.Counts.Decisions, lv.notes, lv.noteBytes),
 		RecentProgress: notes(s.Progress, sess.Counts.Progress, lv.notes, lv.noteBytes)}
@@ -212,7 +266,7 @@ func build(s *Snapshot, lv level) *Brief {
 	if w := s.Workspace; w != nil {
 		if w.Available {
 			dirty := w.Dirty
-			b.Workspace = &Workspace{Status: "available", Branch: clean(w.Branch, 120), Head: w.Head, Dirty: &dirty}
+			b.Workspace = &Workspace{Status: "available", Branch: cut(w.Branch, 120), Head: w.Head, Dirty: &dirty}
 		} else {
 			b.Workspace = &Workspace{Status: "unavailable"}
 			reasons = append(reasons, ReasonWorkspaceMissing)
@@ -225,26 +279,13 @@ func build(s *Snapshot, lv level) *Brief {
 	return b
 }
 
-// excerpt redacts, then cuts: never the other way round, or a cut could
-// leave half a secret that no longer matches a pattern.
-func excerpt(text string, n int) Text {
-	red, changed := redact.String(text)
-	out := cut(red, n)
-	return Text{Excerpt: out, Truncated: len(out) < len(red), Redacted: changed}
+// excerpt cuts an already redacted text to n bytes.
+func excerpt(text string, redacted bool, n int) Text {
+	out := cut(text, n)
+	return Text{Excerpt: out, Truncated: len(out) < len(text), Redacted: redacted}
 }
 
-// clean is a short single-line, redacted value (a branch name).
-func clean(s string, n int) string {
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return -1
-		}
-		return r
-	}, s)
-	red, _ := redact.String(s)
-	return cut(red, n)
-}
-
+// notes selects the first n of msgs (newest first, already redacted).
 func notes(msgs []continuo.Message, total int64, n, bytes int) Notes {
 	out := Notes{Items: []Item{}, Total: total}
 	for i := range msgs {
@@ -252,7 +293,7 @@ func notes(msgs []continuo.Message, total int64, n, bytes int) Notes {
 			break
 		}
 		m := &msgs[i]
-		t := excerpt(m.Text, bytes)
+		t := excerpt(m.Text, false, bytes)
 		it := Item{MessageID: m.ID, Excerpt: t.Excerpt, Truncated: t.Truncated, Status: string(m.Status),
 			SupersededBy: m.SupersededBy, At: m.CreatedAt.UTC().Format(timeFormat)}
 		if m.Priority != continuo.PriorityNormal {

@@ -84,7 +84,7 @@ func (s *Service) snapshot(ctx context.Context, c *continuo.Caller, ref, project
 				return err
 			}
 			if diag != nil {
-				diag.Open[string(k)] = notes(msgs, *openCounter(&sess.Counts, k), diagnosticOpen, 2000)
+				diag.Open[string(k)] = notes(scrubMessages(msgs), *openCounter(&sess.Counts, k), diagnosticOpen, 2000)
 			}
 			snap.Open[k] = msgs
 		}

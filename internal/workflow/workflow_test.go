@@ -291,3 +291,18 @@ func TestWorktreeMode(t *testing.T) {
 		t.Fatalf("resume: %+v %v", res, err)
 	}
 }
+
+// The diagnostic view is model-facing too: it is redacted like the brief.
+func TestDiagnosticRedacted(t *testing.T) {
+	f := setup(t, "", workflow.Git{})
+	s := f.start(t)
+	f.post(t, s.ID, continuo.KindTodo, "rotate OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz0123")
+	h, err := f.wf.ReadHandoff(f.ctx, f.caller, s.ID, "", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	todos := h.Diagnostic.Open["todo"]
+	if todos.Total != 1 || len(todos.Items) != 1 || strings.Contains(todos.Items[0].Excerpt, "abcdefghijklmnop") {
+		t.Fatalf("diagnostic todos: %+v", todos)
+	}
+}
