@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,6 +21,9 @@ import (
 // binary is the continuo binary built once for the package's tests.
 var binary string
 
+// buildFlags are the flags binary is built with (race_test.go adds -race).
+var buildFlags []string
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "continuo-e2e-")
 	if err != nil {
@@ -27,7 +31,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "continuo")
-	build := exec.Command("go", "build", "-o", binary, "github.com/continuo-dev/continuo/cmd/continuo")
+	args := append(append([]string{"build"}, buildFlags...), "-o", binary, "github.com/continuo-dev/continuo/cmd/continuo")
+	build := exec.Command("go", args...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build continuo:", err)
@@ -74,7 +79,10 @@ func start(t *testing.T, dataDir, workDir string) *server {
 		t.Fatal(err)
 	}
 	s := &server{t: t, dataDir: dataDir, cmd: cmd, stderr: &stderr}
-	t.Cleanup(func() { s.kill() })
+	t.Cleanup(func() {
+		s.kill()
+		noRace(t, "continuo serve", stderr.String())
+	})
 	line := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -174,13 +182,44 @@ func connectStdio(t *testing.T, dataDir, workDir string, args ...string) *mcp.Cl
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"stdio", "--data-dir", dataDir}, args...)...)
 	cmd.Dir = workDir
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
 	c := mcp.NewClient(&mcp.Implementation{Name: "e2e-stdio", Version: "1"}, nil)
 	cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatalf("connect stdio: %v", err)
 	}
-	t.Cleanup(func() { cs.Close() })
+	t.Cleanup(func() {
+		cs.Close()
+		noRace(t, "continuo stdio", stderr.String())
+	})
 	return cs
+}
+
+// noRace fails the test when a race-instrumented server reported a race.
+func noRace(t *testing.T, what, stderr string) {
+	t.Helper()
+	if strings.Contains(stderr, "WARNING: DATA RACE") {
+		t.Errorf("%s reported a data race:\n%s", what, stderr)
+	}
+}
+
+// syncBuffer is a strings.Builder safe for a process's writes and our reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // result is a decoded tool result.
