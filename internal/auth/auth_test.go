@@ -1,0 +1,194 @@
+package auth_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/auth"
+	"github.com/continuo-dev/continuo/internal/store"
+	"github.com/continuo-dev/continuo/internal/store/sqlite"
+)
+
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+func setup(t *testing.T) (*auth.Service, *sqlite.DB, *clock) {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "a.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	c := &clock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
+	return auth.New(db, c.now), db, c
+}
+
+func code(err error) continuo.Code { return continuo.ErrorCode(err) }
+
+func TestTokenLifecycle(t *testing.T) {
+	ctx := context.Background()
+	a, db, clk := setup(t)
+	tok, err := a.CreateToken(ctx, "alice", []continuo.Scope{continuo.ScopeSessionsRead}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(tok.Token, auth.TokenPrefix) || len(tok.Token) < 40 {
+		t.Fatalf("token %q", tok.Token)
+	}
+	// Only a hash is stored: the secret appears nowhere in the database.
+	err = db.Read(ctx, func(tx store.Tx) error {
+		k, err := tx.TokenByID(ctx, tok.TokenID)
+		if err != nil {
+			return err
+		}
+		if k.Hash == tok.Token || strings.Contains(k.Hash, tok.Token[len(auth.TokenPrefix):]) {
+			t.Fatal("secret stored in clear")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := a.Authenticate(ctx, tok.Token)
+	if err != nil || c.Principal != "alice" || c.GroupID != tok.GroupID || !c.Has(continuo.ScopeSessionsRead) || c.Has(continuo.ScopeSessionsWrite) {
+		t.Fatalf("authenticate: %+v %v", c, err)
+	}
+	for _, bad := range []string{"", "cto_pat_", tok.Token + "x", strings.ToUpper(tok.Token), "Bearer " + tok.Token} {
+		if _, err := a.Authenticate(ctx, bad); code(err) != continuo.CodeUnauthorized {
+			t.Errorf("authenticate(%q): %v", bad, err)
+		}
+	}
+	clk.t = clk.t.Add(time.Hour)
+	if _, err := a.Authenticate(ctx, tok.Token); code(err) != continuo.CodeUnauthorized {
+		t.Fatalf("expired token: %v", err)
+	}
+
+	tok2, err := a.CreateToken(ctx, "alice", []continuo.Scope{continuo.ScopeAdmin}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok2.GroupID != tok.GroupID {
+		t.Fatal("second token of a principal changed its group")
+	}
+	if err := a.RevokeToken(ctx, tok2.TokenID); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.RevokeToken(ctx, tok2.TokenID); err != nil {
+		t.Fatalf("revoke twice: %v", err)
+	}
+	if _, err := a.Authenticate(ctx, tok2.Token); code(err) != continuo.CodeUnauthorized {
+		t.Fatalf("revoked token: %v", err)
+	}
+	if err := a.RevokeToken(ctx, "tok_nope"); code(err) != continuo.CodeNotFound {
+		t.Fatalf("revoke unknown: %v", err)
+	}
+	if _, err := a.CreateToken(ctx, "bad name", []continuo.Scope{continuo.ScopeAdmin}, 0); code(err) != continuo.CodeInvalidInput {
+		t.Fatalf("bad principal name: %v", err)
+	}
+}
+
+func TestBootstrapOnce(t *testing.T) {
+	ctx := context.Background()
+	a, _, _ := setup(t)
+	tok, p, err := a.Bootstrap(ctx, &auth.ProjectSpec{Name: "repo", Root: "/src/repo", Writable: true}, true)
+	if err != nil || tok == nil || p == nil {
+		t.Fatalf("first bootstrap: %v %v %v", tok, p, err)
+	}
+	c, err := a.Authenticate(ctx, tok.Token)
+	if err != nil || !c.Has(continuo.ScopeAdmin) || c.Principal != auth.AdminName {
+		t.Fatalf("admin caller: %+v %v", c, err)
+	}
+	tok2, p2, err := a.Bootstrap(ctx, &auth.ProjectSpec{Name: "other"}, true)
+	if err != nil || tok2 != nil || p2 != nil {
+		t.Fatalf("second bootstrap made something: %v %v %v", tok2, p2, err)
+	}
+}
+
+func TestProjectsAndGrants(t *testing.T) {
+	ctx := context.Background()
+	a, db, _ := setup(t)
+	for _, g := range []string{"team", "rivals"} {
+		if _, err := a.CreateGroup(ctx, g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.CreateGroup(ctx, "team"); code(err) != continuo.CodeConflict {
+		t.Fatalf("duplicate group: %v", err)
+	}
+	if _, err := a.CreatePrincipal(ctx, "carol", "nobody"); code(err) != continuo.CodeNotFound {
+		t.Fatalf("principal in unknown group: %v", err)
+	}
+	p, err := a.AddProject(ctx, auth.ProjectSpec{Name: "demo", Checks: map[string]string{"test": "go test ./..."}},
+		map[string]continuo.Access{"team": continuo.AccessRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := []auth.ProjectSpec{
+		{Name: ""}, {Name: "x/y"}, {Name: "rel", Root: "relative/path"},
+		{Name: "c1", Checks: map[string]string{"bad name": "x"}}, {Name: "c2", Checks: map[string]string{"t": ""}},
+	}
+	for _, spec := range bad {
+		if _, err := a.AddProject(ctx, spec, nil); code(err) != continuo.CodeInvalidInput {
+			t.Errorf("AddProject(%+v): %v", spec, err)
+		}
+	}
+	if _, err := a.AddProject(ctx, auth.ProjectSpec{Name: "g"}, map[string]continuo.Access{"nobody": continuo.AccessRead}); code(err) != continuo.CodeNotFound {
+		t.Fatalf("grant to unknown group: %v", err)
+	}
+	if _, err := a.AddProject(ctx, auth.ProjectSpec{Name: "g"}, nil); err != nil {
+		t.Fatalf("project g was partly written by the failed add: %v", err)
+	}
+	team := &continuo.Caller{GroupID: groupID(t, db, "team")}
+	rivals := &continuo.Caller{GroupID: groupID(t, db, "rivals")}
+	err = db.Read(ctx, func(tx store.Tx) error {
+		if _, _, err := a.ResolveProject(ctx, tx, team, "demo", continuo.AccessRead); err != nil {
+			t.Errorf("team reads demo: %v", err)
+		}
+		if _, _, err := a.ResolveProject(ctx, tx, team, p.ID, continuo.AccessWrite); code(err) != continuo.CodeForbidden {
+			t.Errorf("team writes demo with a read grant: %v", err)
+		}
+		if _, _, err := a.ResolveProject(ctx, tx, rivals, "demo", continuo.AccessRead); code(err) != continuo.CodeNotFound {
+			t.Errorf("rivals reach demo: %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Grant(ctx, "demo", "team", continuo.AccessWrite); err != nil {
+		t.Fatal(err)
+	}
+	err = db.Read(ctx, func(tx store.Tx) error {
+		_, acc, err := a.ResolveProject(ctx, tx, team, "demo", continuo.AccessWrite)
+		if err != nil || acc != continuo.AccessWrite {
+			t.Errorf("after upgrade: %v %v", acc, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func groupID(t *testing.T, db *sqlite.DB, name string) string {
+	t.Helper()
+	var id string
+	err := db.Read(context.Background(), func(tx store.Tx) error {
+		g, err := tx.GroupByName(context.Background(), name)
+		if err != nil {
+			return err
+		}
+		id = g.ID
+		return nil
+	})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		t.Fatal(err)
+	}
+	return id
+}
