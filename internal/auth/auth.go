@@ -228,3 +228,13 @@ func (s *Service) Principal(ctx context.Context, name string, scopes []continuo.
 	})
 	return c, err
 }
+
+// Tokens lists every token record (never a secret), for the operator.
+func (s *Service) Tokens(ctx context.Context) ([]continuo.Token, error) {
+	var out []continuo.Token
+	err := s.store.Read(ctx, func(tx store.Tx) (err error) { out, err = tx.TokenList(ctx); return err })
+	if out == nil {
+		out = []continuo.Token{}
+	}
+	return out, err
+}

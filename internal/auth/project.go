@@ -152,3 +152,13 @@ func (s *Service) Access(ctx context.Context, tx store.Tx, c *continuo.Caller, p
 	}
 	return a, err
 }
+
+// AllProjects lists every registered project, for the operator.
+func (s *Service) AllProjects(ctx context.Context) ([]continuo.Project, error) {
+	var out []continuo.Project
+	err := s.store.Read(ctx, func(tx store.Tx) (err error) { out, err = tx.ProjectList(ctx); return err })
+	if out == nil {
+		out = []continuo.Project{}
+	}
+	return out, err
+}

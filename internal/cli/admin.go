@@ -7,7 +7,6 @@ import (
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/auth"
-	"github.com/continuo-dev/continuo/internal/store"
 )
 
 func runToken(e *env, args []string) error {
@@ -61,30 +60,24 @@ func runToken(e *env, args []string) error {
 		if _, err := e.parse(fs, args, 0); err != nil {
 			return err
 		}
-		s, err := e.open(nil)
-		if err != nil {
-			return err
-		}
-		defer s.Close()
-		var toks []continuo.Token
-		if err := s.Read(e.ctx, func(tx store.Tx) (err error) { toks, err = tx.TokenList(e.ctx); return err }); err != nil {
-			return err
-		}
-		if toks == nil {
-			toks = []continuo.Token{}
-		}
-		var b strings.Builder
-		for _, t := range toks {
-			state := "active"
-			if t.RevokedAt != nil {
-				state = "revoked"
-			} else if t.ExpiresAt != nil && time.Now().After(*t.ExpiresAt) {
-				state = "expired"
+		return e.withAuth(func(a *auth.Service) error {
+			toks, err := a.Tokens(e.ctx)
+			if err != nil {
+				return err
 			}
-			fmt.Fprintf(&b, "%s  %s  %-7s  %v\n", t.ID, t.PrincipalID, state, t.Scopes)
-		}
-		e.out(map[string]any{"tokens": toks}, strings.TrimSuffix(b.String(), "\n"))
-		return nil
+			var b strings.Builder
+			for _, t := range toks {
+				state := "active"
+				if t.RevokedAt != nil {
+					state = "revoked"
+				} else if t.ExpiresAt != nil && time.Now().After(*t.ExpiresAt) {
+					state = "expired"
+				}
+				fmt.Fprintf(&b, "%s  %s  %-7s  %v\n", t.ID, t.PrincipalID, state, t.Scopes)
+			}
+			e.out(map[string]any{"tokens": toks}, strings.TrimSuffix(b.String(), "\n"))
+			return nil
+		})
 	}
 	return fmt.Errorf("%w: token takes create, revoke or list", errUsage)
 }
@@ -174,24 +167,18 @@ func runProject(e *env, args []string) error {
 		if _, err := e.parse(fs, args, 0); err != nil {
 			return err
 		}
-		s, err := e.open(nil)
-		if err != nil {
-			return err
-		}
-		defer s.Close()
-		var ps []continuo.Project
-		if err := s.Read(e.ctx, func(tx store.Tx) (err error) { ps, err = tx.ProjectList(e.ctx); return err }); err != nil {
-			return err
-		}
-		if ps == nil {
-			ps = []continuo.Project{}
-		}
-		var b strings.Builder
-		for _, p := range ps {
-			fmt.Fprintf(&b, "%s  %-20s  %s  checks=%v\n", p.ID, p.Name, p.Root, sortedKeys(p.Checks))
-		}
-		e.out(map[string]any{"projects": ps}, strings.TrimSuffix(b.String(), "\n"))
-		return nil
+		return e.withAuth(func(a *auth.Service) error {
+			ps, err := a.AllProjects(e.ctx)
+			if err != nil {
+				return err
+			}
+			var b strings.Builder
+			for _, p := range ps {
+				fmt.Fprintf(&b, "%s  %-20s  %s  checks=%v\n", p.ID, p.Name, p.Root, sortedKeys(p.Checks))
+			}
+			e.out(map[string]any{"projects": ps}, strings.TrimSuffix(b.String(), "\n"))
+			return nil
+		})
 	}
 	return fmt.Errorf("%w: project takes add, grant or list", errUsage)
 }

@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// run runs the CLI in process and returns exit status, stdout and stderr.
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func runJSON(t *testing.T, args ...string) map[string]any {
+	t.Helper()
+	code, out, errs := run(t, append(args, "--json")...)
+	if code != 0 {
+		t.Fatalf("continuo %v: exit %d: %s", args, code, errs)
+	}
+	var v map[string]any
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("continuo %v: %q: %v", args, out, err)
+	}
+	return v
+}
+
+// The CLI forms of CONTRACT.md §10 are a stable interface for scripts.
+func TestCLIForms(t *testing.T) {
+	d := filepath.Join(t.TempDir(), "data")
+	dd := []string{"--data-dir", d}
+	if v := runJSON(t, append([]string{"migrate", "up"}, dd...)...); v["schema_version"] != float64(1) {
+		t.Fatalf("migrate up: %v", v)
+	}
+	g := runJSON(t, append([]string{"group", "create", "team"}, dd...)...)
+	if !strings.HasPrefix(g["group_id"].(string), "grp_") {
+		t.Fatalf("group create: %v", g)
+	}
+	p := runJSON(t, append([]string{"principal", "create", "alice", "--group", "team"}, dd...)...)
+	if p["group_id"] != g["group_id"] {
+		t.Fatalf("principal create: %v", p)
+	}
+	tok := runJSON(t, append([]string{"token", "create", "--principal", "alice", "--scopes", "sessions:read,sessions:write", "--expires", "720h"}, dd...)...)
+	if !strings.HasPrefix(tok["token"].(string), "cto_pat_") || !strings.HasPrefix(tok["token_id"].(string), "tok_") || tok["expires_at"] == nil {
+		t.Fatalf("token create: %v", tok)
+	}
+	// A new principal comes with a group of its own name.
+	bob := runJSON(t, append([]string{"token", "create", "--principal", "bob", "--scopes", "admin"}, dd...)...)
+	if bob["group_id"] == g["group_id"] {
+		t.Fatal("bob joined team")
+	}
+	// Flags may come after the positional argument.
+	prj := runJSON(t, append([]string{"project", "add", "demo", "--root", t.TempDir(), "--check", "test=go test ./...", "--grant", "team:read"}, dd...)...)
+	if !strings.HasPrefix(prj["project_id"].(string), "prj_") {
+		t.Fatalf("project add: %v", prj)
+	}
+	if v := runJSON(t, append([]string{"project", "grant", "demo", "team:write"}, dd...)...); v["access"] != "write" {
+		t.Fatalf("project grant: %v", v)
+	}
+	if v := runJSON(t, append([]string{"project", "list"}, dd...)...); len(v["projects"].([]any)) != 1 {
+		t.Fatalf("project list: %v", v)
+	}
+	if v := runJSON(t, append([]string{"token", "revoke", tok["token_id"].(string)}, dd...)...); v["revoked"] != true {
+		t.Fatalf("token revoke: %v", v)
+	}
+	list := runJSON(t, append([]string{"token", "list"}, dd...)...)
+	if s, _ := json.Marshal(list); len(list["tokens"].([]any)) != 2 || strings.Contains(string(s), "cto_pat_") {
+		t.Fatalf("token list: %s", s)
+	}
+
+	// Failures: exit 1 with a structured error on stdout under --json.
+	code, out, _ := run(t, append([]string{"group", "create", "team", "--json"}, dd...)...)
+	if code != 1 || !strings.Contains(out, `"conflict"`) {
+		t.Fatalf("duplicate group: %d %s", code, out)
+	}
+	code, out, _ = run(t, append([]string{"token", "create", "--principal", "x", "--scopes", "sessions:nope", "--json"}, dd...)...)
+	if code != 1 || !strings.Contains(out, `"invalid_input"`) {
+		t.Fatalf("unknown scope: %d %s", code, out)
+	}
+	// Usage errors: exit 2. Help: exit 0.
+	for _, args := range [][]string{{"nope"}, {"group"}, {"project", "grant", "demo", "team:admin"}, {"token", "create"}, {"migrate", "down"}} {
+		if code, _, _ := run(t, append(args, dd...)...); code != 2 {
+			t.Errorf("continuo %v: exit %d, want 2", args, code)
+		}
+	}
+	for _, args := range [][]string{{"help"}, {"serve", "--help"}, {"token", "create", "--help"}} {
+		if code, _, _ := run(t, args...); code != 0 {
+			t.Errorf("continuo %v: exit %d, want 0", args, code)
+		}
+	}
+}
