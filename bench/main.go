@@ -1,0 +1,586 @@
+// Command bench measures Continuo against the targets in docs/PERFORMANCE.md
+// on the machine it runs on. Every throughput number is reported as a ratio
+// to a baseline measured in the same run (raw single-row SQLite commits/s
+// with the server's writer pragmas), and handoff latency of a large session
+// as a ratio to that of a small one, because absolute numbers on a shared
+// machine are noisy.
+//
+//	go run ./bench [-quick] [-markdown]
+//
+// It builds cmd/continuo, runs it as a real process on a fresh data
+// directory, and talks to it with the official MCP Go SDK client over
+// streamable HTTP with a bearer token, the way an agent would. Throughput
+// phases (raw baseline, 1 client, N clients, and the same write path in
+// process without HTTP/MCP) run interleaved in short rounds so that load
+// drift hits all of them alike; the headline ratio is the median of the
+// per-round ratios. The CPU used per operation by the server and by this
+// process is reported too: unlike throughput, it barely moves with the
+// machine's load.
+//
+// -cpuprofile PREFIX builds ./bench/profserver (cmd/continuo plus a CPU and
+// allocation profile) instead, for `go tool pprof`.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+type config struct {
+	quick       bool
+	markdown    bool
+	keep        bool
+	duration    time.Duration
+	clients     int
+	handoffs    int
+	warm        int
+	bigN        int
+	skipMCPBig  bool
+	fillWorkers int
+	cpuprofile  string
+	postsOnly   bool
+	rounds      int
+}
+
+func main() {
+	var c config
+	flag.BoolVar(&c.quick, "quick", false, "short run: 2 s per phase in 2 rounds, 100 handoff reads, no 100k write through MCP")
+	flag.BoolVar(&c.markdown, "markdown", false, "also print the results as a markdown table")
+	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory (binary, data dir, baseline DB)")
+	flag.DurationVar(&c.duration, "duration", 0, "time per throughput phase (raw, 1 client, N clients), split into -rounds slices (default 5s, 2s with -quick)")
+	flag.IntVar(&c.clients, "clients", 16, "concurrent MCP clients for the concurrent post test")
+	flag.IntVar(&c.handoffs, "handoffs", 0, "measured handoff reads per session (default 300, 100 with -quick)")
+	flag.IntVar(&c.warm, "warmup", 20, "handoff reads per session before measuring")
+	flag.IntVar(&c.bigN, "messages", 100000, "messages in the large session")
+	flag.BoolVar(&c.skipMCPBig, "skip-mcp-write", false, "skip writing the large session through MCP (always skipped with -quick)")
+	flag.IntVar(&c.fillWorkers, "fill-workers", 64, "concurrent writers for the in-process fill of the large session")
+	flag.StringVar(&c.cpuprofile, "cpuprofile", "", "write CPU profiles PREFIX-serve1.pprof (posts), PREFIX-serve2.pprof (handoffs, MCP write) of the server and PREFIX-fill.pprof of the in-process fill")
+	flag.StringVar(&protocolVersion, "protocol", "", "MCP protocol version the clients request (default: the SDK's newest; e.g. 2025-11-25 for stateful sessions)")
+	flag.IntVar(&c.rounds, "rounds", 0, "interleaved rounds the throughput phases are split into (default 5, 2 with -quick)")
+	flag.StringVar(&serverGOGC, "server-gogc", "", "GOGC for the server process only (default: inherited)")
+	flag.BoolVar(&c.postsOnly, "posts-only", false, "run only the baseline and the keyed-post tests")
+	flag.Parse()
+	if c.duration == 0 {
+		c.duration = 5 * time.Second
+		if c.quick {
+			c.duration = 2 * time.Second
+		}
+	}
+	if c.rounds == 0 {
+		c.rounds = 5
+		if c.quick {
+			c.rounds = 2
+		}
+	}
+	if c.handoffs == 0 {
+		c.handoffs = 300
+		if c.quick {
+			c.handoffs = 100
+		}
+	}
+	if c.quick {
+		c.skipMCPBig = true
+	}
+	if err := run(c); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+var bgctx = context.Background()
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "[%s] %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+// row is one line of the result table.
+type row struct {
+	Metric, Value, Baseline, Ratio, Target, Result string
+}
+
+func passFail(ok bool) string {
+	if ok {
+		return "PASS"
+	}
+	return "FAIL"
+}
+
+func ratioStr(r float64) string { return strconv.FormatFloat(r, 'f', 2, 64) + "×" }
+
+func run(c config) error {
+	started := time.Now()
+	tmp, err := os.MkdirTemp("", "continuo-bench-")
+	if err != nil {
+		return err
+	}
+	if c.keep {
+		logf("keeping %s", tmp)
+	} else {
+		defer os.RemoveAll(tmp)
+	}
+	env := environment(tmp)
+	if serverGOGC != "" {
+		env = append(env, "server GOGC="+serverGOGC)
+	}
+	if protocolVersion != "" {
+		env = append(env, "clients asked for MCP protocol "+protocolVersion)
+	}
+	logf("building continuo")
+	pkg, prof1, prof2 := "./cmd/continuo", "", ""
+	if c.cpuprofile != "" {
+		if c.cpuprofile, err = filepath.Abs(c.cpuprofile); err != nil {
+			return err
+		}
+		pkg, prof1, prof2 = "./bench/profserver", c.cpuprofile+"-serve1.pprof", c.cpuprofile+"-serve2.pprof"
+		env = append(env, "server built from ./bench/profserver (cmd/continuo + CPU profile): numbers include profiling overhead")
+	}
+	bin, err := buildBinary(tmp, pkg)
+	if err != nil {
+		return err
+	}
+	work := filepath.Join(tmp, "work") // not a git checkout: no project is bootstrapped
+	dataDir := filepath.Join(tmp, "data")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return err
+	}
+
+	// ---- start, idle RSS ----
+	srv, err := startServer(bin, dataDir, work, prof1)
+	if err != nil {
+		return err
+	}
+	defer func() { srv.kill() }()
+	token := srv.Token
+	time.Sleep(500 * time.Millisecond)
+	memIdle, err := readMemory(srv.pid())
+	if err != nil {
+		return err
+	}
+	logf("server pid %d at %s, idle RSS %s", srv.pid(), srv.URL, mbStr(memIdle.RSS))
+
+	if _, err := cliJSON(bin, dataDir, work, "project", "add", "bench", "--grant", "admin:write"); err != nil {
+		return err
+	}
+	gitProject := ""
+	if _, err := exec.LookPath("git"); err == nil {
+		repo := filepath.Join(tmp, "repo")
+		if err := os.MkdirAll(repo, 0o755); err != nil {
+			return err
+		}
+		if err := gitRepo(repo); err != nil {
+			logf("no git-root project: %v", err)
+		} else if _, err := cliJSON(bin, dataDir, work, "project", "add", "benchgit", "--root", repo, "--grant", "admin:write"); err != nil {
+			return err
+		} else {
+			gitProject = "benchgit"
+		}
+	}
+
+	// ---- throughput: raw baseline and keyed posts, interleaved rounds ----
+	raw, err := openRaw(filepath.Join(tmp, "raw.db"))
+	if err != nil {
+		return fmt.Errorf("baseline: %w", err)
+	}
+	defer raw.close()
+	clients := make([]*client, c.clients)
+	sessions := make([]string, c.clients)
+	for i := range clients {
+		if clients[i], err = connect(srv.URL, token); err != nil {
+			return err
+		}
+		r, err := clients[i].call(bgctx, "work_on_project", map[string]any{"project": "bench",
+			"instruction": fmt.Sprintf("benchmark: keyed posts from client %d", i)})
+		if err != nil {
+			return err
+		}
+		sessions[i] = r["session_id"].(string)
+	}
+	if ir := clients[0].cs.InitializeResult(); ir != nil {
+		env = append(env, "MCP protocol version negotiated by the SDK client: "+ir.ProtocolVersion)
+	}
+	if _, err := postLoop(clients, sessions, 0, 20*c.clients, "warm", progressKind); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	if _, err := raw.run(200 * time.Millisecond); err != nil {
+		return fmt.Errorf("baseline warm-up: %w", err)
+	}
+	slice := c.duration / time.Duration(c.rounds)
+	logf("throughput: %d rounds of raw commits / 1 client / %d clients, %s each (%s per phase)", c.rounds, c.clients, slice, c.duration)
+	ipDir := filepath.Join(tmp, "inproc")
+	ip, err := openInproc(ipDir, c.clients)
+	if err != nil {
+		return fmt.Errorf("in-process store: %w", err)
+	}
+	if _, _, err := ip.run(c.clients, 200*time.Millisecond, "warm"); err != nil {
+		return err
+	}
+	tp, err := measureThroughput(srv, raw, ip, clients, sessions, c.rounds, slice)
+	ip.close()
+	if err != nil {
+		return err
+	}
+	for _, cl := range clients {
+		cl.close()
+	}
+	rawRate := tp.Raw.perSec()
+	medOne := median(roundRatios(tp.One.Rates, tp.Raw.Rates))
+	medMany := median(roundRatios(tp.Many.Rates, tp.Raw.Rates))
+	poolOne, poolMany := tp.One.perSec()/rawRate, tp.Many.perSec()/rawRate
+	_, rawCPU := tp.Raw.cpuPerOp()
+	srvCPU1, cliCPU1 := tp.One.cpuPerOp()
+	srvCPUN, cliCPUN := tp.Many.cpuPerOp()
+	ceiling := float64(runtime.NumCPU()) * float64(time.Second) / float64(srvCPUN+cliCPUN)
+	minmax := func(xs []float64) string {
+		lo, hi := xs[0], xs[0]
+		for _, x := range xs {
+			lo, hi = min(lo, x), max(hi, x)
+		}
+		return fmt.Sprintf("%.0f–%.0f", lo, hi)
+	}
+	rows := []row{
+		{"raw SQLite commits/s (baseline, 1 writer, 1 row per commit)", fmt.Sprintf("%.0f", rawRate),
+			"rounds " + minmax(tp.Raw.Rates), "—", "—", "baseline"},
+		{"keyed post_session_message, 1 client (posts/s)", fmt.Sprintf("%.0f", tp.One.perSec()),
+			fmt.Sprintf("%.0f", rawRate), ratioStr(medOne) + " (pooled " + ratioStr(poolOne) + ")", "≥ 0.70×", passFail(medOne >= 0.7)},
+		{fmt.Sprintf("keyed post_session_message, %d clients (posts/s)", c.clients), fmt.Sprintf("%.0f", tp.Many.perSec()),
+			fmt.Sprintf("%.0f", rawRate), ratioStr(medMany) + " (pooled " + ratioStr(poolMany) + ")", "≥ 2.00×", passFail(medMany >= 2)},
+		{"  commit latency p50, raw baseline", msStr(percentile(tp.Raw.Lat, .5)), "p95 " + msStr(percentile(tp.Raw.Lat, .95)), "—", "—", "info"},
+		{"  post latency p50 / p95, 1 client", msStr(percentile(tp.One.Lat, .5)) + " / " + msStr(percentile(tp.One.Lat, .95)),
+			"—", "—", "—", "info"},
+		{fmt.Sprintf("  post latency p50 / p95, %d clients", c.clients), msStr(percentile(tp.Many.Lat, .5)) + " / " + msStr(percentile(tp.Many.Lat, .95)),
+			"—", "—", "—", "info"},
+		{"  server-side handler time (avg), 1 / N clients", fmt.Sprintf("%.2f ms / %.2f ms", tp.One.toolAvgMS(), tp.Many.toolAvgMS()),
+			"—", "—", "—", "info"},
+		{"  CPU per commit, raw baseline (bench process)", msStr(rawCPU), "—", "—", "—", "info"},
+		{"  CPU per post, 1 client: server + bench client", msStr(srvCPU1) + " + " + msStr(cliCPU1), "—", "—", "—", "info"},
+		{fmt.Sprintf("  CPU per post, %d clients: server + bench client", c.clients), msStr(srvCPUN) + " + " + msStr(cliCPUN),
+			fmt.Sprintf("CPU ceiling %.0f posts/s on %d CPUs", ceiling, runtime.NumCPU()), ratioStr(ceiling / rawRate), "—", "info"},
+		{"  in-process write path (no HTTP/MCP), 1 goroutine (posts/s)", fmt.Sprintf("%.0f", tp.InOne.perSec()),
+			fmt.Sprintf("%.0f", rawRate), ratioStr(median(roundRatios(tp.InOne.Rates, tp.Raw.Rates))), "—",
+			fmt.Sprintf("info (bench CPU %s/post)", msStr(func() time.Duration { _, b := tp.InOne.cpuPerOp(); return b }()))},
+		{fmt.Sprintf("  in-process write path (no HTTP/MCP), %d goroutines (posts/s)", c.clients), fmt.Sprintf("%.0f", tp.InMany.perSec()),
+			fmt.Sprintf("%.0f", rawRate), ratioStr(median(roundRatios(tp.InMany.Rates, tp.Raw.Rates))), "—",
+			fmt.Sprintf("info (%.1f writes/commit, bench CPU %s/post)", tp.InMany.Commit.perCommit(), msStr(func() time.Duration { _, b := tp.InMany.cpuPerOp(); return b }()))},
+		{"  writes per commit, 1 client", fmt.Sprintf("%.2f", tp.One.Commit.perCommit()),
+			fmt.Sprintf("%.0f commits, avg %.2f ms", tp.One.Commit.commits, tp.One.Commit.avgCommitMS()), "—", "—", "info"},
+		{fmt.Sprintf("  writes per commit, %d clients (group commit)", c.clients), fmt.Sprintf("%.2f", tp.Many.Commit.perCommit()),
+			fmt.Sprintf("%.0f commits, avg %.2f ms", tp.Many.Commit.commits, tp.Many.Commit.avgCommitMS()), "—", "> 1", passFail(tp.Many.Commit.perCommit() > 1)},
+	}
+	if c.postsOnly {
+		srv.stop()
+		env = append(env, "load average at end: "+loadavg(), "total run time: "+time.Since(started).Round(time.Second).String())
+		report(c, env, rows)
+		return nil
+	}
+
+	// ---- handoff sessions ----
+	h, err := connect(srv.URL, token)
+	if err != nil {
+		return err
+	}
+	newSession := func(project, instr string) (string, error) {
+		r, err := h.call(bgctx, "work_on_project", map[string]any{"project": project, "instruction": instr})
+		if err != nil {
+			return "", err
+		}
+		return r["session_id"].(string), nil
+	}
+	s100, err := newSession("bench", "benchmark: handoff of a session with 100 messages")
+	if err != nil {
+		return err
+	}
+	sBig, err := newSession("bench", fmt.Sprintf("benchmark: handoff of a session with %d messages", c.bigN))
+	if err != nil {
+		return err
+	}
+	small := []string{s100}
+	sGit := ""
+	if gitProject != "" {
+		if sGit, err = newSession(gitProject, "benchmark: handoff of a session in a project with a git root"); err != nil {
+			return err
+		}
+		small = append(small, sGit)
+	}
+	for _, sid := range small {
+		if _, err := postLoop([]*client{h}, []string{sid}, 0, 100, "s100-"+sid, kindFor); err != nil {
+			return err
+		}
+	}
+	h.close()
+	srv.stop()
+	logf("filling %s with %d messages in process (server stopped)", sBig, c.bigN)
+	stopProfile, err := profileSelf(c.cpuprofile, "-fill.pprof")
+	if err != nil {
+		return err
+	}
+	fillTime, err := fillInProcess(filepath.Join(dataDir, "continuo.db"), token, sBig, c.bigN, c.fillWorkers, "fill")
+	stopProfile()
+	if err != nil {
+		return fmt.Errorf("fill: %w", err)
+	}
+	logf("  filled in %s (%.0f writes/s)", fillTime.Round(time.Millisecond), float64(c.bigN)/fillTime.Seconds())
+	if srv, err = startServer(bin, dataDir, work, prof2); err != nil {
+		return err
+	}
+	memRestart, _ := readMemory(srv.pid())
+	if h, err = connect(srv.URL, token); err != nil {
+		return err
+	}
+	for sid, want := range map[string]int{s100: 100, sBig: c.bigN} {
+		if err := checkCount(h, sid, want); err != nil {
+			return err
+		}
+	}
+	hs := []string{s100, sBig}
+	if sGit != "" {
+		hs = append(hs, sGit)
+	}
+	logf("handoff reads: %d warm-up + %d measured per session, interleaved", c.warm, c.handoffs)
+	lat, err := handoffLatencies(h, hs, c.warm, c.handoffs)
+	if err != nil {
+		return err
+	}
+	memAfter, err := readMemory(srv.pid())
+	if err != nil {
+		return err
+	}
+	p50s, p95s := percentile(lat[0], .5), percentile(lat[0], .95)
+	p50b, p95b := percentile(lat[1], .5), percentile(lat[1], .95)
+	logf("  S100 p50 %s p95 %s; S%d p50 %s p95 %s; RSS %s", msStr(p50s), msStr(p95s), c.bigN, msStr(p50b), msStr(p95b), mbStr(memAfter.RSS))
+
+	// ---- the large session written through MCP ----
+	var mcpBig *postResult
+	var mcpStats commitStatsT
+	var memMCPWrite, memMCPRead memory
+	var mcpBigP50, mcpBigP95 time.Duration
+	if !c.skipMCPBig {
+		sMCP, err := func() (string, error) {
+			r, err := h.call(bgctx, "work_on_project", map[string]any{"project": "bench",
+				"instruction": fmt.Sprintf("benchmark: %d messages written through MCP", c.bigN)})
+			if err != nil {
+				return "", err
+			}
+			return r["session_id"].(string), nil
+		}()
+		if err != nil {
+			return err
+		}
+		ws := make([]*client, c.clients)
+		ss := make([]string, c.clients)
+		for i := range ws {
+			if ws[i], err = connect(srv.URL, token); err != nil {
+				return err
+			}
+			ss[i] = sMCP
+		}
+		logf("writing %d messages into %s through MCP with %d clients", c.bigN, sMCP, c.clients)
+		b0, err := srv.scrape()
+		if err != nil {
+			return err
+		}
+		r, err := postLoop(ws, ss, 0, c.bigN, "mcp", kindFor)
+		if err != nil {
+			return err
+		}
+		b1, err := srv.scrape()
+		if err != nil {
+			return err
+		}
+		for _, w := range ws {
+			w.close()
+		}
+		mcpBig, mcpStats = &r, commitStats(b0, b1)
+		if memMCPWrite, err = readMemory(srv.pid()); err != nil {
+			return err
+		}
+		logf("  %s, %.0f posts/s, %.2f writes/commit, RSS %s (peak %s)", r.Elapsed.Round(time.Millisecond), r.perSec(),
+			mcpStats.perCommit(), mbStr(memMCPWrite.RSS), mbStr(memMCPWrite.HWM))
+		if err := checkCount(h, sMCP, c.bigN); err != nil {
+			return err
+		}
+		l, err := handoffLatencies(h, []string{sMCP}, c.warm, c.handoffs)
+		if err != nil {
+			return err
+		}
+		mcpBigP50, mcpBigP95 = percentile(l[0], .5), percentile(l[0], .95)
+		if memMCPRead, err = readMemory(srv.pid()); err != nil {
+			return err
+		}
+		logf("  handoff p50 %s p95 %s; RSS %s", msStr(mcpBigP50), msStr(mcpBigP95), mbStr(memMCPRead.RSS))
+	}
+	h.close()
+	srv.stop()
+
+	// ---- table ----
+	big := fmt.Sprintf("S%dk", c.bigN/1000)
+	hr := float64(p50b) / float64(p50s)
+	rows = append(rows, []row{
+		{"handoff p50, S100 (no root)", msStr(p50s), "—", "—", "< 5 ms", passFail(p50s < 5*time.Millisecond)},
+		{"handoff p95, S100 (no root)", msStr(p95s), "—", "—", "—", "info"},
+		{fmt.Sprintf("handoff p50, %s (no root)", big), msStr(p50b), msStr(p50s) + " (S100)", ratioStr(hr), "≤ 1.50×, < 5 ms",
+			passFail(hr <= 1.5 && p50b < 5*time.Millisecond)},
+		{fmt.Sprintf("handoff p95, %s (no root)", big), msStr(p95b), msStr(p95s) + " (S100)",
+			ratioStr(float64(p95b) / float64(p95s)), "—", "info"},
+	}...)
+	if sGit != "" {
+		pg, pg95 := percentile(lat[2], .5), percentile(lat[2], .95)
+		rows = append(rows, row{"handoff p50 / p95, S100 in a git-root project", msStr(pg) + " / " + msStr(pg95),
+			msStr(p50s) + " (S100)", ratioStr(float64(pg) / float64(p50s)), "—", "info"})
+	}
+	rows = append(rows,
+		row{"server RSS idle after start", mbStr(memIdle.RSS), "—", "—", "≤ 30 MB", passFail(memIdle.RSS <= 30<<20)},
+		row{fmt.Sprintf("server RSS after %s (in-process fill) + restart + handoff reads", big), mbStr(memAfter.RSS),
+			mbStr(memRestart.RSS) + " at restart", "—", "≤ 60 MB", passFail(memAfter.RSS <= 60<<20)},
+	)
+	if mcpBig != nil {
+		rows = append(rows,
+			row{fmt.Sprintf("write %d messages through MCP, %d clients (posts/s)", c.bigN, c.clients), fmt.Sprintf("%.0f", mcpBig.perSec()),
+				fmt.Sprintf("%.0f", rawRate), ratioStr(mcpBig.perSec() / rawRate), "—",
+				fmt.Sprintf("info (%s, %.1f writes/commit)", mcpBig.Elapsed.Round(time.Second), mcpStats.perCommit())},
+			row{fmt.Sprintf("server RSS after writing %d messages through MCP", c.bigN), mbStr(memMCPWrite.RSS),
+				mbStr(memMCPWrite.HWM) + " peak", "—", "≤ 60 MB", passFail(memMCPWrite.RSS <= 60<<20)},
+			row{"handoff p50 / p95 on the MCP-written session", msStr(mcpBigP50) + " / " + msStr(mcpBigP95),
+				msStr(p50s) + " (S100)", ratioStr(float64(mcpBigP50) / float64(p50s)), "≤ 1.50×, < 5 ms",
+				passFail(float64(mcpBigP50)/float64(p50s) <= 1.5 && mcpBigP50 < 5*time.Millisecond)},
+			row{"server RSS after those handoff reads", mbStr(memMCPRead.RSS), mbStr(memMCPRead.HWM) + " peak", "—", "≤ 60 MB",
+				passFail(memMCPRead.RSS <= 60<<20)},
+		)
+	}
+	env = append(env, fmt.Sprintf("in-process fill of %s: %s (%.0f writes/s)", big, fillTime.Round(time.Millisecond),
+		float64(c.bigN)/fillTime.Seconds()), "load average at end: "+loadavg(),
+		"total run time: "+time.Since(started).Round(time.Second).String())
+	report(c, env, rows)
+	return nil
+}
+
+func report(c config, env []string, rows []row) {
+	printTable(os.Stdout, env, rows)
+	if c.markdown {
+		fmt.Println()
+		printMarkdown(os.Stdout, env, rows)
+	}
+}
+
+// checkCount verifies, through the diagnostic handoff, that a session holds
+// want messages.
+func checkCount(h *client, sid string, want int) error {
+	r, err := h.call(bgctx, "read_session_handoff", map[string]any{"session_id": sid, "diagnostic": true})
+	if err != nil {
+		return err
+	}
+	d, _ := r["diagnostic"].(map[string]any)
+	counts, _ := d["counts"].(map[string]any)
+	got, _ := counts["messages"].(float64)
+	if int(got) != want {
+		return fmt.Errorf("session %s: %v messages, want %d", sid, counts["messages"], want)
+	}
+	return nil
+}
+
+// commitStatsT is the group-commit activity between two scrapes.
+type commitStatsT struct {
+	writes, commits, seconds float64
+}
+
+func commitStats(a, b map[string]float64) commitStatsT {
+	return commitStatsT{
+		writes:  b["continuo_db_commit_writes_total"] - a["continuo_db_commit_writes_total"],
+		commits: b["continuo_db_commit_seconds_count"] - a["continuo_db_commit_seconds_count"],
+		seconds: b["continuo_db_commit_seconds_sum"] - a["continuo_db_commit_seconds_sum"],
+	}
+}
+
+func (s commitStatsT) perCommit() float64 {
+	if s.commits == 0 {
+		return 0
+	}
+	return s.writes / s.commits
+}
+
+func (s commitStatsT) avgCommitMS() float64 {
+	if s.commits == 0 {
+		return 0
+	}
+	return s.seconds / s.commits * 1000
+}
+
+// profileSelf starts a CPU profile of this process into prefix+suffix when
+// prefix is set, and returns the function that stops it.
+func profileSelf(prefix, suffix string) (func(), error) {
+	if prefix == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(prefix + suffix)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// environment describes the machine for the report.
+func environment(tmp string) []string {
+	out := []string{
+		"date: " + time.Now().Format("2006-01-02 15:04 MST"),
+		fmt.Sprintf("go: %s %s/%s, CPUs: %d", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU()),
+	}
+	if b, err := exec.Command("df", "-T", tmp).Output(); err == nil {
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		if f := strings.Fields(lines[len(lines)-1]); len(f) >= 2 {
+			out = append(out, fmt.Sprintf("temp dir %s on %s (%s)", tmp, f[0], f[1]))
+		}
+	}
+	out = append(out, "load average at start: "+loadavg())
+	return out
+}
+
+func printTable(w io.Writer, env []string, rows []row) {
+	for _, e := range env {
+		fmt.Fprintln(w, "# "+e)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "METRIC\tVALUE\tBASELINE\tRATIO\tTARGET\tRESULT")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Metric, r.Value, r.Baseline, r.Ratio, r.Target, r.Result)
+	}
+	tw.Flush()
+}
+
+func printMarkdown(w io.Writer, env []string, rows []row) {
+	for _, e := range env {
+		fmt.Fprintln(w, "- "+e)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| metric | value | baseline | ratio | target | result |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	esc := func(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "|", `\|`) }
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", esc(r.Metric), esc(r.Value), esc(r.Baseline), esc(r.Ratio), esc(r.Target), esc(r.Result))
+	}
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// phaseStats accumulates one measured phase (raw commits, 1-client posts,
+// N-client posts) over all rounds.
+type phaseStats struct {
+	N       int
+	Elapsed time.Duration
+	Lat     []time.Duration
+	SrvCPU  time.Duration // server process CPU during the phase
+	SelfCPU time.Duration // bench process CPU during the phase
+	Commit  commitStatsT
+	ToolSec float64 // server-side post_session_message time (sum)
+	ToolN   float64
+	Rates   []float64 // ops/s of each round
+}
+
+func (p *phaseStats) perSec() float64 {
+	if p.Elapsed == 0 {
+		return 0
+	}
+	return float64(p.N) / p.Elapsed.Seconds()
+}
+
+func (p *phaseStats) cpuPerOp() (srv, self time.Duration) {
+	if p.N == 0 {
+		return 0, 0
+	}
+	return p.SrvCPU / time.Duration(p.N), p.SelfCPU / time.Duration(p.N)
+}
+
+func (p *phaseStats) toolAvgMS() float64 {
+	if p.ToolN == 0 {
+		return 0
+	}
+	return p.ToolSec / p.ToolN * 1000
+}
+
+// throughput is the outcome of the interleaved raw / 1-client / N-client
+// rounds.
+type throughput struct {
+	Raw, One, Many phaseStats
+	InOne, InMany  phaseStats // in-process write path (no HTTP/MCP), 1 and N goroutines
+}
+
+// roundRatios returns the per-round ratios a/b.
+func roundRatios(a, b []float64) []float64 {
+	var out []float64
+	for i := range a {
+		if i < len(b) && b[i] > 0 {
+			out = append(out, a[i]/b[i])
+		}
+	}
+	return out
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// measureThroughput runs rounds of: raw SQLite commits, keyed posts from one
+// client, keyed posts from all clients — each for slice — alternating the
+// order every round, so that the load drift of a shared machine hits the
+// baseline and the server alike. Per-round ratios are kept for medians.
+func measureThroughput(srv *server, raw *rawDB, ip *inproc, clients []*client, sessions []string, rounds int, slice time.Duration) (*throughput, error) {
+	t := &throughput{}
+	runRaw := func() error {
+		cpu := startCPU(srv.pid())
+		r, err := raw.run(slice)
+		if err != nil {
+			return fmt.Errorf("baseline: %w", err)
+		}
+		sc, bc := cpu.used()
+		t.Raw.add(sc, bc, r.Commits, r.Elapsed, r.Lat, nil, nil)
+		return nil
+	}
+	runPosts := func(p *phaseStats, cl []*client, ss []string, tag string) error {
+		m0, err := srv.scrape()
+		if err != nil {
+			return err
+		}
+		cpu := startCPU(srv.pid())
+		r, err := postLoop(cl, ss, slice, 0, tag, progressKind)
+		if err != nil {
+			return err
+		}
+		sc, bc := cpu.used() // before scraping: the scrape costs CPU too
+		m1, err := srv.scrape()
+		if err != nil {
+			return err
+		}
+		p.add(sc, bc, r.N, r.Elapsed, r.Lat, m0, m1)
+		return nil
+	}
+	runInproc := func(p *phaseStats, workers int, tag string) error {
+		if ip == nil {
+			return nil
+		}
+		cpu := startCPU(srv.pid())
+		r, cs, err := ip.run(workers, slice, tag)
+		if err != nil {
+			return fmt.Errorf("in-process posts: %w", err)
+		}
+		sc, bc := cpu.used()
+		p.add(sc, bc, r.N, r.Elapsed, r.Lat, nil, nil)
+		p.Commit.writes += cs.writes
+		p.Commit.commits += cs.commits
+		p.Commit.seconds += cs.seconds
+		return nil
+	}
+	for round := 0; round < rounds; round++ {
+		steps := []func() error{
+			runRaw,
+			func() error { return runPosts(&t.One, clients[:1], sessions[:1], fmt.Sprintf("one-%d", round)) },
+			func() error { return runPosts(&t.Many, clients, sessions, fmt.Sprintf("many-%d", round)) },
+			func() error { return runInproc(&t.InOne, 1, fmt.Sprintf("in1-%d", round)) },
+			func() error { return runInproc(&t.InMany, len(clients), fmt.Sprintf("inN-%d", round)) },
+		}
+		if round%2 == 1 { // reverse the order every other round
+			for i, j := 0, len(steps)-1; i < j; i, j = i+1, j-1 {
+				steps[i], steps[j] = steps[j], steps[i]
+			}
+		}
+		for _, step := range steps {
+			if err := step(); err != nil {
+				return nil, err
+			}
+		}
+		logf("  round %d/%d: raw %.0f commits/s, 1 client %.0f posts/s, %d clients %.0f posts/s, in-process %.0f / %.0f", round+1, rounds,
+			t.Raw.Rates[round], t.One.Rates[round], len(clients), t.Many.Rates[round], last(t.InOne.Rates), last(t.InMany.Rates))
+	}
+	return t, nil
+}
+
+// add folds one slice into the phase: its CPU use (server, bench), ops,
+// time, latencies and the metrics scraped before and after (posts only).
+func (p *phaseStats) add(srvCPU, selfCPU time.Duration, n int, elapsed time.Duration, lat []time.Duration, m0, m1 map[string]float64) {
+	p.N += n
+	p.Elapsed += elapsed
+	p.Lat = append(p.Lat, lat...)
+	p.SrvCPU += srvCPU
+	p.SelfCPU += selfCPU
+	p.Rates = append(p.Rates, float64(n)/elapsed.Seconds())
+	if m0 != nil {
+		c := commitStats(m0, m1)
+		p.Commit.writes += c.writes
+		p.Commit.commits += c.commits
+		p.Commit.seconds += c.seconds
+		l := `{tool="post_session_message"}`
+		p.ToolSec += m1["continuo_tool_duration_seconds_sum"+l] - m0["continuo_tool_duration_seconds_sum"+l]
+		p.ToolN += m1["continuo_tool_duration_seconds_count"+l] - m0["continuo_tool_duration_seconds_count"+l]
+	}
+}
+
+func last(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	return xs[len(xs)-1]
+}
