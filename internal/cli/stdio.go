@@ -34,6 +34,7 @@ func runStdio(e *env, args []string) error {
 			return err
 		}
 	}
+	tuneGC()
 	a, err := e.wire()
 	if err != nil {
 		return err

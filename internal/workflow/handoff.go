@@ -52,7 +52,7 @@ func (s *Service) snapshot(ctx context.Context, c *continuo.Caller, ref, project
 	snap := &Snapshot{Open: map[continuo.Kind][]continuo.Message{}}
 	var diag *Diagnostic
 	err := s.store.Read(ctx, func(tx store.Tx) error {
-		sess, p, err := s.resolveSession(ctx, tx, c, ref)
+		sess, p, err := s.resolveWithProject(ctx, tx, c, ref)
 		if err != nil {
 			return err
 		}

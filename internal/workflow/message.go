@@ -53,7 +53,7 @@ func (s *Service) PostMessage(ctx context.Context, c *continuo.Caller, in Post) 
 	var msg *continuo.Message
 	var replayed bool
 	err := s.store.Write(ctx, func(tx store.Tx) error {
-		sess, _, err := s.resolveSession(ctx, tx, c, in.SessionID)
+		sess, err := s.resolveSession(ctx, tx, c, in.SessionID)
 		if err != nil {
 			return err
 		}
@@ -177,7 +177,7 @@ func (s *Service) ResolveMessage(ctx context.Context, c *continuo.Caller, sessio
 	var msg *continuo.Message
 	var changed bool
 	err := s.store.Write(ctx, func(tx store.Tx) error {
-		sess, _, err := s.resolveSession(ctx, tx, c, sessionRef)
+		sess, err := s.resolveSession(ctx, tx, c, sessionRef)
 		if err != nil {
 			return err
 		}
@@ -255,7 +255,7 @@ func (s *Service) ListMessages(ctx context.Context, c *continuo.Caller, q Messag
 	}
 	var page MessagePage
 	err := s.store.Read(ctx, func(tx store.Tx) error {
-		sess, _, err := s.resolveSession(ctx, tx, c, q.SessionID)
+		sess, err := s.resolveSession(ctx, tx, c, q.SessionID)
 		if err != nil {
 			return err
 		}

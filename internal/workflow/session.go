@@ -84,7 +84,7 @@ func (s *Service) WorkOnProject(ctx context.Context, c *continuo.Caller, in Work
 func (s *Service) resume(ctx context.Context, c *continuo.Caller, in WorkOn) (*WorkResult, error) {
 	var res *WorkResult
 	err := s.store.Write(ctx, func(tx store.Tx) error {
-		sess, p, err := s.resolveSession(ctx, tx, c, in.SessionID)
+		sess, p, err := s.resolveWithProject(ctx, tx, c, in.SessionID)
 		if err != nil {
 			return err
 		}
@@ -246,7 +246,7 @@ func (s *Service) CloseSession(ctx context.Context, c *continuo.Caller, ref, sum
 	var out *continuo.Session
 	var changed bool
 	err := s.store.Write(ctx, func(tx store.Tx) error {
-		sess, _, err := s.resolveSession(ctx, tx, c, ref)
+		sess, err := s.resolveSession(ctx, tx, c, ref)
 		if err != nil {
 			return err
 		}

@@ -79,7 +79,7 @@ func New(s store.Store, a *auth.Service, opts *Options) *Service {
 }
 
 // resolveSession finds a session the caller may see, by ID or by "~sN".
-func (s *Service) resolveSession(ctx context.Context, tx store.Tx, c *continuo.Caller, ref string) (*continuo.Session, *continuo.Project, error) {
+func (s *Service) resolveSession(ctx context.Context, tx store.Tx, c *continuo.Caller, ref string) (*continuo.Session, error) {
 	var sess *continuo.Session
 	var err error
 	switch {
@@ -91,23 +91,32 @@ func (s *Service) resolveSession(ctx context.Context, tx store.Tx, c *continuo.C
 	case strings.HasPrefix(ref, "~s"):
 		n, perr := strconv.ParseInt(ref[2:], 10, 64)
 		if perr != nil || n <= 0 || ref[2] == '0' || ref[2] == '+' {
-			return nil, nil, continuo.Invalid("session_id", "must be a ses_… id or a ~sN reference")
+			return nil, continuo.Invalid("session_id", "must be a ses_… id or a ~sN reference")
 		}
 		sess, err = tx.SessionByRef(ctx, c.GroupID, n)
 	default:
-		return nil, nil, continuo.Invalid("session_id", "must be a ses_… id or a ~sN reference")
+		return nil, continuo.Invalid("session_id", "must be a ses_… id or a ~sN reference")
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, continuo.NotFound("session", ref)
+		return nil, continuo.NotFound("session", ref)
 	} else if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	access, err := s.auth.Access(ctx, tx, c, sess.ProjectID)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if access == "" {
-		return nil, nil, continuo.NotFound("session", ref)
+		return nil, continuo.NotFound("session", ref)
+	}
+	return sess, nil
+}
+
+// resolveWithProject is resolveSession for callers that need the project too.
+func (s *Service) resolveWithProject(ctx context.Context, tx store.Tx, c *continuo.Caller, ref string) (*continuo.Session, *continuo.Project, error) {
+	sess, err := s.resolveSession(ctx, tx, c, ref)
+	if err != nil {
+		return nil, nil, err
 	}
 	p, err := tx.ProjectByID(ctx, sess.ProjectID)
 	if err != nil {

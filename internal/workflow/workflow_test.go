@@ -26,7 +26,7 @@ type fixture struct {
 	project *continuo.Project
 }
 
-func setup(t *testing.T, root string, git workflow.Git) *fixture {
+func setup(t testing.TB, root string, git workflow.Git) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "c.db"), nil)
@@ -51,7 +51,7 @@ func setup(t *testing.T, root string, git workflow.Git) *fixture {
 	return &fixture{ctx: ctx, store: db, auth: a, wf: wf, caller: c, project: p}
 }
 
-func (f *fixture) start(t *testing.T) *continuo.Session {
+func (f *fixture) start(t testing.TB) *continuo.Session {
 	t.Helper()
 	r, err := f.wf.WorkOnProject(f.ctx, f.caller, workflow.WorkOn{Project: "demo", Instruction: "do the thing"})
 	if err != nil {
@@ -60,7 +60,7 @@ func (f *fixture) start(t *testing.T) *continuo.Session {
 	return r.Session
 }
 
-func (f *fixture) post(t *testing.T, sid string, kind continuo.Kind, text string) *continuo.Message {
+func (f *fixture) post(t testing.TB, sid string, kind continuo.Kind, text string) *continuo.Message {
 	t.Helper()
 	m, _, err := f.wf.PostMessage(f.ctx, f.caller, workflow.Post{SessionID: sid, Kind: kind, Text: text})
 	if err != nil {
