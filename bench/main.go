@@ -8,10 +8,14 @@
 //	go run ./bench [-quick] [-markdown]
 //
 // It builds cmd/continuo, runs it as a real process on a fresh data
-// directory, and talks to it with the official MCP Go SDK client over
-// streamable HTTP with a bearer token, the way an agent would. Throughput
-// phases (raw baseline, 1 client, N clients, and the same write path in
-// process without HTTP/MCP) run interleaved in short rounds so that load
+// directory, and talks to it over streamable HTTP with a bearer token, the
+// way an agent would, with two MCP clients (-client): a lean client over
+// net/http (lean.go) that costs this process little CPU, so that its rows
+// measure the server as wrk would, and the official MCP Go SDK client.
+// Both speak the stateful protocol 2025-11-25 unless -protocol says
+// otherwise for the SDK. Throughput phases (raw baseline, 1 client and N
+// clients of each kind, and the same write path in process without
+// HTTP/MCP) run interleaved in short rounds so that load
 // drift hits all of them alike; the headline ratio is the median of the
 // per-round ratios. The CPU used per operation by the server and by this
 // process is reported too: unlike throughput, it barely moves with the
@@ -51,6 +55,7 @@ type config struct {
 	cpuprofile  string
 	postsOnly   bool
 	rounds      int
+	kinds       []string // client kinds to measure (-client), the first one also does handoffs and the MCP write
 }
 
 func main() {
@@ -65,8 +70,9 @@ func main() {
 	flag.IntVar(&c.bigN, "messages", 100000, "messages in the large session")
 	flag.BoolVar(&c.skipMCPBig, "skip-mcp-write", false, "skip writing the large session through MCP (always skipped with -quick)")
 	flag.IntVar(&c.fillWorkers, "fill-workers", 64, "concurrent writers for the in-process fill of the large session")
-	flag.StringVar(&c.cpuprofile, "cpuprofile", "", "write CPU profiles PREFIX-serve1.pprof (posts), PREFIX-serve2.pprof (handoffs, MCP write) of the server and PREFIX-fill.pprof of the in-process fill")
-	flag.StringVar(&protocolVersion, "protocol", "", "MCP protocol version the clients request (default: the SDK's newest; e.g. 2025-11-25 for stateful sessions)")
+	flag.StringVar(&c.cpuprofile, "cpuprofile", "", "write CPU profiles PREFIX-serve1.pprof (posts), PREFIX-serve2.pprof (handoffs, MCP write) of the server, PREFIX-bench.pprof of this process during the throughput phases (clients, raw baseline, in-process path) and PREFIX-fill.pprof of the in-process fill")
+	flag.StringVar(&protocolVersion, "protocol", "2025-11-25", "MCP protocol version the SDK clients request (2025-11-25: stateful sessions; 2026-07-28, the SDK's default: stateless); the lean client always speaks 2025-11-25")
+	clientFlag := flag.String("client", "both", "MCP client for the throughput phases: lean (minimal net/http client, measures the server), sdk (official Go SDK client) or both; handoff reads and the MCP write use lean unless -client sdk")
 	flag.IntVar(&c.rounds, "rounds", 0, "interleaved rounds the throughput phases are split into (default 5, 2 with -quick)")
 	flag.StringVar(&serverGOGC, "server-gogc", "", "GOGC for the server process only (default: inherited)")
 	flag.BoolVar(&c.postsOnly, "posts-only", false, "run only the baseline and the keyed-post tests")
@@ -91,6 +97,15 @@ func main() {
 	}
 	if c.quick {
 		c.skipMCPBig = true
+	}
+	switch *clientFlag {
+	case "both":
+		c.kinds = []string{kindLean, kindSDK}
+	case kindLean, kindSDK:
+		c.kinds = []string{*clientFlag}
+	default:
+		fmt.Fprintf(os.Stderr, "bench: -client %q: want lean, sdk or both\n", *clientFlag)
+		os.Exit(2)
 	}
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -133,8 +148,14 @@ func run(c config) error {
 	if serverGOGC != "" {
 		env = append(env, "server GOGC="+serverGOGC)
 	}
-	if protocolVersion != "" {
-		env = append(env, "clients asked for MCP protocol "+protocolVersion)
+	if out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
+		dirty := ""
+		if st, err := exec.Command("git", "status", "--porcelain", "--", ".", ":!bench", ":!docs").Output(); err == nil && len(st) > 0 {
+			dirty = " PLUS UNCOMMITTED CHANGES outside bench/ and docs/"
+		} else if st, err := exec.Command("git", "status", "--porcelain", "--", "bench").Output(); err == nil && len(st) > 0 {
+			dirty = " (server code as committed; bench/ as in the work tree)"
+		}
+		env = append(env, "commit: "+strings.TrimSpace(string(out))+dirty)
 	}
 	logf("building continuo")
 	pkg, prof1, prof2 := "./cmd/continuo", "", ""
@@ -193,30 +214,32 @@ func run(c config) error {
 		return fmt.Errorf("baseline: %w", err)
 	}
 	defer raw.close()
-	clients := make([]*client, c.clients)
-	sessions := make([]string, c.clients)
-	for i := range clients {
-		if clients[i], err = connect(srv.URL, token); err != nil {
-			return err
+	var sets []*clientSet
+	for _, kind := range c.kinds {
+		cs := &clientSet{Kind: kind, Clients: make([]mcpClient, c.clients), Sessions: make([]string, c.clients)}
+		for i := range cs.Clients {
+			if cs.Clients[i], err = dial(kind, srv.URL, token); err != nil {
+				return fmt.Errorf("%s client: %w", kind, err)
+			}
+			r, err := cs.Clients[i].call(bgctx, "work_on_project", map[string]any{"project": "bench",
+				"instruction": fmt.Sprintf("benchmark: keyed posts from %s client %d", kind, i)})
+			if err != nil {
+				return err
+			}
+			cs.Sessions[i] = r["session_id"].(string)
 		}
-		r, err := clients[i].call(bgctx, "work_on_project", map[string]any{"project": "bench",
-			"instruction": fmt.Sprintf("benchmark: keyed posts from client %d", i)})
-		if err != nil {
-			return err
+		cs.Label = clientLabel(kind, cs.Clients[0].protocol())
+		env = append(env, fmt.Sprintf("%s: MCP protocol version negotiated: %s", cs.Label, cs.Clients[0].protocol()))
+		if _, err := postAll(cs.Clients, cs.Sessions, 20*c.clients, "warm-"+kind, progressKind); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
 		}
-		sessions[i] = r["session_id"].(string)
-	}
-	if ir := clients[0].cs.InitializeResult(); ir != nil {
-		env = append(env, "MCP protocol version negotiated by the SDK client: "+ir.ProtocolVersion)
-	}
-	if _, err := postLoop(clients, sessions, 0, 20*c.clients, "warm", progressKind); err != nil {
-		return fmt.Errorf("warm-up: %w", err)
+		sets = append(sets, cs)
 	}
 	if _, err := raw.run(200 * time.Millisecond); err != nil {
 		return fmt.Errorf("baseline warm-up: %w", err)
 	}
 	slice := c.duration / time.Duration(c.rounds)
-	logf("throughput: %d rounds of raw commits / 1 client / %d clients, %s each (%s per phase)", c.rounds, c.clients, slice, c.duration)
+	logf("throughput: %d rounds of raw commits / 1 and %d %v clients / in process, %s each (%s per phase)", c.rounds, c.clients, c.kinds, slice, c.duration)
 	ipDir := filepath.Join(tmp, "inproc")
 	ip, err := openInproc(ipDir, c.clients)
 	if err != nil {
@@ -225,22 +248,23 @@ func run(c config) error {
 	if _, _, err := ip.run(c.clients, 200*time.Millisecond, "warm"); err != nil {
 		return err
 	}
-	tp, err := measureThroughput(srv, raw, ip, clients, sessions, c.rounds, slice)
+	stopProfile, err := profileSelf(c.cpuprofile, "-bench.pprof")
+	if err != nil {
+		return err
+	}
+	tp, err := measureThroughput(srv, raw, ip, sets, c.clients, c.rounds, slice)
+	stopProfile()
 	ip.close()
 	if err != nil {
 		return err
 	}
-	for _, cl := range clients {
-		cl.close()
+	for _, cs := range sets {
+		for _, cl := range cs.Clients {
+			cl.close()
+		}
 	}
 	rawRate := tp.Raw.perSec()
-	medOne := median(roundRatios(tp.One.Rates, tp.Raw.Rates))
-	medMany := median(roundRatios(tp.Many.Rates, tp.Raw.Rates))
-	poolOne, poolMany := tp.One.perSec()/rawRate, tp.Many.perSec()/rawRate
 	_, rawCPU := tp.Raw.cpuPerOp()
-	srvCPU1, cliCPU1 := tp.One.cpuPerOp()
-	srvCPUN, cliCPUN := tp.Many.cpuPerOp()
-	ceiling := float64(runtime.NumCPU()) * float64(time.Second) / float64(srvCPUN+cliCPUN)
 	minmax := func(xs []float64) string {
 		lo, hi := xs[0], xs[0]
 		for _, x := range xs {
@@ -248,35 +272,73 @@ func run(c config) error {
 		}
 		return fmt.Sprintf("%.0f–%.0f", lo, hi)
 	}
+	// A phase with failed calls cannot pass: its rate counts only the
+	// calls that succeeded.
+	verdict := func(ok bool, p *phaseStats) string {
+		if p.Failed > 0 {
+			return fmt.Sprintf("FAIL (%d failed calls)", p.Failed)
+		}
+		return passFail(ok)
+	}
 	rows := []row{
 		{"raw SQLite commits/s (baseline, 1 writer, 1 row per commit)", fmt.Sprintf("%.0f", rawRate),
 			"rounds " + minmax(tp.Raw.Rates), "—", "—", "baseline"},
-		{"keyed post_session_message, 1 client (posts/s)", fmt.Sprintf("%.0f", tp.One.perSec()),
-			fmt.Sprintf("%.0f", rawRate), ratioStr(medOne) + " (pooled " + ratioStr(poolOne) + ")", "≥ 0.70×", passFail(medOne >= 0.7)},
-		{fmt.Sprintf("keyed post_session_message, %d clients (posts/s)", c.clients), fmt.Sprintf("%.0f", tp.Many.perSec()),
-			fmt.Sprintf("%.0f", rawRate), ratioStr(medMany) + " (pooled " + ratioStr(poolMany) + ")", "≥ 2.00×", passFail(medMany >= 2)},
-		{"  commit latency p50, raw baseline", msStr(percentile(tp.Raw.Lat, .5)), "p95 " + msStr(percentile(tp.Raw.Lat, .95)), "—", "—", "info"},
-		{"  post latency p50 / p95, 1 client", msStr(percentile(tp.One.Lat, .5)) + " / " + msStr(percentile(tp.One.Lat, .95)),
-			"—", "—", "—", "info"},
-		{fmt.Sprintf("  post latency p50 / p95, %d clients", c.clients), msStr(percentile(tp.Many.Lat, .5)) + " / " + msStr(percentile(tp.Many.Lat, .95)),
-			"—", "—", "—", "info"},
-		{"  server-side handler time (avg), 1 / N clients", fmt.Sprintf("%.2f ms / %.2f ms", tp.One.toolAvgMS(), tp.Many.toolAvgMS()),
-			"—", "—", "—", "info"},
-		{"  CPU per commit, raw baseline (bench process)", msStr(rawCPU), "—", "—", "—", "info"},
-		{"  CPU per post, 1 client: server + bench client", msStr(srvCPU1) + " + " + msStr(cliCPU1), "—", "—", "—", "info"},
-		{fmt.Sprintf("  CPU per post, %d clients: server + bench client", c.clients), msStr(srvCPUN) + " + " + msStr(cliCPUN),
-			fmt.Sprintf("CPU ceiling %.0f posts/s on %d CPUs", ceiling, runtime.NumCPU()), ratioStr(ceiling / rawRate), "—", "info"},
-		{"  in-process write path (no HTTP/MCP), 1 goroutine (posts/s)", fmt.Sprintf("%.0f", tp.InOne.perSec()),
+	}
+	for _, cs := range sets {
+		medOne := median(roundRatios(cs.One.Rates, tp.Raw.Rates))
+		medMany := median(roundRatios(cs.Many.Rates, tp.Raw.Rates))
+		rows = append(rows,
+			row{fmt.Sprintf("keyed post_session_message, 1 client, %s (posts/s)", cs.Label), fmt.Sprintf("%.0f", cs.One.perSec()),
+				fmt.Sprintf("%.0f", rawRate), ratioStr(medOne) + " (pooled " + ratioStr(cs.One.perSec()/rawRate) + ")", "≥ 0.70×", verdict(medOne >= 0.7, &cs.One)},
+			row{fmt.Sprintf("keyed post_session_message, %d clients, %s (posts/s)", c.clients, cs.Label), fmt.Sprintf("%.0f", cs.Many.perSec()),
+				fmt.Sprintf("%.0f", rawRate), ratioStr(medMany) + " (pooled " + ratioStr(cs.Many.perSec()/rawRate) + ")", "≥ 2.00×", verdict(medMany >= 2, &cs.Many)})
+	}
+	rows = append(rows, row{"  commit latency p50, raw baseline", msStr(percentile(tp.Raw.Lat, .5)), "p95 " + msStr(percentile(tp.Raw.Lat, .95)), "—", "—", "info"},
+		row{"  CPU per commit, raw baseline (bench process)", msStr(rawCPU), "—", "—", "—", "info"})
+	for _, cs := range sets {
+		srvCPU1, cliCPU1 := cs.One.cpuPerOp()
+		srvCPUN, cliCPUN := cs.Many.cpuPerOp()
+		ceiling := float64(runtime.NumCPU()) * float64(time.Second) / float64(srvCPUN+cliCPUN)
+		srvCeiling := float64(runtime.NumCPU()) * float64(time.Second) / float64(srvCPUN)
+		failed := cs.One.Failed + cs.Many.Failed
+		first := "—"
+		if cs.One.FirstFail != nil {
+			first = cs.One.FirstFail.Error()
+		} else if cs.Many.FirstFail != nil {
+			first = cs.Many.FirstFail.Error()
+		}
+		if len(first) > 120 {
+			first = first[:120] + "…"
+		}
+		rows = append(rows,
+			row{fmt.Sprintf("  [%s] failed calls (isError, JSON-RPC or HTTP error), 1 / %d clients", cs.Kind, c.clients),
+				fmt.Sprintf("%d / %d", cs.One.Failed, cs.Many.Failed), first, "—", "0", passFail(failed == 0)},
+			row{fmt.Sprintf("  [%s] post latency p50 / p95, 1 client", cs.Kind), msStr(percentile(cs.One.Lat, .5)) + " / " + msStr(percentile(cs.One.Lat, .95)),
+				"—", "—", "—", "info"},
+			row{fmt.Sprintf("  [%s] post latency p50 / p95, %d clients", cs.Kind, c.clients), msStr(percentile(cs.Many.Lat, .5)) + " / " + msStr(percentile(cs.Many.Lat, .95)),
+				"—", "—", "—", "info"},
+			row{fmt.Sprintf("  [%s] server-side handler time (avg), 1 / %d clients", cs.Kind, c.clients), fmt.Sprintf("%.2f ms / %.2f ms", cs.One.toolAvgMS(), cs.Many.toolAvgMS()),
+				"—", "—", "—", "info"},
+			row{fmt.Sprintf("  [%s] CPU per post, 1 client: server + bench client", cs.Kind), msStr(srvCPU1) + " + " + msStr(cliCPU1), "—", "—", "—", "info"},
+			row{fmt.Sprintf("  [%s] CPU per post, %d clients: server + bench client", cs.Kind, c.clients), msStr(srvCPUN) + " + " + msStr(cliCPUN),
+				fmt.Sprintf("CPU ceiling %.0f posts/s on %d CPUs (server alone: %.0f)", ceiling, runtime.NumCPU(), srvCeiling), ratioStr(ceiling / rawRate), "—", "info"},
+			row{fmt.Sprintf("  [%s] writes per commit, 1 client", cs.Kind), fmt.Sprintf("%.2f", cs.One.Commit.perCommit()),
+				fmt.Sprintf("%.0f commits, avg %.2f ms", cs.One.Commit.commits, cs.One.Commit.avgCommitMS()), "—", "—", "info"},
+			row{fmt.Sprintf("  [%s] writes per commit, %d clients (group commit)", cs.Kind, c.clients), fmt.Sprintf("%.2f", cs.Many.Commit.perCommit()),
+				fmt.Sprintf("%.0f commits, avg %.2f ms", cs.Many.Commit.commits, cs.Many.Commit.avgCommitMS()), "—", "> 1", passFail(cs.Many.Commit.perCommit() > 1)},
+		)
+		if failed > 0 {
+			env = append(env, fmt.Sprintf("WARNING: %d calls of the %s failed during the throughput phases; its rates count only the calls that succeeded", failed, cs.Label))
+		}
+	}
+	rows = append(rows,
+		row{"  in-process write path (no HTTP/MCP), 1 goroutine (posts/s)", fmt.Sprintf("%.0f", tp.InOne.perSec()),
 			fmt.Sprintf("%.0f", rawRate), ratioStr(median(roundRatios(tp.InOne.Rates, tp.Raw.Rates))), "—",
 			fmt.Sprintf("info (bench CPU %s/post)", msStr(func() time.Duration { _, b := tp.InOne.cpuPerOp(); return b }()))},
-		{fmt.Sprintf("  in-process write path (no HTTP/MCP), %d goroutines (posts/s)", c.clients), fmt.Sprintf("%.0f", tp.InMany.perSec()),
+		row{fmt.Sprintf("  in-process write path (no HTTP/MCP), %d goroutines (posts/s)", c.clients), fmt.Sprintf("%.0f", tp.InMany.perSec()),
 			fmt.Sprintf("%.0f", rawRate), ratioStr(median(roundRatios(tp.InMany.Rates, tp.Raw.Rates))), "—",
 			fmt.Sprintf("info (%.1f writes/commit, bench CPU %s/post)", tp.InMany.Commit.perCommit(), msStr(func() time.Duration { _, b := tp.InMany.cpuPerOp(); return b }()))},
-		{"  writes per commit, 1 client", fmt.Sprintf("%.2f", tp.One.Commit.perCommit()),
-			fmt.Sprintf("%.0f commits, avg %.2f ms", tp.One.Commit.commits, tp.One.Commit.avgCommitMS()), "—", "—", "info"},
-		{fmt.Sprintf("  writes per commit, %d clients (group commit)", c.clients), fmt.Sprintf("%.2f", tp.Many.Commit.perCommit()),
-			fmt.Sprintf("%.0f commits, avg %.2f ms", tp.Many.Commit.commits, tp.Many.Commit.avgCommitMS()), "—", "> 1", passFail(tp.Many.Commit.perCommit() > 1)},
-	}
+	)
 	if c.postsOnly {
 		srv.stop()
 		env = append(env, "load average at end: "+loadavg(), "total run time: "+time.Since(started).Round(time.Second).String())
@@ -285,10 +347,13 @@ func run(c config) error {
 	}
 
 	// ---- handoff sessions ----
-	h, err := connect(srv.URL, token)
+	primary := c.kinds[0] // handoff reads and the large MCP write
+	var h mcpClient
+	h, err = dial(primary, srv.URL, token)
 	if err != nil {
 		return err
 	}
+	env = append(env, "handoff reads and the write of the large session through MCP use the "+clientLabel(primary, h.protocol()))
 	newSession := func(project, instr string) (string, error) {
 		r, err := h.call(bgctx, "work_on_project", map[string]any{"project": project, "instruction": instr})
 		if err != nil {
@@ -313,14 +378,14 @@ func run(c config) error {
 		small = append(small, sGit)
 	}
 	for _, sid := range small {
-		if _, err := postLoop([]*client{h}, []string{sid}, 0, 100, "s100-"+sid, kindFor); err != nil {
+		if _, err := postAll([]mcpClient{h}, []string{sid}, 100, "s100-"+sid, kindFor); err != nil {
 			return err
 		}
 	}
 	h.close()
 	srv.stop()
 	logf("filling %s with %d messages in process (server stopped)", sBig, c.bigN)
-	stopProfile, err := profileSelf(c.cpuprofile, "-fill.pprof")
+	stopProfile, err = profileSelf(c.cpuprofile, "-fill.pprof")
 	if err != nil {
 		return err
 	}
@@ -334,7 +399,7 @@ func run(c config) error {
 		return err
 	}
 	memRestart, _ := readMemory(srv.pid())
-	if h, err = connect(srv.URL, token); err != nil {
+	if h, err = dial(primary, srv.URL, token); err != nil {
 		return err
 	}
 	for sid, want := range map[string]int{s100: 100, sBig: c.bigN} {
@@ -376,10 +441,10 @@ func run(c config) error {
 		if err != nil {
 			return err
 		}
-		ws := make([]*client, c.clients)
+		ws := make([]mcpClient, c.clients)
 		ss := make([]string, c.clients)
 		for i := range ws {
-			if ws[i], err = connect(srv.URL, token); err != nil {
+			if ws[i], err = dial(primary, srv.URL, token); err != nil {
 				return err
 			}
 			ss[i] = sMCP
@@ -389,7 +454,7 @@ func run(c config) error {
 		if err != nil {
 			return err
 		}
-		r, err := postLoop(ws, ss, 0, c.bigN, "mcp", kindFor)
+		r, err := postAll(ws, ss, c.bigN, "mcp", kindFor)
 		if err != nil {
 			return err
 		}
@@ -445,7 +510,7 @@ func run(c config) error {
 	)
 	if mcpBig != nil {
 		rows = append(rows,
-			row{fmt.Sprintf("write %d messages through MCP, %d clients (posts/s)", c.bigN, c.clients), fmt.Sprintf("%.0f", mcpBig.perSec()),
+			row{fmt.Sprintf("write %d messages through MCP, %d %s clients, one session (posts/s)", c.bigN, c.clients, primary), fmt.Sprintf("%.0f", mcpBig.perSec()),
 				fmt.Sprintf("%.0f", rawRate), ratioStr(mcpBig.perSec() / rawRate), "—",
 				fmt.Sprintf("info (%s, %.1f writes/commit)", mcpBig.Elapsed.Round(time.Second), mcpStats.perCommit())},
 			row{fmt.Sprintf("server RSS after writing %d messages through MCP", c.bigN), mbStr(memMCPWrite.RSS),
@@ -474,7 +539,7 @@ func report(c config, env []string, rows []row) {
 
 // checkCount verifies, through the diagnostic handoff, that a session holds
 // want messages.
-func checkCount(h *client, sid string, want int) error {
+func checkCount(h mcpClient, sid string, want int) error {
 	r, err := h.call(bgctx, "read_session_handoff", map[string]any{"session_id": sid, "diagnostic": true})
 	if err != nil {
 		return err

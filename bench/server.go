@@ -242,20 +242,67 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.next.RoundTrip(r)
 }
 
-// client is one MCP client session over streamable HTTP, with its own HTTP
-// transport (connection pool), as a separate agent process would have.
-type client struct {
+// mcpClient is one MCP client session: the lean client (lean.go) or the
+// official Go SDK client (sdkClient).
+type mcpClient interface {
+	// call invokes a tool and decodes its structured result; a tool error
+	// (isError) or a JSON-RPC error is returned as an error.
+	call(ctx context.Context, tool string, args map[string]any) (map[string]any, error)
+	// callFast invokes a tool and only checks that it succeeded.
+	callFast(ctx context.Context, tool string, args map[string]any) error
+	// post is a keyed post_session_message.
+	post(ctx context.Context, session, kind, text, key string) error
+	// protocol is the negotiated MCP protocol version.
+	protocol() string
+	close()
+}
+
+// Client kinds (-client).
+const (
+	kindLean = "lean"
+	kindSDK  = "sdk"
+)
+
+// dial opens an MCP client session of the given kind.
+func dial(kind, url, token string) (mcpClient, error) {
+	switch kind {
+	case kindLean:
+		return dialLean(url, token)
+	case kindSDK:
+		return connect(url, token)
+	}
+	return nil, fmt.Errorf("unknown client kind %q", kind)
+}
+
+// clientLabel names a client kind and its protocol in the report.
+func clientLabel(kind, protocol string) string {
+	mode := "stateful"
+	if protocol >= "2026-07-28" {
+		mode = "stateless"
+	}
+	if kind == kindSDK {
+		return fmt.Sprintf("SDK client, %s %s", protocol, mode)
+	}
+	return fmt.Sprintf("lean client, %s %s", protocol, mode)
+}
+
+// sdkClient is one MCP client session of the official Go SDK over
+// streamable HTTP, with its own HTTP transport (connection pool), as a
+// separate agent process would have.
+type sdkClient struct {
 	cs *mcp.ClientSession
 }
 
 // serverGOGC, when set (-server-gogc), is the GOGC of the server process.
 var serverGOGC string
 
-// protocolVersion, when set (-protocol), is the MCP protocol version the
-// clients ask for; empty means the SDK's newest (2026-07-28, stateless).
+// protocolVersion (-protocol) is the MCP protocol version the SDK clients
+// ask for: 2025-11-25 (stateful sessions, what Claude Code, Codex and
+// Claude Desktop speak) unless told otherwise; 2026-07-28, the SDK's own
+// default, is stateless.
 var protocolVersion string
 
-func connect(url, token string) (*client, error) {
+func connect(url, token string) (*sdkClient, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 8
 	c := mcp.NewClient(&mcp.Implementation{Name: "continuo-bench", Version: "1"}, nil)
@@ -264,13 +311,20 @@ func connect(url, token string) (*client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect %s: %w", url, err)
 	}
-	return &client{cs: cs}, nil
+	return &sdkClient{cs: cs}, nil
 }
 
-func (c *client) close() { _ = c.cs.Close() }
+func (c *sdkClient) close() { _ = c.cs.Close() }
+
+func (c *sdkClient) protocol() string {
+	if ir := c.cs.InitializeResult(); ir != nil {
+		return ir.ProtocolVersion
+	}
+	return "?"
+}
 
 // call invokes a tool; a tool error (isError) is returned as an error.
-func (c *client) call(ctx context.Context, tool string, args map[string]any) (map[string]any, error) {
+func (c *sdkClient) call(ctx context.Context, tool string, args map[string]any) (map[string]any, error) {
 	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", tool, err)
@@ -286,22 +340,27 @@ func (c *client) call(ctx context.Context, tool string, args map[string]any) (ma
 		}
 	}
 	if res.IsError {
-		return data, fmt.Errorf("%s failed: %v", tool, data["error"])
+		return data, fmt.Errorf("%s: %w", tool, &callError{What: "isError", Msg: fmt.Sprint(data["error"])})
 	}
 	return data, nil
 }
 
 // callFast invokes a tool and only checks that it succeeded (no decoding of
 // the structured result, to keep the client's own CPU use low).
-func (c *client) callFast(ctx context.Context, tool string, args map[string]any) error {
+func (c *sdkClient) callFast(ctx context.Context, tool string, args map[string]any) error {
 	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
 		return fmt.Errorf("%s: %w", tool, err)
 	}
 	if res.IsError {
-		return fmt.Errorf("%s failed: %v", tool, res.StructuredContent)
+		return fmt.Errorf("%s: %w", tool, &callError{What: "isError", Msg: fmt.Sprint(res.StructuredContent)})
 	}
 	return nil
+}
+
+func (c *sdkClient) post(ctx context.Context, session, kind, text, key string) error {
+	return c.callFast(ctx, "post_session_message", map[string]any{
+		"session_id": session, "kind": kind, "text": text, "delivery_key": key})
 }
 
 // procCPU is the user+system CPU time a process has used so far.

@@ -9,15 +9,17 @@ import (
 // phaseStats accumulates one measured phase (raw commits, 1-client posts,
 // N-client posts) over all rounds.
 type phaseStats struct {
-	N       int
-	Elapsed time.Duration
-	Lat     []time.Duration
-	SrvCPU  time.Duration // server process CPU during the phase
-	SelfCPU time.Duration // bench process CPU during the phase
-	Commit  commitStatsT
-	ToolSec float64 // server-side post_session_message time (sum)
-	ToolN   float64
-	Rates   []float64 // ops/s of each round
+	N         int
+	Elapsed   time.Duration
+	Lat       []time.Duration
+	SrvCPU    time.Duration // server process CPU during the phase
+	SelfCPU   time.Duration // bench process CPU during the phase
+	Commit    commitStatsT
+	ToolSec   float64 // server-side post_session_message time (sum)
+	ToolN     float64
+	Rates     []float64 // ops/s of each round
+	Failed    int       // failed calls (posts only)
+	FirstFail error
 }
 
 func (p *phaseStats) perSec() float64 {
@@ -41,11 +43,24 @@ func (p *phaseStats) toolAvgMS() float64 {
 	return p.ToolSec / p.ToolN * 1000
 }
 
-// throughput is the outcome of the interleaved raw / 1-client / N-client
-// rounds.
+// clientSet is one kind of MCP client (lean or SDK): its sessions, one
+// Workflow Session per client, and its 1-client and N-client phases.
+type clientSet struct {
+	Kind     string // kindLean or kindSDK
+	Label    string // e.g. "lean client, 2025-11-25 stateful"
+	Clients  []mcpClient
+	Sessions []string
+	One      phaseStats
+	Many     phaseStats
+}
+
+// throughput is the outcome of the interleaved rounds: raw commits, then
+// 1-client and N-client posts for every client set, then the in-process
+// write path.
 type throughput struct {
-	Raw, One, Many phaseStats
-	InOne, InMany  phaseStats // in-process write path (no HTTP/MCP), 1 and N goroutines
+	Raw           phaseStats
+	Sets          []*clientSet
+	InOne, InMany phaseStats // in-process write path (no HTTP/MCP), 1 and N goroutines
 }
 
 // roundRatios returns the per-round ratios a/b.
@@ -72,11 +87,12 @@ func median(xs []float64) float64 {
 }
 
 // measureThroughput runs rounds of: raw SQLite commits, keyed posts from one
-// client, keyed posts from all clients — each for slice — alternating the
-// order every round, so that the load drift of a shared machine hits the
-// baseline and the server alike. Per-round ratios are kept for medians.
-func measureThroughput(srv *server, raw *rawDB, ip *inproc, clients []*client, sessions []string, rounds int, slice time.Duration) (*throughput, error) {
-	t := &throughput{}
+// client and from all clients of every client set, and the in-process write
+// path with 1 and N goroutines — each for slice — reversing the order every
+// other round, so that the load drift of a shared machine hits the baseline
+// and the server alike. Per-round ratios are kept for medians.
+func measureThroughput(srv *server, raw *rawDB, ip *inproc, sets []*clientSet, workers, rounds int, slice time.Duration) (*throughput, error) {
+	t := &throughput{Sets: sets}
 	runRaw := func() error {
 		cpu := startCPU(srv.pid())
 		r, err := raw.run(slice)
@@ -87,7 +103,7 @@ func measureThroughput(srv *server, raw *rawDB, ip *inproc, clients []*client, s
 		t.Raw.add(sc, bc, r.Commits, r.Elapsed, r.Lat, nil, nil)
 		return nil
 	}
-	runPosts := func(p *phaseStats, cl []*client, ss []string, tag string) error {
+	runPosts := func(p *phaseStats, cl []mcpClient, ss []string, tag string) error {
 		m0, err := srv.scrape()
 		if err != nil {
 			return err
@@ -95,7 +111,7 @@ func measureThroughput(srv *server, raw *rawDB, ip *inproc, clients []*client, s
 		cpu := startCPU(srv.pid())
 		r, err := postLoop(cl, ss, slice, 0, tag, progressKind)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", tag, err)
 		}
 		sc, bc := cpu.used() // before scraping: the scrape costs CPU too
 		m1, err := srv.scrape()
@@ -103,6 +119,13 @@ func measureThroughput(srv *server, raw *rawDB, ip *inproc, clients []*client, s
 			return err
 		}
 		p.add(sc, bc, r.N, r.Elapsed, r.Lat, m0, m1)
+		p.Failed += r.Failed
+		if p.FirstFail == nil {
+			p.FirstFail = r.FirstFail
+		}
+		if r.Failed > 0 {
+			logf("  %s: %d failed calls, first: %v", tag, r.Failed, r.FirstFail)
+		}
 		return nil
 	}
 	runInproc := func(p *phaseStats, workers int, tag string) error {
@@ -122,13 +145,19 @@ func measureThroughput(srv *server, raw *rawDB, ip *inproc, clients []*client, s
 		return nil
 	}
 	for round := 0; round < rounds; round++ {
-		steps := []func() error{
-			runRaw,
-			func() error { return runPosts(&t.One, clients[:1], sessions[:1], fmt.Sprintf("one-%d", round)) },
-			func() error { return runPosts(&t.Many, clients, sessions, fmt.Sprintf("many-%d", round)) },
-			func() error { return runInproc(&t.InOne, 1, fmt.Sprintf("in1-%d", round)) },
-			func() error { return runInproc(&t.InMany, len(clients), fmt.Sprintf("inN-%d", round)) },
+		steps := []func() error{runRaw}
+		for _, cs := range sets {
+			steps = append(steps,
+				func() error {
+					return runPosts(&cs.One, cs.Clients[:1], cs.Sessions[:1], fmt.Sprintf("one-%s-%d", cs.Kind, round))
+				},
+				func() error {
+					return runPosts(&cs.Many, cs.Clients, cs.Sessions, fmt.Sprintf("many-%s-%d", cs.Kind, round))
+				})
 		}
+		steps = append(steps,
+			func() error { return runInproc(&t.InOne, 1, fmt.Sprintf("in1-%d", round)) },
+			func() error { return runInproc(&t.InMany, workers, fmt.Sprintf("inN-%d", round)) })
 		if round%2 == 1 { // reverse the order every other round
 			for i, j := 0, len(steps)-1; i < j; i, j = i+1, j-1 {
 				steps[i], steps[j] = steps[j], steps[i]
@@ -139,8 +168,11 @@ func measureThroughput(srv *server, raw *rawDB, ip *inproc, clients []*client, s
 				return nil, err
 			}
 		}
-		logf("  round %d/%d: raw %.0f commits/s, 1 client %.0f posts/s, %d clients %.0f posts/s, in-process %.0f / %.0f", round+1, rounds,
-			t.Raw.Rates[round], t.One.Rates[round], len(clients), t.Many.Rates[round], last(t.InOne.Rates), last(t.InMany.Rates))
+		msg := fmt.Sprintf("  round %d/%d: raw %.0f commits/s", round+1, rounds, t.Raw.Rates[round])
+		for _, cs := range sets {
+			msg += fmt.Sprintf("; %s: 1 client %.0f, %d clients %.0f posts/s", cs.Kind, cs.One.Rates[round], len(cs.Clients), cs.Many.Rates[round])
+		}
+		logf("%s; in-process %.0f / %.0f", msg, last(t.InOne.Rates), last(t.InMany.Rates))
 	}
 	return t, nil
 }

@@ -59,25 +59,36 @@ func progressKind(int) continuo.Kind { return continuo.KindProgress }
 
 // postResult is the outcome of a post loop.
 type postResult struct {
-	N       int
-	Elapsed time.Duration
-	Lat     []time.Duration
+	N         int // successful posts
+	Failed    int // calls answered with isError, a JSON-RPC error or an HTTP error, or that failed in transport
+	FirstFail error
+	Elapsed   time.Duration
+	Lat       []time.Duration
 }
 
 func (r postResult) perSec() float64 { return float64(r.N) / r.Elapsed.Seconds() }
 
+// maxConsecutiveFailures stops a post loop whose client keeps failing: the
+// server is broken and there is nothing left to measure.
+const maxConsecutiveFailures = 20
+
 // postLoop has every client post keyed messages (client i into sessions[i])
 // until d has passed (d > 0) or until limit messages were posted in total
-// (limit > 0). Every post carries a unique delivery_key. The elapsed time
-// runs until the last in-flight call has returned.
-func postLoop(clients []*client, sessions []string, d time.Duration, limit int, keyPrefix string,
+// (limit > 0). Every post carries a unique delivery_key, and each client
+// has one call in flight at a time. A failed call is counted (and its
+// index is not retried); the loop only returns an error when a client
+// fails maxConsecutiveFailures times in a row. The elapsed time runs until
+// the last in-flight call has returned.
+func postLoop(clients []mcpClient, sessions []string, d time.Duration, limit int, keyPrefix string,
 	kind func(int) continuo.Kind) (postResult, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var next atomic.Int64
-	var firstErr error
-	var errOnce sync.Once
+	var fatal error
+	var mu sync.Mutex
 	lats := make([][]time.Duration, len(clients))
+	failed := make([]int, len(clients))
+	firstFail := make([]error, len(clients))
 	var wg sync.WaitGroup
 	start := time.Now()
 	deadline := start.Add(d)
@@ -86,6 +97,7 @@ func postLoop(clients []*client, sessions []string, d time.Duration, limit int, 
 		go func(ci int) {
 			defer wg.Done()
 			lat := make([]time.Duration, 0, 1024)
+			consecutive := 0
 			for ctx.Err() == nil {
 				if d > 0 && !time.Now().Before(deadline) {
 					break
@@ -95,16 +107,27 @@ func postLoop(clients []*client, sessions []string, d time.Duration, limit int, 
 					break
 				}
 				t0 := time.Now()
-				err := clients[ci].callFast(ctx, "post_session_message", map[string]any{
-					"session_id":   sessions[ci],
-					"kind":         string(kind(i)),
-					"text":         messageText(i, ci),
-					"delivery_key": keyPrefix + "-" + strconv.Itoa(i),
-				})
+				err := clients[ci].post(ctx, sessions[ci], string(kind(i)), messageText(i, ci), keyPrefix+"-"+strconv.Itoa(i))
 				if err != nil {
-					errOnce.Do(func() { firstErr = err; cancel() })
-					break
+					if ctx.Err() != nil {
+						break
+					}
+					failed[ci]++
+					if firstFail[ci] == nil {
+						firstFail[ci] = err
+					}
+					if consecutive++; consecutive >= maxConsecutiveFailures {
+						mu.Lock()
+						if fatal == nil {
+							fatal = fmt.Errorf("%d consecutive failed calls, last: %w", consecutive, err)
+						}
+						mu.Unlock()
+						cancel()
+						break
+					}
+					continue
 				}
+				consecutive = 0
 				lat = append(lat, time.Since(t0))
 			}
 			lats[ci] = lat
@@ -112,17 +135,31 @@ func postLoop(clients []*client, sessions []string, d time.Duration, limit int, 
 	}
 	wg.Wait()
 	res := postResult{Elapsed: time.Since(start)}
-	for _, l := range lats {
+	for ci, l := range lats {
 		res.N += len(l)
 		res.Lat = append(res.Lat, l...)
+		res.Failed += failed[ci]
+		if res.FirstFail == nil {
+			res.FirstFail = firstFail[ci]
+		}
 	}
-	return res, firstErr
+	return res, fatal
+}
+
+// postAll is postLoop for setup and fill writes, where every post must
+// succeed: any failed call is an error.
+func postAll(clients []mcpClient, sessions []string, limit int, keyPrefix string, kind func(int) continuo.Kind) (postResult, error) {
+	r, err := postLoop(clients, sessions, 0, limit, keyPrefix, kind)
+	if err == nil && r.Failed > 0 {
+		err = fmt.Errorf("%d of %d posts failed, first: %w", r.Failed, limit, r.FirstFail)
+	}
+	return r, err
 }
 
 // handoffLatencies reads the handoff of every session in turn (interleaved,
 // so that load drift on a shared machine hits all of them alike): warm
 // rounds first, then n measured rounds.
-func handoffLatencies(c *client, sessions []string, warm, n int) ([][]time.Duration, error) {
+func handoffLatencies(c mcpClient, sessions []string, warm, n int) ([][]time.Duration, error) {
 	ctx := context.Background()
 	out := make([][]time.Duration, len(sessions))
 	for round := 0; round < warm+n; round++ {
