@@ -47,6 +47,10 @@ type Session struct {
 	ClosedAt       *time.Time
 }
 
+// TimeFormat is how every time is written in results: RFC 3339, UTC,
+// milliseconds.
+const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
 // SessionRef formats a session's short reference.
 func SessionRef(n int64) string { return "~s" + strconv.FormatInt(n, 10) }
 

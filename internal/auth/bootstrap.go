@@ -53,7 +53,7 @@ func (s *Service) Bootstrap(ctx context.Context, first *ProjectSpec, issueToken 
 				return err
 			}
 		}
-		return tx.MetaPut(ctx, bootstrappedKey, now.Format("2006-01-02T15:04:05.000Z07:00"))
+		return tx.MetaPut(ctx, bootstrappedKey, now.Format(continuo.TimeFormat))
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("bootstrap: %w", err)

@@ -11,9 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-const timeFormat = "2006-01-02T15:04:05.000Z07:00"
-
-func ts(t time.Time) string { return t.UTC().Format(timeFormat) }
+func ts(t time.Time) string { return t.UTC().Format(continuo.TimeFormat) }
 
 // ---- arguments ----
 

@@ -295,7 +295,7 @@ func notes(msgs []continuo.Message, total int64, n, bytes int) Notes {
 		m := &msgs[i]
 		t := excerpt(m.Text, false, bytes)
 		it := Item{MessageID: m.ID, Excerpt: t.Excerpt, Truncated: t.Truncated, Status: string(m.Status),
-			SupersededBy: m.SupersededBy, At: m.CreatedAt.UTC().Format(timeFormat)}
+			SupersededBy: m.SupersededBy, At: m.CreatedAt.UTC().Format(continuo.TimeFormat)}
 		if m.Priority != continuo.PriorityNormal {
 			it.Priority = string(m.Priority)
 		}
@@ -305,8 +305,6 @@ func notes(msgs []continuo.Message, total int64, n, bytes int) Notes {
 	out.Truncated = int64(out.Returned) < total
 	return out
 }
-
-const timeFormat = "2006-01-02T15:04:05.000Z07:00"
 
 func compact(s []string) []string {
 	out := s[:0]
