@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -119,8 +120,13 @@ func runServe(e *env, args []string) error {
 		return err
 	}
 	mcpSrv := mcpserver.New(mcpserver.Options{Workflow: a.workflow, Metrics: a.metrics, Logger: e.log})
+	var publicHost string
+	if u, err := url.Parse(e.cfg.Server.PublicURL); err == nil {
+		publicHost = u.Host
+	}
 	srv := &http.Server{
-		Handler: web.Handler(web.Options{MCP: mcpSrv, Auth: a.auth, Ready: a.store.Ping, Metrics: a.metrics, Logger: e.log}),
+		Handler: web.Handler(web.Options{MCP: mcpSrv, Auth: a.auth, Ready: a.store.Ping, Metrics: a.metrics, Logger: e.log,
+			PublicHost: publicHost}),
 		// Bounded header reads; no write timeout, because MCP streams
 		// (server-sent events) legitimately stay open.
 		ReadHeaderTimeout: 10 * time.Second,

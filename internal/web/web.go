@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"html/template"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -34,6 +36,10 @@ type Options struct {
 	Logger  *slog.Logger
 	// MaxBodyBytes bounds an MCP request body; 0 means 4 MiB.
 	MaxBodyBytes int64
+	// PublicHost is the host (and port) of the configured public URL. A
+	// reverse proxy on the same machine forwards requests for it to a
+	// loopback listener; they are allowed like requests for localhost.
+	PublicHost string
 }
 
 // statelessFrom is the first MCP protocol version without sessions. Requests
@@ -50,10 +56,12 @@ func Handler(o Options) http.Handler {
 		o.MaxBodyBytes = 4 << 20
 	}
 	getServer := func(*http.Request) *mcp.Server { return o.MCP }
+	// DNS-rebinding protection is ours (hostGuard), not the SDK's, so that
+	// the public host of a same-machine reverse proxy can be allowed too.
 	stateful := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		Logger: o.Logger, MaxRequestBodyBytes: o.MaxBodyBytes, SessionTimeout: 30 * time.Minute})
+		Logger: o.Logger, MaxRequestBodyBytes: o.MaxBodyBytes, SessionTimeout: 30 * time.Minute, DisableLocalhostProtection: true})
 	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		Logger: o.Logger, MaxRequestBodyBytes: o.MaxBodyBytes, Stateless: true, JSONResponse: true})
+		Logger: o.Logger, MaxRequestBodyBytes: o.MaxBodyBytes, Stateless: true, JSONResponse: true, DisableLocalhostProtection: true})
 	route := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Both protocols live at /mcp. A client of the stateless protocol
 		// names its version in a header on every request; everything else
@@ -77,7 +85,7 @@ func Handler(o Options) http.Handler {
 	}, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})
 
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", bearer(o.Auth, withInfo(route)))
+	mux.Handle("/mcp", hostGuard(o.PublicHost, bearer(o.Auth, withInfo(route))))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -117,6 +125,34 @@ var landing = template.Must(template.New("landing").Parse(`<!doctype html>
 `))
 
 type callerKey struct{}
+
+// hostGuard refuses requests that reach a loopback listener under a name
+// that is neither a loopback name nor the configured public host: a web
+// page whose DNS name was rebound to 127.0.0.1 must not drive the MCP
+// endpoint from the user's browser.
+func hostGuard(publicHost string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+		if local != nil && loopback(local.String()) && !loopback(r.Host) && !strings.EqualFold(r.Host, publicHost) {
+			writeError(w, http.StatusForbidden, continuo.Errorf(continuo.CodeForbidden, "host %q is not served here", r.Host))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// loopback reports whether a host or host:port names the loopback interface.
+func loopback(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = strings.Trim(hostport, "[]")
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
 
 // bearer authenticates every request with a bearer token. Missing or bad
 // tokens get 401 with a WWW-Authenticate challenge (RFC 6750) and a

@@ -1,0 +1,139 @@
+package web_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/metrics"
+	"github.com/continuo-dev/continuo/internal/web"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// tokens is an Authenticator with a fixed table: this tests the HTTP edge;
+// real tokens are tested in internal/auth and end to end.
+type tokens map[string]*continuo.Caller
+
+func (t tokens) Authenticate(_ context.Context, tok string) (*continuo.Caller, error) {
+	if tok == "broken" {
+		return nil, errors.New("database is down")
+	}
+	if c, ok := t[tok]; ok {
+		return c, nil
+	}
+	return nil, continuo.Errorf(continuo.CodeUnauthorized, "invalid or expired token")
+}
+
+func serve(t *testing.T, ready error) *httptest.Server {
+	t.Helper()
+	h := web.Handler(web.Options{
+		MCP:        mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil),
+		Auth:       tokens{"good": {PrincipalID: "prn_x", GroupID: "grp_x", Scopes: []continuo.Scope{continuo.ScopeSessionsRead}}},
+		Ready:      func(context.Context) error { return ready },
+		Metrics:    metrics.NewRegistry(),
+		PublicHost: "continuo.example.com",
+	})
+	s := httptest.NewServer(h)
+	t.Cleanup(s.Close)
+	return s
+}
+
+func get(t *testing.T, req *http.Request) (*http.Response, string) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+func mcpRequest(t *testing.T, url, host, auth string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest("POST", url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if host != "" {
+		req.Host = host
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	return req
+}
+
+func TestBearerChallenge(t *testing.T) {
+	s := serve(t, nil)
+	cases := []struct {
+		auth      string
+		status    int
+		challenge string
+		code      string
+	}{
+		{"", 401, `Bearer realm="continuo"`, "unauthorized"},
+		{"Basic Zm9vOmJhcg==", 401, `Bearer realm="continuo"`, "unauthorized"},
+		{"Bearer ", 401, `Bearer realm="continuo"`, "unauthorized"},
+		{"Bearer nope", 401, `error="invalid_token"`, "unauthorized"},
+		{"Bearer broken", 503, `error="invalid_token"`, "internal"},
+	}
+	for _, c := range cases {
+		resp, body := get(t, mcpRequest(t, s.URL, "", c.auth))
+		if resp.StatusCode != c.status || !strings.Contains(resp.Header.Get("WWW-Authenticate"), c.challenge) || !strings.Contains(body, `"`+c.code+`"`) {
+			t.Errorf("auth %q: %d %q %s", c.auth, resp.StatusCode, resp.Header.Get("WWW-Authenticate"), body)
+		}
+		if strings.Contains(body, "database is down") {
+			t.Errorf("auth %q: internal cause leaked: %s", c.auth, body)
+		}
+	}
+	resp, body := get(t, mcpRequest(t, s.URL, "", "Bearer good"))
+	if resp.StatusCode != 200 {
+		t.Fatalf("good token: %d %s", resp.StatusCode, body)
+	}
+}
+
+// A loopback listener answers only loopback names and the public host.
+func TestHostGuard(t *testing.T) {
+	s := serve(t, nil)
+	for host, want := range map[string]int{
+		"evil.example":         403,
+		"continuo.example.com": 401, // passed the guard, then asked for a token
+		"localhost:7300":       401,
+		"127.0.0.1":            401,
+		"[::1]:7300":           401,
+	} {
+		resp, body := get(t, mcpRequest(t, s.URL, host, ""))
+		if resp.StatusCode != want {
+			t.Errorf("Host %s: %d %s, want %d", host, resp.StatusCode, body, want)
+		}
+	}
+}
+
+func TestProbesAndMetrics(t *testing.T) {
+	s := serve(t, nil)
+	down := serve(t, errors.New("disk gone"))
+	check := func(url string, status int, want string) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", url, nil)
+		resp, body := get(t, req)
+		if resp.StatusCode != status || !strings.Contains(body, want) {
+			t.Errorf("GET %s: %d %s", url, resp.StatusCode, body)
+		}
+	}
+	check(s.URL+"/healthz", 200, `"ok"`)
+	check(s.URL+"/readyz", 200, `"ready"`)
+	check(down.URL+"/readyz", 503, `"unavailable"`)
+	check(down.URL+"/healthz", 200, `"ok"`)
+	check(s.URL+"/", 200, "/mcp")
+	check(s.URL+"/nope", 404, "")
+	check(s.URL+"/metrics", 200, `continuo_http_requests_total{route="/healthz",code="200"} 1`)
+	check(s.URL+"/metrics", 200, `continuo_http_requests_total{route="other",code="404"} 1`)
+}
