@@ -607,6 +607,7 @@ func TestBadInput(t *testing.T) {
 			{name: "instruction 16385", args: obj{"project": pID, "instruction": strings.Repeat("i", 16385)}, field: "instruction"},
 			{name: "instruction number", args: obj{"project": pID, "instruction": 5}, field: "instruction"},
 			{name: "title 241", args: obj{"project": pID, "instruction": "x", "title": strings.Repeat("t", 241)}, field: "title"},
+			{name: "idempotency_key 129", args: obj{"project": pID, "instruction": "x", "idempotency_key": strings.Repeat("k", 129)}, field: "idempotency_key"},
 			{name: "title number", args: obj{"project": pID, "instruction": "x", "title": 1}, field: "title"},
 			{name: "project 129", args: obj{"project": strings.Repeat("p", 129), "instruction": "x"}, field: "project"},
 			{name: "mode", args: obj{"project": pID, "instruction": "x", "mode": "sandbox"}, field: "mode"},

@@ -20,12 +20,13 @@ type ListProjectsArgs struct{}
 
 // WorkOnProjectArgs are the arguments of work_on_project.
 type WorkOnProjectArgs struct {
-	Project     string   `json:"project,omitempty" limit:"1,128" jsonschema:"project id (prj_…) or name; optional when resuming, or when your group can reach exactly one project"`
-	SessionID   string   `json:"session_id,omitempty" limit:"1,64" jsonschema:"resume this exact active session (ses_… id or ~sN reference); omit to start a new session"`
-	Instruction string   `json:"instruction" limit:"1,16384" jsonschema:"what to do now: the task for a new session, or the next instruction for a resumed one"`
-	Title       string   `json:"title,omitempty" limit:"1,240" jsonschema:"title of a new session (default: the first line of the instruction)"`
-	Mode        string   `json:"mode,omitempty" enum:"checkout|worktree" jsonschema:"checkout (default) works in the project's checkout; worktree gives the session its own git worktree and branch"`
-	Context     []string `json:"context,omitempty" limit:"0,2" each:"64" enum:"project.instructions|workflow.guide" jsonschema:"context materials to attach"`
+	Project        string   `json:"project,omitempty" limit:"1,128" jsonschema:"project id (prj_…) or name; optional when resuming, or when your group can reach exactly one project"`
+	SessionID      string   `json:"session_id,omitempty" limit:"1,64" jsonschema:"resume this exact active session (ses_… id or ~sN reference); omit to start a new session"`
+	Instruction    string   `json:"instruction" limit:"1,16384" jsonschema:"what to do now: the task for a new session, or the next instruction for a resumed one"`
+	Title          string   `json:"title,omitempty" limit:"1,240" jsonschema:"title of a new session (default: the first line of the instruction)"`
+	Mode           string   `json:"mode,omitempty" enum:"checkout|worktree" jsonschema:"checkout (default) works in the project's checkout; worktree gives the session its own git worktree and branch"`
+	Context        []string `json:"context,omitempty" limit:"0,2" each:"64" enum:"project.instructions|workflow.guide" jsonschema:"context materials to attach"`
+	IdempotencyKey string   `json:"idempotency_key,omitempty" limit:"1,128" jsonschema:"makes a retry safe: the same key and arguments return the original session (replayed=true) without starting another or appending the instruction twice"`
 }
 
 // CloseSessionArgs are the arguments of close_session.
@@ -106,6 +107,7 @@ type WorkOnProjectResult struct {
 	ProjectID            string              `json:"project_id"`
 	Lifecycle            string              `json:"lifecycle"`
 	Resumed              bool                `json:"resumed"`
+	Replayed             bool                `json:"replayed"`
 	Worktree             *Worktree           `json:"worktree,omitempty"`
 	CodingAgentProviders []Provider          `json:"coding_agent_providers"`
 	HandoffBrief         json.RawMessage     `json:"handoff_brief,omitempty"`
@@ -215,15 +217,16 @@ func (s *server) registerSessionTools(srv *mcp.Server) {
 		})
 
 	add(s, srv, tool{name: "work_on_project", title: "Start or resume a session",
-		desc: "Start a new Workflow Session in a project (omit session_id), or resume the exact active session named by session_id, appending the instruction. A resumed session returns its handoff brief. Closed sessions cannot be resumed: start a new one."},
+		desc: "Start a new Workflow Session in a project (omit session_id), or resume the exact active session named by session_id, appending the instruction. A resumed session returns its handoff brief. Closed sessions cannot be resumed: start a new one. Give an idempotency_key to make a retry after an uncertain response safe."},
 		func(ctx context.Context, c *continuo.Caller, in *WorkOnProjectArgs) (*WorkOnProjectResult, error) {
 			r, err := wf.WorkOnProject(ctx, c, workflow.WorkOn{Project: in.Project, SessionID: in.SessionID,
-				Instruction: in.Instruction, Title: in.Title, Mode: continuo.Mode(in.Mode)})
+				Instruction: in.Instruction, Title: in.Title, Mode: continuo.Mode(in.Mode), IdempotencyKey: in.IdempotencyKey})
 			if err != nil {
 				return nil, err
 			}
 			out := &WorkOnProjectResult{SessionID: r.Session.ID, SessionRef: continuo.SessionRef(r.Session.Ref),
-				ProjectID: r.Project.ID, Lifecycle: string(r.Session.Lifecycle), Resumed: r.Resumed, CodingAgentProviders: []Provider{}}
+				ProjectID: r.Project.ID, Lifecycle: string(r.Session.Lifecycle), Resumed: r.Resumed, Replayed: r.Replayed,
+				CodingAgentProviders: []Provider{}}
 			if r.Session.WorktreePath != "" {
 				out.Worktree = &Worktree{Path: r.Session.WorktreePath, Branch: r.Session.WorktreeBranch}
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -29,14 +28,7 @@ type Post struct {
 // fingerprint is what "the same payload" means for a delivery key: every
 // field that shapes the message. Tags are order-sensitive, as stored.
 func (p Post) fingerprint() string {
-	b, _ := json.Marshal([]any{"post/v1", p.Kind, p.Text, p.Supersedes, p.ReplyTo, p.Tags, p.Priority})
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
-}
-
-func keyHash(key string) string {
-	h := sha256.Sum256([]byte("continuo/key/v1\x00" + key))
-	return hex.EncodeToString(h[:])
+	return fingerprint("post/v1", p.Kind, p.Text, p.Supersedes, p.ReplyTo, p.Tags, p.Priority)
 }
 
 // PostMessage adds a message to an active session. With a delivery key, a
@@ -58,19 +50,12 @@ func (s *Service) PostMessage(ctx context.Context, c *continuo.Caller, in Post) 
 			return err
 		}
 		scope := "msg:" + sess.ID
-		if in.DeliveryKey != "" {
-			rec, err := tx.IdempotencyGet(ctx, scope, keyHash(in.DeliveryKey))
-			if err == nil {
-				if rec.RequestHash != in.fingerprint() {
-					return continuo.Errorf(continuo.CodeConflict, "delivery_key was already used with a different payload").
-						With("message_id", rec.ResultID)
-				}
-				msg, err = tx.MessageGet(ctx, sess.ID, rec.ResultID)
-				replayed = true
-				return err
-			} else if !errors.Is(err, store.ErrNotFound) {
-				return err
-			}
+		if id, err := replay(ctx, tx, scope, in.DeliveryKey, in.fingerprint()); err != nil {
+			return err
+		} else if id != "" {
+			msg, err = tx.MessageGet(ctx, sess.ID, id)
+			replayed = true
+			return err
 		}
 		if sess.Lifecycle != continuo.LifecycleActive {
 			return continuo.Errorf(continuo.CodeSessionClosed, "session %s is closed", continuo.SessionRef(sess.Ref))
@@ -105,11 +90,8 @@ func (s *Service) PostMessage(ctx context.Context, c *continuo.Caller, in Post) 
 		if err := tx.MessageInsert(ctx, msg); err != nil {
 			return err
 		}
-		if in.DeliveryKey != "" {
-			if err := tx.IdempotencyPut(ctx, store.Idempotency{Scope: scope, KeyHash: keyHash(in.DeliveryKey),
-				RequestHash: in.fingerprint(), ResultID: msg.ID, CreatedAt: sess.UpdatedAt}); err != nil {
-				return err
-			}
+		if err := remember(ctx, tx, scope, in.DeliveryKey, in.fingerprint(), msg.ID, sess.UpdatedAt); err != nil {
+			return err
 		}
 		return tx.SessionUpdate(ctx, sess)
 	})

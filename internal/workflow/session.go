@@ -59,6 +59,14 @@ type WorkOn struct {
 	Instruction string
 	Title       string
 	Mode        continuo.Mode
+	// IdempotencyKey, when set, makes a retry after an uncertain response
+	// safe: the same key and input return the original session (Replayed)
+	// without starting another or appending the instruction again.
+	IdempotencyKey string
+}
+
+func (in WorkOn) fingerprint() string {
+	return fingerprint("work/v1", in.Project, in.SessionID, in.Instruction, in.Title, in.Mode)
 }
 
 // WorkResult is what work_on_project returns.
@@ -66,6 +74,7 @@ type WorkResult struct {
 	Session  *continuo.Session
 	Project  *continuo.Project
 	Resumed  bool
+	Replayed bool
 	Worktree string // path of the session's worktree, if any
 }
 
@@ -83,12 +92,17 @@ func (s *Service) WorkOnProject(ctx context.Context, c *continuo.Caller, in Work
 
 func (s *Service) resume(ctx context.Context, c *continuo.Caller, in WorkOn) (*WorkResult, error) {
 	var res *WorkResult
+	scope := "work:" + c.GroupID
 	err := s.store.Write(ctx, func(tx store.Tx) error {
 		sess, p, err := s.resolveWithProject(ctx, tx, c, in.SessionID)
 		if err != nil {
 			return err
 		}
 		if err := checkProject(in.Project, p); err != nil {
+			return err
+		}
+		if id, err := replay(ctx, tx, scope, in.IdempotencyKey, in.fingerprint()); err != nil || id != "" {
+			res = &WorkResult{Session: sess, Project: p, Resumed: true, Replayed: true, Worktree: sess.WorktreePath}
 			return err
 		}
 		if sess.Lifecycle != continuo.LifecycleActive {
@@ -107,7 +121,7 @@ func (s *Service) resume(ctx context.Context, c *continuo.Caller, in WorkOn) (*W
 			return err
 		}
 		res = &WorkResult{Session: sess, Project: p, Resumed: true, Worktree: sess.WorktreePath}
-		return nil
+		return remember(ctx, tx, scope, in.IdempotencyKey, in.fingerprint(), sess.ID, sess.UpdatedAt)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("resume session %s: %w", in.SessionID, err)
@@ -124,13 +138,28 @@ func (s *Service) start(ctx context.Context, c *continuo.Caller, in WorkOn) (*Wo
 	// before the session that points at it is committed.
 	var p *continuo.Project
 	var ref int64
+	var prior *WorkResult // a replay of a keyed start
+	scope := "work:" + c.GroupID
+	loadPrior := func(tx store.Tx, id string) error {
+		sess, p, err := s.resolveWithProject(ctx, tx, c, id)
+		if err == nil {
+			prior = &WorkResult{Session: sess, Project: p, Replayed: true, Worktree: sess.WorktreePath}
+		}
+		return err
+	}
 	err := s.store.Read(ctx, func(tx store.Tx) error {
+		if id, err := replay(ctx, tx, scope, in.IdempotencyKey, in.fingerprint()); err != nil || id != "" {
+			if err != nil {
+				return err
+			}
+			return loadPrior(tx, id)
+		}
 		var err error
 		p, err = s.pickProject(ctx, tx, c, in.Project, mode)
 		return err
 	})
-	if err != nil {
-		return nil, err
+	if err != nil || prior != nil {
+		return prior, err
 	}
 	now := s.now()
 	sess := &continuo.Session{ID: continuo.NewID(continuo.PrefixSession, now), GroupID: c.GroupID, ProjectID: p.ID,
@@ -158,6 +187,13 @@ func (s *Service) start(ctx context.Context, c *continuo.Caller, in WorkOn) (*Wo
 		}
 	}
 	err = s.store.Write(ctx, func(tx store.Tx) error {
+		// A concurrent start with the same key may have won meanwhile.
+		if id, err := replay(ctx, tx, scope, in.IdempotencyKey, in.fingerprint()); err != nil || id != "" {
+			if err != nil {
+				return err
+			}
+			return loadPrior(tx, id)
+		}
 		if sess.Ref == 0 {
 			var err error
 			if sess.Ref, err = tx.SessionNextRef(ctx, c.GroupID); err != nil {
@@ -167,15 +203,21 @@ func (s *Service) start(ctx context.Context, c *continuo.Caller, in WorkOn) (*Wo
 		if err := tx.SessionCreate(ctx, sess); err != nil {
 			return err
 		}
-		return tx.InstructionAppend(ctx, store.Instruction{SessionID: sess.ID, Seq: 1, Text: in.Instruction, CreatedAt: now})
+		if err := tx.InstructionAppend(ctx, store.Instruction{SessionID: sess.ID, Seq: 1, Text: in.Instruction, CreatedAt: now}); err != nil {
+			return err
+		}
+		return remember(ctx, tx, scope, in.IdempotencyKey, in.fingerprint(), sess.ID, now)
 	})
-	if err != nil {
+	if err != nil || prior != nil {
 		if sess.WorktreePath != "" {
 			// The session was not committed: take its worktree away again so
 			// that nothing is left half-made.
 			_ = s.git.RemoveWorktree(context.WithoutCancel(ctx), p.Root, sess.WorktreePath)
 		}
-		return nil, fmt.Errorf("start session: %w", err)
+		if err != nil {
+			return nil, fmt.Errorf("start session: %w", err)
+		}
+		return prior, nil
 	}
 	return &WorkResult{Session: sess, Project: p, Worktree: sess.WorktreePath}, nil
 }

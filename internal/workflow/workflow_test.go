@@ -306,3 +306,61 @@ func TestDiagnosticRedacted(t *testing.T) {
 		t.Fatalf("diagnostic todos: %+v", todos)
 	}
 }
+
+// A keyed work_on_project is safe to retry: a start makes one session and a
+// resume appends its instruction once, even when the retries race.
+func TestWorkOnProjectIdempotent(t *testing.T) {
+	f := setup(t, "", workflow.Git{})
+	in := workflow.WorkOn{Project: "demo", Instruction: "start it", IdempotencyKey: "k1"}
+	const n = 16
+	results := make(chan *workflow.WorkResult, n)
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			r, err := f.wf.WorkOnProject(f.ctx, f.caller, in)
+			results <- r
+			errs <- err
+		}()
+	}
+	ids := map[string]int{}
+	replays := 0
+	for i := 0; i < n; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+		r := <-results
+		ids[r.Session.ID]++
+		if r.Replayed {
+			replays++
+		}
+	}
+	if len(ids) != 1 || replays != n-1 {
+		t.Fatalf("%d sessions, %d replays", len(ids), replays)
+	}
+	page, err := f.wf.ListSessions(f.ctx, f.caller, "demo", "", 0, 50)
+	if err != nil || page.Total != 1 {
+		t.Fatalf("sessions: %+v %v", page, err)
+	}
+	other := in
+	other.Instruction = "something else"
+	if _, err := f.wf.WorkOnProject(f.ctx, f.caller, other); code(err) != continuo.CodeConflict {
+		t.Fatalf("changed input under a used key: %v", err)
+	}
+
+	var sid string
+	for id := range ids {
+		sid = id
+	}
+	resume := workflow.WorkOn{SessionID: sid, Instruction: "next step", IdempotencyKey: "k2"}
+	first, err := f.wf.WorkOnProject(f.ctx, f.caller, resume)
+	if err != nil || first.Replayed || !first.Resumed {
+		t.Fatalf("resume: %+v %v", first, err)
+	}
+	again, err := f.wf.WorkOnProject(f.ctx, f.caller, resume)
+	if err != nil || !again.Replayed || !again.Resumed || again.Session.Instructions != first.Session.Instructions {
+		t.Fatalf("resume replay: %+v %v", again, err)
+	}
+	if again.Session.Instructions != 2 {
+		t.Fatalf("instructions %d, want 2", again.Session.Instructions)
+	}
+}
