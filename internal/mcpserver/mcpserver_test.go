@@ -851,3 +851,14 @@ func TestToolsList(t *testing.T) {
 		}
 	}
 }
+
+// An error that quotes an argument back never echoes a credential.
+func TestErrorRedacted(t *testing.T) {
+	f := newFixture(t)
+	c := f.connect(f.token("alice", continuo.ScopeSessionsRead, continuo.ScopeSessionsWrite)).at(t)
+	secret := "sk-proj-abcdefghijklmnopqrstuvwx"
+	r := c.fails("work_on_project", obj{"project": secret, "instruction": "x"}, "not_found")
+	if s := mustJSON(t, r); strings.Contains(s, "abcdefghijklmnop") {
+		t.Fatalf("secret echoed in error: %s", s)
+	}
+}

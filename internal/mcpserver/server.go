@@ -13,6 +13,7 @@ import (
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/metrics"
+	"github.com/continuo-dev/continuo/internal/redact"
 	"github.com/continuo-dev/continuo/internal/workflow"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -157,10 +158,13 @@ func (s *server) errorResult(ctx context.Context, name string, err error) *mcp.C
 		// may hold paths or driver messages.
 		s.opts.Logger.ErrorContext(ctx, "tool failed", "tool", name, "err", err)
 	}
-	body := map[string]ErrorBody{"error": {Code: e.Code, Message: e.Message, Retry: continuo.RetryFor(e.Code), Details: e.Details}}
+	// Messages may quote an argument back (a project name, say); whatever a
+	// caller sent, no credential is echoed.
+	msg, _ := redact.String(e.Message)
+	body := map[string]ErrorBody{"error": {Code: e.Code, Message: msg, Retry: continuo.RetryFor(e.Code), Details: e.Details}}
 	b, _ := json.Marshal(body)
 	return &mcp.CallToolResult{IsError: true, StructuredContent: json.RawMessage(b),
-		Content: []mcp.Content{&mcp.TextContent{Text: string(e.Code) + ": " + e.Message}}}
+		Content: []mcp.Content{&mcp.TextContent{Text: string(e.Code) + ": " + msg}}}
 }
 
 var errorSchema = func() *jsonschema.Schema {
