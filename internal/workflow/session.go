@@ -140,19 +140,23 @@ func (s *Service) start(ctx context.Context, c *continuo.Caller, in WorkOn) (*Wo
 	var ref int64
 	var prior *WorkResult // a replay of a keyed start
 	scope := "work:" + c.GroupID
-	loadPrior := func(tx store.Tx, id string) error {
+	// replayed loads the session of an earlier start with the same key.
+	// It is asked before anything is made (no worktree for a replay) and
+	// again in the write (a concurrent start with the key may have won).
+	replayed := func(tx store.Tx) (bool, error) {
+		id, err := replay(ctx, tx, scope, in.IdempotencyKey, in.fingerprint())
+		if err != nil || id == "" {
+			return false, err
+		}
 		sess, p, err := s.resolveWithProject(ctx, tx, c, id)
 		if err == nil {
 			prior = &WorkResult{Session: sess, Project: p, Replayed: true, Worktree: sess.WorktreePath}
 		}
-		return err
+		return true, err
 	}
 	err := s.store.Read(ctx, func(tx store.Tx) error {
-		if id, err := replay(ctx, tx, scope, in.IdempotencyKey, in.fingerprint()); err != nil || id != "" {
-			if err != nil {
-				return err
-			}
-			return loadPrior(tx, id)
+		if done, err := replayed(tx); done || err != nil {
+			return err
 		}
 		var err error
 		p, err = s.pickProject(ctx, tx, c, in.Project, mode)
@@ -187,12 +191,8 @@ func (s *Service) start(ctx context.Context, c *continuo.Caller, in WorkOn) (*Wo
 		}
 	}
 	err = s.store.Write(ctx, func(tx store.Tx) error {
-		// A concurrent start with the same key may have won meanwhile.
-		if id, err := replay(ctx, tx, scope, in.IdempotencyKey, in.fingerprint()); err != nil || id != "" {
-			if err != nil {
-				return err
-			}
-			return loadPrior(tx, id)
+		if done, err := replayed(tx); done || err != nil {
+			return err
 		}
 		if sess.Ref == 0 {
 			var err error
