@@ -152,8 +152,13 @@ func (db *DB) Read(ctx context.Context, fn func(store.Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("begin read: %w", err)
 	}
-	defer t.Rollback() //nolint:errcheck // a read has nothing to keep
-	return fn(&tx{q: readerQ{db: db, tx: t}})
+	var missed []string
+	err = fn(&tx{q: readerQ{db: db, tx: t, missed: &missed}})
+	_ = t.Rollback() // a read has nothing to keep
+	if len(missed) > 0 {
+		db.prepareReads(ctx, missed)
+	}
+	return err
 }
 
 // Write implements store.Store. It waits for the outcome even if ctx ends
@@ -361,29 +366,42 @@ func (w writerQ) QueryRowContext(ctx context.Context, q string, args ...any) *sq
 // readerQ runs statements in a read transaction. Statements are prepared
 // once on the read pool; database/sql then prepares each on a connection
 // the first time it runs there and reuses it after.
+//
+// A statement missing from the cache runs unprepared and is prepared after
+// the transaction has given its connection back (Read does that): preparing
+// on the pool needs a free connection, and a transaction waiting for one
+// while holding its own could deadlock the pool when every connection is
+// held by such a transaction.
 type readerQ struct {
-	db *DB
-	tx *sql.Tx
+	db     *DB
+	tx     *sql.Tx
+	missed *[]string
 }
 
 func (r readerQ) stmt(ctx context.Context, q string) *sql.Stmt {
 	if st, ok := r.db.rstmts.Load(q); ok {
 		return r.tx.StmtContext(ctx, st.(*sql.Stmt))
 	}
-	if r.db.nrstmts.Load() >= maxStmts {
-		return nil
+	*r.missed = append(*r.missed, q)
+	return nil
+}
+
+// prepareReads caches the statements a read transaction missed.
+func (db *DB) prepareReads(ctx context.Context, queries []string) {
+	for _, q := range queries {
+		if _, ok := db.rstmts.Load(q); ok || db.nrstmts.Load() >= maxStmts {
+			continue
+		}
+		st, err := db.readers.PrepareContext(ctx, q)
+		if err != nil {
+			continue // the query reports its own error when it runs
+		}
+		if _, loaded := db.rstmts.LoadOrStore(q, st); loaded {
+			st.Close()
+		} else {
+			db.nrstmts.Add(1)
+		}
 	}
-	st, err := r.db.readers.PrepareContext(ctx, q)
-	if err != nil {
-		return nil
-	}
-	if prev, loaded := r.db.rstmts.LoadOrStore(q, st); loaded {
-		st.Close()
-		st = prev.(*sql.Stmt)
-	} else {
-		r.db.nrstmts.Add(1)
-	}
-	return r.tx.StmtContext(ctx, st)
 }
 
 func (r readerQ) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {

@@ -572,3 +572,40 @@ func TestWriteCanceledWhileQueued(t *testing.T) {
 		t.Errorf("canceled Write left its key: %v", err)
 	}
 }
+
+// Reads holding every pooled connection run queries the statement cache has
+// not seen: a read must never wait for a second connection while it holds
+// one (that deadlocked the pool once; with a deadline, the queries failed).
+func TestReadsHoldingThePoolWithNewQueries(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	const readers = 2
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "c.db"), &sqlite.Options{Readers: readers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var inside sync.WaitGroup
+	inside.Add(readers)
+	errs := make(chan error, readers)
+	for i := 0; i < readers; i++ {
+		go func() {
+			errs <- db.Read(ctx, func(tx store.Tx) error {
+				// Hold this connection until every reader holds one.
+				inside.Done()
+				inside.Wait()
+				p := store.MessageListParams{SessionID: "ses_x", Kinds: continuo.Kinds()[:2+i], Limit: 1}
+				if _, err := tx.MessageList(ctx, p); err != nil {
+					return err
+				}
+				_, err := tx.MessageCount(ctx, p)
+				return err
+			})
+		}()
+	}
+	for i := 0; i < readers; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
