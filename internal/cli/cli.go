@@ -50,6 +50,8 @@ func commands() []command {
 		{"serve", "serve [--listen ADDR] [--database-url URL]   run the HTTP server (MCP at /mcp)", runServe},
 		{"stdio", "stdio [--principal NAME] [--scopes S1,S2]   serve MCP over stdin/stdout", runStdio},
 		{"migrate", "migrate up                                   apply database migrations", runMigrate},
+		{"export", "export FILE                                  write every row to a file (JSON lines)", runExport},
+		{"import", "import FILE                                  load an export into an empty data directory", runImport},
 		{"group", "group create NAME                            create an authority group", runGroup},
 		{"principal", "principal create NAME --group GROUP          create a principal", runPrincipal},
 		{"token", "token create|revoke|list                     manage personal access tokens", runToken},

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/continuo-dev/continuo/internal/auth"
+	"github.com/continuo-dev/continuo/internal/store/sqlite"
 )
 
 // run runs the CLI in process and returns exit status, stdout and stderr.
@@ -92,5 +95,39 @@ func TestCLIForms(t *testing.T) {
 		if code, _, _ := run(t, args...); code != 0 {
 			t.Errorf("continuo %v: exit %d, want 0", args, code)
 		}
+	}
+}
+
+// export and import move a whole database: the import exports identically,
+// and a token made before the export still authenticates after it.
+func TestExportImport(t *testing.T) {
+	src := []string{"--data-dir", filepath.Join(t.TempDir(), "src")}
+	dst := []string{"--data-dir", filepath.Join(t.TempDir(), "dst")}
+	file := filepath.Join(t.TempDir(), "dump.jsonl")
+	tok := runJSON(t, append([]string{"token", "create", "--principal", "alice", "--scopes", "sessions:read"}, src...)...)["token"].(string)
+	runJSON(t, append([]string{"project", "add", "demo", "--grant", "alice:write"}, src...)...)
+	exp := runJSON(t, append([]string{"export", file}, src...)...)
+	imp := runJSON(t, append([]string{"import", file}, dst...)...)
+	if exp["rows"] != imp["rows"] || exp["rows"].(float64) < 5 {
+		t.Fatalf("export %v, import %v", exp, imp)
+	}
+	_, a, _ := run(t, append([]string{"export", "-"}, src...)...)
+	_, b, _ := run(t, append([]string{"export", "-"}, dst...)...)
+	if a != b || a == "" {
+		t.Fatalf("exports differ:\n%s\n---\n%s", a, b)
+	}
+	db, err := sqlite.Open(context.Background(), filepath.Join(dst[1], "continuo.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := auth.New(db, nil).Authenticate(context.Background(), tok)
+	db.Close()
+	if err != nil || c.Principal != "alice" {
+		t.Fatalf("token after import: %+v %v", c, err)
+	}
+	// A second import into the now full database is refused.
+	code, out, _ := run(t, append([]string{"import", file, "--json"}, dst...)...)
+	if code != 1 || !strings.Contains(out, "empty database") {
+		t.Fatalf("second import: %d %s", code, out)
 	}
 }

@@ -97,7 +97,19 @@ type Tx interface {
 
 	IdempotencyGet(ctx context.Context, scope, keyHash string) (*Idempotency, error)
 	IdempotencyPut(ctx context.Context, rec Idempotency) error
+
+	// TableRows calls fn with every row of one of Tables, in primary-key
+	// order, as column name → value (int64, string or nil).
+	TableRows(ctx context.Context, table string, fn func(row map[string]any) error) error
+	// TableInsert inserts one row into one of Tables. Column names are
+	// checked against the table's real columns.
+	TableInsert(ctx context.Context, table string, row map[string]any) error
 }
+
+// Tables are the tables an export carries, parents before children, so
+// that an import can insert them in this order.
+var Tables = []string{"meta", "groups", "principals", "tokens", "projects", "grants",
+	"sessions", "session_instructions", "messages", "idempotency"}
 
 // SessionListParams selects a group's sessions in one project.
 type SessionListParams struct {

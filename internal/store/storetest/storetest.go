@@ -101,6 +101,7 @@ func Run(t *testing.T, f Factory) {
 			}
 		})
 	}
+	t.Run("Dump", func(t *testing.T) { dumpTests(t, f) })
 }
 
 // waitLimit bounds every wait for another goroutine, so that a driver that
