@@ -235,15 +235,11 @@ func (db *DB) commit(batch []*writeReq) {
 	ctx := context.Background() // the batch outlives any one request
 	results := make([]error, len(batch))
 	start := time.Now()
-	fail := func(err error) {
-		for i := range batch {
-			batch[i].done <- err
-		}
-	}
 	if _, err := db.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		fail(fmt.Errorf("begin write: %w", err))
+		db.abort(ctx, batch, fmt.Errorf("begin write: %w", err))
 		return
 	}
+	wtx := &tx{q: writerQ{db}, write: true}
 	// A batch of one needs no savepoint: if it fails, the whole transaction
 	// is rolled back. That is the common case under light load, and it saves
 	// two statements per write.
@@ -255,7 +251,7 @@ func (db *DB) commit(batch []*writeReq) {
 			continue
 		}
 		if alone {
-			if results[i] = call(r.fn, &tx{q: writerQ{db}, write: true}); results[i] == nil {
+			if results[i] = call(r.fn, wtx); results[i] == nil {
 				kept++
 			}
 			continue
@@ -264,7 +260,7 @@ func (db *DB) commit(batch []*writeReq) {
 			db.abort(ctx, batch, fmt.Errorf("savepoint: %w", err))
 			return
 		}
-		err := call(r.fn, &tx{q: writerQ{db}, write: true})
+		err := call(r.fn, wtx)
 		if err != nil {
 			if _, rerr := db.conn.ExecContext(ctx, "ROLLBACK TO w"); rerr != nil {
 				db.abort(ctx, batch, fmt.Errorf("rollback to savepoint: %w", rerr))
@@ -294,7 +290,8 @@ func (db *DB) commit(batch []*writeReq) {
 }
 
 // abort rolls the whole batch back and fails every request in it: after a
-// failed savepoint or commit, nothing in the batch is known to be kept.
+// failed begin, savepoint or commit, nothing in the batch is known to be
+// kept.
 func (db *DB) abort(ctx context.Context, batch []*writeReq, err error) {
 	db.rollback(ctx)
 	for _, r := range batch {
