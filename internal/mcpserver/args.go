@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/continuo-dev/continuo"
@@ -69,16 +70,9 @@ func exactNames[In any](obj []byte) error {
 	if err := json.Unmarshal(obj, &m); err != nil {
 		return continuo.Errorf(continuo.CodeInvalidInput, "arguments must be a JSON object")
 	}
-	t := reflect.TypeFor[In]()
+	fs := fieldsOf(reflect.TypeFor[In]())
 	for name := range m {
-		known := false
-		for i := 0; i < t.NumField(); i++ {
-			if f, ok := fieldOf(t.Field(i)); ok && f.name == name {
-				known = true
-				break
-			}
-		}
-		if !known {
+		if !slices.ContainsFunc(fs, func(f field) bool { return f.name == name }) {
 			return continuo.Invalid(name, "unknown argument")
 		}
 	}
@@ -124,6 +118,27 @@ type field struct {
 	hasLimit bool
 	each     int
 	enum     []string
+	index    int // of the struct field
+}
+
+// fieldCache holds each argument type's fields, parsed from its tags once:
+// decoding runs on every tool call.
+var fieldCache sync.Map // reflect.Type → []field
+
+// fieldsOf returns the argument fields of struct type t.
+func fieldsOf(t reflect.Type) []field {
+	if fs, ok := fieldCache.Load(t); ok {
+		return fs.([]field)
+	}
+	var fs []field
+	for i := 0; i < t.NumField(); i++ {
+		if f, ok := fieldOf(t.Field(i)); ok {
+			f.index = i
+			fs = append(fs, f)
+		}
+	}
+	fieldCache.Store(t, fs)
+	return fs
 }
 
 func fieldOf(sf reflect.StructField) (field, bool) {
@@ -152,13 +167,8 @@ func fieldOf(sf reflect.StructField) (field, bool) {
 }
 
 func validate(v reflect.Value) error {
-	t := v.Type()
-	for i := 0; i < t.NumField(); i++ {
-		f, ok := fieldOf(t.Field(i))
-		if !ok {
-			continue
-		}
-		if err := f.check(v.Field(i)); err != nil {
+	for _, f := range fieldsOf(v.Type()) {
+		if err := f.check(v.Field(f.index)); err != nil {
 			return err
 		}
 	}
@@ -225,12 +235,7 @@ func inputSchema[In any]() *jsonschema.Schema {
 	if err != nil {
 		panic(fmt.Sprintf("input schema of %T: %v", *new(In), err))
 	}
-	t := reflect.TypeFor[In]()
-	for i := 0; i < t.NumField(); i++ {
-		f, ok := fieldOf(t.Field(i))
-		if !ok {
-			continue
-		}
+	for _, f := range fieldsOf(reflect.TypeFor[In]()) {
 		p := s.Properties[f.name]
 		if p == nil {
 			continue
