@@ -56,6 +56,15 @@ const (
 	AccessWrite Access = "write"
 )
 
+// accesses is the closed set of grant levels, in order.
+var accesses = []Access{AccessRead, AccessWrite}
+
+// Accesses lists every grant level, in order.
+func Accesses() []Access { return slices.Clone(accesses) }
+
+// Valid reports whether a is one of Accesses.
+func (a Access) Valid() bool { return slices.Contains(accesses, a) }
+
 // Caller is the authenticated identity behind one request: a principal of
 // one authority group, holding some scopes.
 type Caller struct {

@@ -3,6 +3,7 @@ package continuo
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Code is one of the closed set of error codes of CONTRACT.md §9.
@@ -33,6 +34,35 @@ const (
 	CodeInternal            Code = "internal"
 )
 
+// codes is the closed set of error codes in the contract's order (the order
+// of the const block above); tools/list publishes them in this order.
+var codes = []Code{
+	CodeInvalidInput,
+	CodeUnauthorized,
+	CodeForbidden,
+	CodeNotFound,
+	CodeConflict,
+	CodeRevisionConflict,
+	CodeTooLarge,
+	CodeSessionClosed,
+	CodeGoalTerminal,
+	CodeGoalPlanIncomplete,
+	CodeProviderUnavailable,
+	CodeQueueFull,
+	CodeCapacityFull,
+	CodeCarrierFenced,
+	CodeUnsafeBoundary,
+	CodeTicketInvalid,
+	CodeTerminalImmutable,
+	CodeReconcileRequired,
+	CodeInvalidState,
+	CodeRateLimited,
+	CodeInternal,
+}
+
+// Valid reports whether c is one of Codes.
+func (c Code) Valid() bool { return slices.Contains(codes, c) }
+
 // Retry tells a client what to do after an error (CONTRACT.md §1).
 type Retry string
 
@@ -46,8 +76,9 @@ const (
 	RetrySame      Retry = "retry_same"
 )
 
-// retryFor is the advice that goes with each code. A code missing here is a
-// programming error caught by TestRetryCoversEveryCode.
+// retryFor is the advice that goes with each code. A code missing here, or
+// one here that is not in codes, is a programming error caught by
+// TestRetryCoversEveryCode.
 var retryFor = map[Code]Retry{
 	CodeInvalidInput:        RetryFixInput,
 	CodeUnauthorized:        RetryNone,
@@ -72,14 +103,9 @@ var retryFor = map[Code]Retry{
 	CodeInternal:            RetrySame,
 }
 
-// Codes returns every error code, for tests and schemas.
-func Codes() []Code {
-	out := make([]Code, 0, len(retryFor))
-	for c := range retryFor {
-		out = append(out, c)
-	}
-	return out
-}
+// Codes returns every error code, in the contract's order (CONTRACT.md §9),
+// for tests and schemas.
+func Codes() []Code { return slices.Clone(codes) }
 
 // RetryFor returns the retry advice for code.
 func RetryFor(code Code) Retry {

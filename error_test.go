@@ -3,7 +3,12 @@ package continuo
 import (
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +39,134 @@ func TestErrorShape(t *testing.T) {
 			t.Errorf("code %s does not survive AsError/ErrorCode", c)
 		}
 	}
+}
+
+// declaredConsts returns, for each named type, the string values of the
+// constants of that type declared in this package's non-test files, in
+// declaration order: the source the ordered lists must follow.
+func declaredConsts(t *testing.T) map[string][]string {
+	t.Helper()
+	fset := token.NewFileSet()
+	out := map[string][]string{}
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range g.Specs {
+				vs := spec.(*ast.ValueSpec)
+				typ, ok := vs.Type.(*ast.Ident)
+				if !ok {
+					continue
+				}
+				for _, v := range vs.Values {
+					lit, ok := v.(*ast.BasicLit)
+					if !ok || lit.Kind != token.STRING {
+						continue
+					}
+					s, err := strconv.Unquote(lit.Value)
+					if err != nil {
+						t.Fatal(err)
+					}
+					out[typ.Name] = append(out[typ.Name], s)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func strs[T ~string](xs []T) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = string(x)
+	}
+	return out
+}
+
+// TestCodesOrder pins Codes() to the contract: no duplicates, exactly the
+// codes of the const block in its order (which is CONTRACT.md §9's), and
+// exactly the codes of the retry table.
+func TestCodesOrder(t *testing.T) {
+	got := Codes()
+	seen := map[Code]bool{}
+	for _, c := range got {
+		if seen[c] {
+			t.Errorf("Codes() lists %s twice", c)
+		}
+		seen[c] = true
+	}
+	if !slices.Equal(got, contractCodes) {
+		t.Errorf("Codes() = %v\nwant the contract's order %v", got, contractCodes)
+	}
+	if decl := declaredConsts(t)["Code"]; !slices.Equal(strs(got), decl) {
+		t.Errorf("Codes() = %v\nwant the const block's order %v", got, decl)
+	}
+	if len(retryFor) != len(got) {
+		t.Errorf("the retry table has %d codes, Codes() %d", len(retryFor), len(got))
+	}
+	for c := range retryFor {
+		if !seen[c] {
+			t.Errorf("the retry table has %s, Codes() does not", c)
+		}
+	}
+	got[0] = "mutated"
+	if Codes()[0] != CodeInvalidInput {
+		t.Error("Codes() returns its backing array: a caller can change the set")
+	}
+	if !CodeInternal.Valid() || Code("no_such_code").Valid() || Code("").Valid() {
+		t.Error("Code.Valid")
+	}
+}
+
+// checkSet checks one closed set: its list is exactly the constants of its
+// type in declaration order, without duplicates; Valid accepts each and
+// nothing else; and the list is a copy.
+func checkSet[T ~string](t *testing.T, typ, fn string, list func() []T, valid func(T) bool) {
+	t.Helper()
+	got := list()
+	if decl := declaredConsts(t)[typ]; len(decl) == 0 || !slices.Equal(strs(got), decl) {
+		t.Errorf("%s() = %v, want the declared %s constants in order: %v", fn, got, typ, decl)
+	}
+	for i, v := range got {
+		if slices.Index(got, v) != i {
+			t.Errorf("%s() lists %q twice", fn, v)
+		}
+		if !valid(v) {
+			t.Errorf("%s(%q).Valid() = false", typ, v)
+		}
+	}
+	for _, bad := range []T{"", "bogus", T(strings.ToUpper(string(got[0]))), got[0] + " "} {
+		if valid(bad) {
+			t.Errorf("%s(%q).Valid() = true", typ, bad)
+		}
+	}
+	got[0] = "mutated"
+	if list()[0] == "mutated" {
+		t.Errorf("%s() returns its backing array", fn)
+	}
+}
+
+func TestClosedSets(t *testing.T) {
+	checkSet(t, "Kind", "Kinds", Kinds, Kind.Valid)
+	checkSet(t, "Status", "Statuses", Statuses, Status.Valid)
+	checkSet(t, "Priority", "Priorities", Priorities, Priority.Valid)
+	checkSet(t, "Mode", "Modes", Modes, Mode.Valid)
+	checkSet(t, "Lifecycle", "Lifecycles", Lifecycles, Lifecycle.Valid)
+	checkSet(t, "Access", "Accesses", Accesses, Access.Valid)
+	checkSet(t, "Code", "Codes", Codes, Code.Valid)
 }
 
 func TestRetryCoversEveryCode(t *testing.T) {

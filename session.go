@@ -1,6 +1,7 @@
 package continuo
 
 import (
+	"slices"
 	"strconv"
 	"time"
 )
@@ -14,6 +15,16 @@ const (
 	LifecycleClosed Lifecycle = "closed"
 )
 
+// lifecycles is the closed set of lifecycles, in the contract's order: the
+// MCP schemas and both SQL dialects' CHECKs list exactly these.
+var lifecycles = []Lifecycle{LifecycleActive, LifecycleClosed}
+
+// Lifecycles lists every session lifecycle, in order.
+func Lifecycles() []Lifecycle { return slices.Clone(lifecycles) }
+
+// Valid reports whether l is one of Lifecycles.
+func (l Lifecycle) Valid() bool { return slices.Contains(lifecycles, l) }
+
 // Mode is how a session works on its project.
 type Mode string
 
@@ -22,6 +33,15 @@ const (
 	ModeCheckout Mode = "checkout"
 	ModeWorktree Mode = "worktree"
 )
+
+// modes is the closed set of session modes, in order.
+var modes = []Mode{ModeCheckout, ModeWorktree}
+
+// Modes lists every session mode, in order.
+func Modes() []Mode { return slices.Clone(modes) }
+
+// Valid reports whether m is one of Modes.
+func (m Mode) Valid() bool { return slices.Contains(modes, m) }
 
 // Session is a Workflow Session: one task in one project, owned by a group.
 // Counters are kept with every write so that reads never scan messages.
@@ -80,10 +100,14 @@ const (
 	KindAnswer   Kind = "answer"
 )
 
-// Kinds lists every message kind.
-func Kinds() []Kind {
-	return []Kind{KindDecision, KindProgress, KindTodo, KindRisk, KindQuestion, KindGuidance, KindNote, KindAnswer}
-}
+// kinds is the closed set of message kinds, in order.
+var kinds = []Kind{KindDecision, KindProgress, KindTodo, KindRisk, KindQuestion, KindGuidance, KindNote, KindAnswer}
+
+// Kinds lists every message kind, in order.
+func Kinds() []Kind { return slices.Clone(kinds) }
+
+// Valid reports whether k is one of Kinds.
+func (k Kind) Valid() bool { return slices.Contains(kinds, k) }
 
 // Resolvable reports whether messages of kind k can be resolved.
 func (k Kind) Resolvable() bool { return k == KindTodo || k == KindQuestion || k == KindRisk }
@@ -102,6 +126,15 @@ const (
 	StatusSuperseded Status = "superseded"
 )
 
+// statuses is the closed set of message statuses, in order.
+var statuses = []Status{StatusOpen, StatusResolved, StatusSuperseded}
+
+// Statuses lists every message status, in order.
+func Statuses() []Status { return slices.Clone(statuses) }
+
+// Valid reports whether s is one of Statuses.
+func (s Status) Valid() bool { return slices.Contains(statuses, s) }
+
 // Priority is a message's priority.
 type Priority string
 
@@ -111,6 +144,15 @@ const (
 	PriorityNormal Priority = "normal"
 	PriorityHigh   Priority = "high"
 )
+
+// priorities is the closed set of message priorities, in order.
+var priorities = []Priority{PriorityLow, PriorityNormal, PriorityHigh}
+
+// Priorities lists every message priority, in order.
+func Priorities() []Priority { return slices.Clone(priorities) }
+
+// Valid reports whether p is one of Priorities.
+func (p Priority) Valid() bool { return slices.Contains(priorities, p) }
 
 // Message is a note in a session.
 type Message struct {

@@ -89,7 +89,7 @@ func (s *Service) CreatePrincipal(ctx context.Context, name, group string) (*con
 	}
 	var p *continuo.Principal
 	err := s.store.Write(ctx, func(tx store.Tx) error {
-		g, err := tx.GroupByName(ctx, group)
+		g, err := tx.GroupGetByName(ctx, group)
 		if errors.Is(err, store.ErrNotFound) {
 			return continuo.NotFound("group", group)
 		} else if err != nil {
@@ -153,11 +153,11 @@ func (s *Service) CreateToken(ctx context.Context, principal string, scopes []co
 }
 
 func (s *Service) ensurePrincipal(ctx context.Context, tx store.Tx, name string) (*continuo.Principal, error) {
-	p, err := tx.PrincipalByName(ctx, name)
+	p, err := tx.PrincipalGetByName(ctx, name)
 	if err == nil || !errors.Is(err, store.ErrNotFound) {
 		return p, err
 	}
-	g, err := tx.GroupByName(ctx, name)
+	g, err := tx.GroupGetByName(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
 		g = &continuo.Group{ID: continuo.NewID(continuo.PrefixGroup, s.now()), Name: name, CreatedAt: s.now()}
 		err = tx.GroupCreate(ctx, g)
@@ -171,7 +171,7 @@ func (s *Service) ensurePrincipal(ctx context.Context, tx store.Tx, name string)
 
 // RevokeToken revokes a token by ID. Revoking twice is not an error.
 func (s *Service) RevokeToken(ctx context.Context, tokenID string) error {
-	err := s.store.Write(ctx, func(tx store.Tx) error { return tx.TokenRevoke(ctx, tokenID, s.now()) })
+	err := s.store.Write(ctx, func(tx store.Tx) error { return tx.TokenRevoke(ctx, store.TokenRevokeParams{ID: tokenID, At: s.now()}) })
 	if errors.Is(err, store.ErrNotFound) {
 		return continuo.NotFound("token", tokenID)
 	}
@@ -189,14 +189,14 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*continuo.Ca
 	}
 	var c *continuo.Caller
 	err := s.store.Read(ctx, func(tx store.Tx) error {
-		k, err := tx.TokenByHash(ctx, hashToken(secret))
+		k, err := tx.TokenGetByHash(ctx, hashToken(secret))
 		if err != nil {
 			return err
 		}
 		if k.RevokedAt != nil || (k.ExpiresAt != nil && !s.now().Before(*k.ExpiresAt)) {
 			return ErrBadToken
 		}
-		p, err := tx.PrincipalByID(ctx, k.PrincipalID)
+		p, err := tx.PrincipalGet(ctx, k.PrincipalID)
 		if err != nil {
 			return err
 		}
@@ -217,7 +217,7 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*continuo.Ca
 func (s *Service) Principal(ctx context.Context, name string, scopes []continuo.Scope) (*continuo.Caller, error) {
 	var c *continuo.Caller
 	err := s.store.Read(ctx, func(tx store.Tx) error {
-		p, err := tx.PrincipalByName(ctx, name)
+		p, err := tx.PrincipalGetByName(ctx, name)
 		if errors.Is(err, store.ErrNotFound) {
 			return continuo.NotFound("principal", name)
 		} else if err != nil {

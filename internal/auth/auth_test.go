@@ -3,35 +3,33 @@ package auth_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/continuo-dev/continuo/internal/store/stores"
+
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/auth"
 	"github.com/continuo-dev/continuo/internal/store"
-	"github.com/continuo-dev/continuo/internal/store/sqlite"
 )
 
 type clock struct{ t time.Time }
 
 func (c *clock) now() time.Time { return c.t }
 
-func setup(t *testing.T) (*auth.Service, *sqlite.DB, *clock) {
+func setup(t *testing.T) (*auth.Service, store.Store, *clock) {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "a.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := stores.Open(t)
 	c := &clock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
 	return auth.New(db, c.now), db, c
 }
 
 func code(err error) continuo.Code { return continuo.ErrorCode(err) }
 
-func TestTokenLifecycle(t *testing.T) {
+func TestTokenLifecycle(t *testing.T) { stores.Each(t, testTokenLifecycle) }
+
+func testTokenLifecycle(t *testing.T) {
 	ctx := context.Background()
 	a, db, clk := setup(t)
 	tok, err := a.CreateToken(ctx, "alice", []continuo.Scope{continuo.ScopeSessionsRead}, time.Hour)
@@ -43,7 +41,7 @@ func TestTokenLifecycle(t *testing.T) {
 	}
 	// Only a hash is stored: the secret appears nowhere in the database.
 	err = db.Read(ctx, func(tx store.Tx) error {
-		k, err := tx.TokenByID(ctx, tok.TokenID)
+		k, err := tx.TokenGet(ctx, tok.TokenID)
 		if err != nil {
 			return err
 		}
@@ -93,7 +91,9 @@ func TestTokenLifecycle(t *testing.T) {
 	}
 }
 
-func TestBootstrapOnce(t *testing.T) {
+func TestBootstrapOnce(t *testing.T) { stores.Each(t, testBootstrapOnce) }
+
+func testBootstrapOnce(t *testing.T) {
 	ctx := context.Background()
 	a, _, _ := setup(t)
 	tok, p, err := a.Bootstrap(ctx, &auth.ProjectSpec{Name: "repo", Root: "/src/repo", Writable: true}, true)
@@ -110,7 +110,9 @@ func TestBootstrapOnce(t *testing.T) {
 	}
 }
 
-func TestProjectsAndGrants(t *testing.T) {
+func TestProjectsAndGrants(t *testing.T) { stores.Each(t, testProjectsAndGrants) }
+
+func testProjectsAndGrants(t *testing.T) {
 	ctx := context.Background()
 	a, db, _ := setup(t)
 	for _, g := range []string{"team", "rivals"} {
@@ -176,11 +178,11 @@ func TestProjectsAndGrants(t *testing.T) {
 	}
 }
 
-func groupID(t *testing.T, db *sqlite.DB, name string) string {
+func groupID(t *testing.T, db store.Store, name string) string {
 	t.Helper()
 	var id string
 	err := db.Read(context.Background(), func(tx store.Tx) error {
-		g, err := tx.GroupByName(context.Background(), name)
+		g, err := tx.GroupGetByName(context.Background(), name)
 		if err != nil {
 			return err
 		}

@@ -2,6 +2,8 @@ package auth
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 
@@ -24,6 +26,7 @@ func (s *Service) Bootstrap(ctx context.Context, first *ProjectSpec, issueToken 
 	var issued *IssuedToken
 	var project *continuo.Project
 	err := s.store.Write(ctx, func(tx store.Tx) error {
+		issued, project = nil, nil // Write may run this more than once
 		if _, err := tx.MetaGet(ctx, bootstrappedKey); err == nil {
 			return nil
 		} else if !errors.Is(err, store.ErrNotFound) {
@@ -49,14 +52,43 @@ func (s *Service) Bootstrap(ctx context.Context, first *ProjectSpec, issueToken 
 			if err := tx.ProjectCreate(ctx, project); err != nil {
 				return fmt.Errorf("register project %s: %w", first.Name, err)
 			}
-			if err := tx.GrantPut(ctx, continuo.Grant{ProjectID: project.ID, GroupID: p.GroupID, Access: continuo.AccessWrite}); err != nil {
+			if err := tx.GrantSet(ctx, continuo.Grant{ProjectID: project.ID, GroupID: p.GroupID, Access: continuo.AccessWrite}); err != nil {
 				return err
 			}
 		}
-		return tx.MetaPut(ctx, bootstrappedKey, now.Format(continuo.TimeFormat))
+		return tx.MetaSet(ctx, bootstrappedKey, now.Format(continuo.TimeFormat))
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("bootstrap: %w", err)
 	}
 	return issued, project, nil
+}
+
+const sessionKeyMeta = "mcp_session_key"
+
+// SessionKey returns the key that signs MCP session IDs, creating it on
+// first use. It lives in the database so that every replica sharing it
+// signs and checks with the same key.
+func (s *Service) SessionKey(ctx context.Context) ([]byte, error) {
+	var key []byte
+	err := s.store.Write(ctx, func(tx store.Tx) error {
+		v, err := tx.MetaGet(ctx, sessionKeyMeta)
+		if errors.Is(err, store.ErrNotFound) {
+			var b [32]byte
+			if _, err := rand.Read(b[:]); err != nil {
+				return err
+			}
+			v = hex.EncodeToString(b[:])
+			err = tx.MetaSet(ctx, sessionKeyMeta, v)
+		}
+		if err != nil {
+			return err
+		}
+		key, err = hex.DecodeString(v)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("session key: %w", err)
+	}
+	return key, nil
 }

@@ -69,7 +69,7 @@ func (s *Service) AddProject(ctx context.Context, spec ProjectSpec, grants map[s
 // Grant gives a group access to a project (replacing an earlier grant).
 func (s *Service) Grant(ctx context.Context, project, group string, access continuo.Access) error {
 	return s.store.Write(ctx, func(tx store.Tx) error {
-		p, err := tx.ProjectByName(ctx, project)
+		p, err := tx.ProjectGetByName(ctx, project)
 		if errors.Is(err, store.ErrNotFound) {
 			return continuo.NotFound("project", project)
 		} else if err != nil {
@@ -83,13 +83,13 @@ func grant(ctx context.Context, tx store.Tx, projectID, group string, access con
 	if access != continuo.AccessRead && access != continuo.AccessWrite {
 		return continuo.Invalid("grant", "access must be read or write, not %q", access)
 	}
-	g, err := tx.GroupByName(ctx, group)
+	g, err := tx.GroupGetByName(ctx, group)
 	if errors.Is(err, store.ErrNotFound) {
 		return continuo.NotFound("group", group)
 	} else if err != nil {
 		return err
 	}
-	return tx.GrantPut(ctx, continuo.Grant{ProjectID: projectID, GroupID: g.ID, Access: access})
+	return tx.GrantSet(ctx, continuo.Grant{ProjectID: projectID, GroupID: g.ID, Access: access})
 }
 
 // Visible is a project as one group sees it.
@@ -106,7 +106,7 @@ func (s *Service) Projects(ctx context.Context, tx store.Tx, c *continuo.Caller)
 	}
 	out := make([]Visible, 0, len(grants))
 	for _, g := range grants {
-		p, err := tx.ProjectByID(ctx, g.ProjectID)
+		p, err := tx.ProjectGet(ctx, g.ProjectID)
 		if err != nil {
 			return nil, err
 		}
@@ -122,9 +122,9 @@ func (s *Service) ResolveProject(ctx context.Context, tx store.Tx, c *continuo.C
 	var p *continuo.Project
 	var err error
 	if continuo.ValidID(continuo.PrefixProject, ref) {
-		p, err = tx.ProjectByID(ctx, ref)
+		p, err = tx.ProjectGet(ctx, ref)
 	} else {
-		p, err = tx.ProjectByName(ctx, ref)
+		p, err = tx.ProjectGetByName(ctx, ref)
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, "", continuo.NotFound("project", ref)

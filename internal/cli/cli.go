@@ -16,15 +16,23 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/auth"
 	"github.com/continuo-dev/continuo/internal/store"
+	"github.com/continuo-dev/continuo/internal/store/postgres"
 	"github.com/continuo-dev/continuo/internal/store/sqlite"
 )
 
 // errUsage marks a command-line mistake (exit status 2).
 var errUsage = errors.New("usage")
+
+// reported is a failure whose result the command already printed (exit
+// status 1, no second JSON object).
+type reported string
+
+func (r reported) Error() string { return string(r) }
 
 // env is one invocation: its streams and the common flags.
 type env struct {
@@ -88,6 +96,11 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		}
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
+		}
+		var rep reported
+		if errors.As(err, &rep) {
+			fmt.Fprintln(stderr, "continuo:", err)
+			return 1 // the command printed its result (with --json, the one object)
 		}
 		if errors.Is(err, errUsage) {
 			fmt.Fprintln(stderr, "continuo:", strings.TrimPrefix(err.Error(), "usage: "))
@@ -160,8 +173,14 @@ func (e *env) parse(fs *flag.FlagSet, args []string, wantPos int) ([]string, err
 	return pos, nil
 }
 
+// openOptions are what every driver may be asked.
+type openOptions struct {
+	migrate  store.MigrateMode
+	onCommit func(d time.Duration, writes int)
+}
+
 // open opens the configured store, creating the data directory.
-func (e *env) open(opts *sqlite.Options) (store.Store, error) {
+func (e *env) open(o openOptions) (store.Store, error) {
 	if err := os.MkdirAll(e.dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
@@ -174,10 +193,11 @@ func (e *env) open(opts *sqlite.Options) (store.Store, error) {
 	}
 	switch driver {
 	case "sqlite":
-		return sqlite.Open(e.ctx, target, opts)
-	default:
-		return nil, fmt.Errorf("the %s store is not available in this build yet; use sqlite:// (the default)", driver)
+		return sqlite.Open(e.ctx, target, &sqlite.Options{Migrate: o.migrate, OnCommit: o.onCommit})
+	case "postgres":
+		return postgres.Open(e.ctx, target, &postgres.Options{Migrate: o.migrate, OnCommit: o.onCommit})
 	}
+	return nil, fmt.Errorf("unsupported database driver %q", driver)
 }
 
 // out prints v as JSON with --json, or the text otherwise.
@@ -192,7 +212,7 @@ func (e *env) out(v any, text string) {
 
 func runMigrate(e *env, args []string) error {
 	fs := e.flags("migrate", "migrate up [--database-url URL]")
-	dbURL := fs.String("database-url", "", "database `url` (sqlite://PATH)")
+	dbURL := fs.String("database-url", "", "database `url` (sqlite://PATH or postgres://USER@HOST/DB)")
 	pos, err := e.parse(fs, args, 1)
 	if err != nil {
 		return err
@@ -203,22 +223,18 @@ func runMigrate(e *env, args []string) error {
 	if *dbURL != "" {
 		e.cfg.Database.URL = *dbURL
 	}
-	s, err := e.open(nil) // opening applies every pending migration
+	s, err := e.open(openOptions{migrate: store.MigrateUp}) // opening applies every pending migration
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	ms, err := sqlite.Migrations()
-	if err != nil {
-		return err
-	}
-	e.out(map[string]any{"schema_version": len(ms)}, fmt.Sprintf("schema is at version %d", len(ms)))
+	e.out(map[string]any{"schema_version": store.SchemaVersion}, fmt.Sprintf("schema is at version %d", store.SchemaVersion))
 	return nil
 }
 
 // withAuth opens the store and runs fn with an auth service.
 func (e *env) withAuth(fn func(a *auth.Service) error) error {
-	s, err := e.open(nil)
+	s, err := e.open(openOptions{})
 	if err != nil {
 		return err
 	}

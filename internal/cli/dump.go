@@ -5,33 +5,30 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/continuo-dev/continuo/internal/store"
-	"github.com/continuo-dev/continuo/internal/store/sqlite"
 )
-
-// schemaVersion is the schema this binary writes and reads.
-func schemaVersion() (int, error) {
-	ms, err := sqlite.Migrations()
-	return len(ms), err
-}
 
 // runExport writes every row of the database to FILE ("-" for stdout),
 // from one consistent snapshot; the server may keep running meanwhile.
+// With --verify it writes nothing and compares FILE with the live database
+// instead: row counts and a hash per table.
 func runExport(e *env, args []string) error {
-	fs := e.flags("export", "export FILE   (FILE - writes to stdout)")
+	fs := e.flags("export", "export FILE | export --verify FILE   (FILE - is stdout, or stdin with --verify)")
+	verify := fs.Bool("verify", false, "compare FILE with the live database (row counts and SHA-256 per table) instead of writing it")
 	pos, err := e.parse(fs, args, 1)
 	if err != nil {
 		return err
 	}
+	if *verify {
+		return verifyExport(e, pos[0])
+	}
 	if pos[0] == "-" && e.json {
 		return fmt.Errorf("%w: export to stdout cannot also print --json", errUsage)
 	}
-	v, err := schemaVersion()
-	if err != nil {
-		return err
-	}
-	s, err := e.open(nil)
+	v := store.SchemaVersion
+	s, err := e.open(openOptions{})
 	if err != nil {
 		return err
 	}
@@ -64,6 +61,62 @@ func runExport(e *env, args []string) error {
 	return nil
 }
 
+// errMismatch is a verification that found differences (exit status 1).
+var errMismatch error = reported("the export and the database differ")
+
+func verifyExport(e *env, file string) error {
+	var r io.Reader = e.stdin
+	if file != "-" {
+		f, err := os.Open(file)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r = f
+	}
+	version, want, err := store.DigestFile(r)
+	if err != nil {
+		return err
+	}
+	s, err := e.open(openOptions{})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	got, err := store.Digest(e.ctx, s)
+	if err != nil {
+		return err
+	}
+	type diff struct {
+		Table     string `json:"table"`
+		FileRows  int    `json:"file_rows"`
+		LiveRows  int    `json:"database_rows"`
+		SameRows  bool   `json:"same_rows"`
+		SameBytes bool   `json:"same_content"`
+	}
+	var diffs []diff
+	var b strings.Builder
+	same := version == store.SchemaVersion
+	if !same {
+		fmt.Fprintf(&b, "schema version: export %d, database %d\n", version, store.SchemaVersion)
+	}
+	for i := range want {
+		d := diff{Table: want[i].Table, FileRows: want[i].Rows, LiveRows: got[i].Rows,
+			SameRows: want[i].Rows == got[i].Rows, SameBytes: want[i].SHA256 == got[i].SHA256}
+		diffs = append(diffs, d)
+		mark := "same"
+		if !d.SameBytes {
+			same, mark = false, "DIFFERENT"
+		}
+		fmt.Fprintf(&b, "%-22s export %7d rows, database %7d rows  %s\n", d.Table, d.FileRows, d.LiveRows, mark)
+	}
+	e.out(map[string]any{"file": file, "same": same, "schema_version": version, "tables": diffs}, strings.TrimSuffix(b.String(), "\n"))
+	if !same {
+		return errMismatch
+	}
+	return nil
+}
+
 // runImport loads an export into an empty database, all or nothing.
 func runImport(e *env, args []string) error {
 	fs := e.flags("import", "import FILE   (into an empty data directory; FILE - reads stdin)")
@@ -71,10 +124,7 @@ func runImport(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	v, err := schemaVersion()
-	if err != nil {
-		return err
-	}
+	v := store.SchemaVersion
 	var r io.Reader = e.stdin
 	if pos[0] != "-" {
 		f, err := os.Open(pos[0])
@@ -84,7 +134,7 @@ func runImport(e *env, args []string) error {
 		defer f.Close()
 		r = f
 	}
-	s, err := e.open(nil)
+	s, err := e.open(openOptions{})
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/continuo-dev/continuo/internal/mcpserver"
 	"github.com/continuo-dev/continuo/internal/metrics"
 	"github.com/continuo-dev/continuo/internal/store"
-	"github.com/continuo-dev/continuo/internal/store/sqlite"
 	"github.com/continuo-dev/continuo/internal/web"
 	"github.com/continuo-dev/continuo/internal/workflow"
 	"github.com/continuo-dev/continuo/internal/workspace"
@@ -37,7 +36,7 @@ func (e *env) wire() (*app, error) {
 	reg := metrics.NewRegistry()
 	commits := reg.Histogram("continuo_db_commit_seconds", "Duration of database commits (one commit may carry several writes).", metrics.DefBuckets)
 	writes := reg.Counter("continuo_db_commit_writes_total", "Writes committed (group commit: several per commit).")
-	s, err := e.open(&sqlite.Options{OnCommit: func(d time.Duration, n int) {
+	s, err := e.open(openOptions{onCommit: func(d time.Duration, n int) {
 		commits.Observe(d.Seconds())
 		writes.Add(float64(n))
 	}})
@@ -93,9 +92,9 @@ func tuneGC() {
 }
 
 func runServe(e *env, args []string) error {
-	fs := e.flags("serve", "serve [--listen 127.0.0.1:7300] [--database-url sqlite://PATH]")
+	fs := e.flags("serve", "serve [--listen 127.0.0.1:7300] [--database-url sqlite://PATH | postgres://USER@HOST/DB]")
 	listen := fs.String("listen", "", "`address` to listen on (default 127.0.0.1:7300)")
-	dbURL := fs.String("database-url", "", "database `url` (default sqlite://DATA_DIR/continuo.db)")
+	dbURL := fs.String("database-url", "", "database `url`: sqlite://PATH (default DATA_DIR/continuo.db) or postgres://USER@HOST/DB")
 	if _, err := e.parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -119,14 +118,19 @@ func runServe(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	mcpSrv := mcpserver.New(mcpserver.Options{Workflow: a.workflow, Metrics: a.metrics, Logger: e.log})
+	key, err := a.auth.SessionKey(e.ctx)
+	if err != nil {
+		return err
+	}
+	sessions := web.NewSessions(key)
+	mcpSrv := mcpserver.New(mcpserver.Options{Workflow: a.workflow, Metrics: a.metrics, Logger: e.log, SessionID: sessions.NewID})
 	var publicHost string
 	if u, err := url.Parse(e.cfg.Server.PublicURL); err == nil {
 		publicHost = u.Host
 	}
 	srv := &http.Server{
 		Handler: web.Handler(web.Options{MCP: mcpSrv, Auth: a.auth, Ready: a.store.Ping, Metrics: a.metrics, Logger: e.log,
-			PublicHost: publicHost}),
+			PublicHost: publicHost, Sessions: sessions}),
 		// Bounded header reads; no write timeout, because MCP streams
 		// (server-sent events) legitimately stay open.
 		ReadHeaderTimeout: 10 * time.Second,

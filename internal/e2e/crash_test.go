@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"sort"
 	"sync"
 	"testing"
@@ -145,13 +144,20 @@ func replayAll(t *testing.T, url, tok, sid string, keys []string) map[string]res
 // TestCrashDurability: under kill -9 of a real server process with writers
 // in flight, every acknowledged write survives exactly once, and a write
 // whose outcome the client never learned can be retried safely by its key.
-func TestCrashDurability(t *testing.T) {
+// It runs on both engines: on PostgreSQL the server process is killed, not
+// the database.
+func TestCrashDurability(t *testing.T) { eachEngine(t, crashDurability) }
+
+func crashDurability(t *testing.T, engine string) {
 	rounds, writers := 20, 8
+	if engine == "postgres" {
+		rounds = 10
+	}
 	if testing.Short() {
 		rounds = 5
 	}
 	repo := gitRepo(t)
-	data := filepath.Join(t.TempDir(), "data")
+	data := dataDir(t, engine)
 	rng := rand.New(rand.NewPCG(20240611, 7))
 
 	srv := start(t, data, repo)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/continuo-dev/continuo/internal/store/pgtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -63,11 +64,65 @@ type announcement struct {
 	ProjectID  string `json:"project_id"`
 }
 
+// databases maps a data directory to the PostgreSQL database its commands
+// use (none: the data directory's own SQLite file).
+var databases sync.Map // data dir → database URL
+
+// dataDir returns a new data directory for engine: "sqlite" (its own
+// database file) or "postgres" (a fresh database, shared by every server
+// and command started with the returned directory — and by other data
+// directories bound to it with useDatabase).
+func dataDir(t *testing.T, engine string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "data")
+	if engine == "postgres" {
+		useDatabase(dir, pgtest.Database(t))
+	}
+	return dir
+}
+
+// useDatabase binds a data directory to a PostgreSQL database.
+func useDatabase(dir, url string) { databases.Store(dir, url) }
+
+// databaseURL is the database of a data directory ("" for SQLite).
+func databaseURL(dir string) string {
+	if v, ok := databases.Load(dir); ok {
+		return v.(string)
+	}
+	return ""
+}
+
+// command runs the continuo binary on dataDir (and its database).
+func command(dataDir string, args ...string) *exec.Cmd {
+	cmd := exec.Command(binary, append(args, "--data-dir", dataDir)...)
+	cmd.Env = os.Environ()
+	if u := databaseURL(dataDir); u != "" {
+		cmd.Env = append(cmd.Env, "CONTINUO_DATABASE_URL="+u)
+	}
+	return cmd
+}
+
+// engines are the store engines the e2e tests that concern storage run on.
+var engines = []string{"sqlite", "postgres"}
+
+// eachEngine runs fn as a subtest per engine; PostgreSQL is skipped
+// without CONTINUO_TEST_POSTGRES_URL (and fails without it under CI=true).
+func eachEngine(t *testing.T, fn func(t *testing.T, engine string)) {
+	for _, e := range engines {
+		t.Run(e, func(t *testing.T) {
+			if e == "postgres" {
+				pgtest.BaseURL(t)
+			}
+			fn(t, e)
+		})
+	}
+}
+
 // start runs `continuo serve` on dataDir, from workDir (which decides the
 // bootstrapped project), and waits until it has announced itself.
 func start(t *testing.T, dataDir, workDir string) *server {
 	t.Helper()
-	cmd := exec.Command(binary, "serve", "--json", "--listen", "127.0.0.1:0", "--data-dir", dataDir)
+	cmd := command(dataDir, "serve", "--json", "--listen", "127.0.0.1:0")
 	cmd.Dir = workDir
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -128,7 +183,7 @@ func (s *server) stop() {
 // cli runs a continuo CLI command on dataDir and returns its stdout.
 func cli(t *testing.T, dataDir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(binary, append(args, "--data-dir", dataDir)...)
+	cmd := command(dataDir, args...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -180,7 +235,7 @@ func connect(t *testing.T, url, tok string) *mcp.ClientSession {
 // connectStdio starts `continuo stdio` and opens an MCP client session on it.
 func connectStdio(t *testing.T, dataDir, workDir string, args ...string) *mcp.ClientSession {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"stdio", "--data-dir", dataDir}, args...)...)
+	cmd := command(dataDir, append([]string{"stdio"}, args...)...)
 	cmd.Dir = workDir
 	var stderr syncBuffer
 	cmd.Stderr = &stderr

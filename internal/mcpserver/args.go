@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/workflow"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -23,9 +24,31 @@ import (
 //
 //	limit:"MIN,MAX"  strings: UTF-8 bytes; slices: items; integers: value
 //	each:"MAX"       bytes per string item of a slice
-//	enum:"a|b|c"     allowed values (strings and string items)
+//	enum:"NAME"      allowed values (strings and string items): the closed
+//	                 set NAME of enumSets, in its order
 //
 // A field without omitempty in its json tag is required.
+
+// enumSets are the closed sets an enum tag can name. Each comes from its one
+// source, the root package's ordered list (or, for context materials, the
+// workflow package's keys), so validation, error messages and the published
+// schemas list the same values in the same order as the SQL CHECKs.
+var enumSets = map[string][]string{
+	"kind":      strs(continuo.Kinds()),
+	"status":    strs(continuo.Statuses()),
+	"priority":  strs(continuo.Priorities()),
+	"mode":      strs(continuo.Modes()),
+	"lifecycle": strs(continuo.Lifecycles()),
+	"material":  {workflow.MaterialProjectInstructions, workflow.MaterialWorkflowGuide},
+}
+
+func strs[T ~string](xs []T) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = string(x)
+	}
+	return out
+}
 
 // maxArgs bounds a whole tool call's arguments.
 const maxArgs = 1 << 20
@@ -161,7 +184,13 @@ func fieldOf(sf reflect.StructField) (field, bool) {
 		f.each, _ = strconv.Atoi(e)
 	}
 	if e := sf.Tag.Get("enum"); e != "" {
-		f.enum = strings.Split(e, "|")
+		set, ok := enumSets[e]
+		if !ok {
+			// A programming error: the schemas are built when the server
+			// is, so this fails at start-up and in every test.
+			panic(fmt.Sprintf("argument %s: enum:%q names no set of enumSets", name, e))
+		}
+		f.enum = set
 	}
 	return f, true
 }

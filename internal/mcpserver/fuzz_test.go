@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/workflow"
 )
 
 // The fuzz targets feed arbitrary bytes to decode. Whatever the bytes,
@@ -16,14 +17,59 @@ import (
 // independently of the struct tags); a failure must be a contract error,
 // invalid_input or too_large.
 
+// The allowed values come from their sources (the root package's closed
+// sets, the workflow package's material keys), not from enumSets.
 var (
-	kindsEnum     = []string{"decision", "progress", "todo", "risk", "question", "guidance", "note", "answer"}
-	statusEnum    = []string{"open", "resolved", "superseded"}
-	priorityEnum  = []string{"low", "normal", "high"}
-	modeEnum      = []string{"checkout", "worktree"}
-	contextEnum   = []string{"project.instructions", "workflow.guide"}
-	lifecycleEnum = []string{"active", "closed"}
+	kindsEnum     = strs(continuo.Kinds())
+	statusEnum    = strs(continuo.Statuses())
+	priorityEnum  = strs(continuo.Priorities())
+	modeEnum      = strs(continuo.Modes())
+	contextEnum   = []string{workflow.MaterialProjectInstructions, workflow.MaterialWorkflowGuide}
+	lifecycleEnum = strs(continuo.Lifecycles())
 )
+
+// TestEnumSets checks that every enum tag's set, as validated and as
+// published in the input schema, is its source's list in its order.
+func TestEnumSets(t *testing.T) {
+	want := map[string][]string{"kind": kindsEnum, "status": statusEnum, "priority": priorityEnum,
+		"mode": modeEnum, "material": contextEnum, "lifecycle": lifecycleEnum}
+	if len(enumSets) != len(want) {
+		t.Errorf("enumSets has %d sets, want %d", len(enumSets), len(want))
+	}
+	for name, w := range want {
+		if !slices.Equal(enumSets[name], w) {
+			t.Errorf("enumSets[%q] = %v, want %v", name, enumSets[name], w)
+		}
+	}
+	enum := func(vs []any) []string {
+		out := make([]string, len(vs))
+		for i, v := range vs {
+			out[i], _ = v.(string)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		prop string
+		got  []any
+		want []string
+	}{
+		{"post kind", inputSchema[PostSessionMessageArgs]().Properties["kind"].Enum, kindsEnum},
+		{"post priority", inputSchema[PostSessionMessageArgs]().Properties["priority"].Enum, priorityEnum},
+		{"list kinds", inputSchema[ListSessionMessagesArgs]().Properties["kinds"].Items.Enum, kindsEnum},
+		{"list status", inputSchema[ListSessionMessagesArgs]().Properties["status"].Enum, statusEnum},
+		{"work mode", inputSchema[WorkOnProjectArgs]().Properties["mode"].Enum, modeEnum},
+		{"work context", inputSchema[WorkOnProjectArgs]().Properties["context"].Items.Enum, contextEnum},
+		{"sessions lifecycle", inputSchema[ListSessionsArgs]().Properties["lifecycle"].Enum, lifecycleEnum},
+	} {
+		if got := enum(c.got); !slices.Equal(got, c.want) {
+			t.Errorf("schema of %s: enum %v, want %v", c.prop, got, c.want)
+		}
+	}
+	_, err := decode[PostSessionMessageArgs]([]byte(`{"session_id":"~s1","kind":"opinion","text":"x"}`))
+	if want := "invalid_input: kind: must be one of " + strings.Join(kindsEnum, ", "); err == nil || err.Error() != want {
+		t.Errorf("bad kind: %v, want %s", err, want)
+	}
+}
 
 // violations collects bound violations of a decoded value.
 type violations []string

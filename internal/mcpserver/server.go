@@ -7,6 +7,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"reflect"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/metrics"
 	"github.com/continuo-dev/continuo/internal/redact"
+	"github.com/continuo-dev/continuo/internal/store"
 	"github.com/continuo-dev/continuo/internal/workflow"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -36,6 +38,9 @@ type Options struct {
 	// Metrics, when set, receives per-tool counts and latencies.
 	Metrics *metrics.Registry
 	Logger  *slog.Logger
+	// SessionID, when set, issues the IDs of stateful HTTP sessions (see
+	// web.Sessions).
+	SessionID func() string
 }
 
 type server struct {
@@ -57,6 +62,7 @@ func New(opts Options) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "continuo", Title: "Continuo", Version: Version}, &mcp.ServerOptions{
 		Instructions: workflow.WorkflowGuide,
 		Logger:       opts.Logger,
+		GetSessionID: opts.SessionID,
 	})
 	s.registerSessionTools(srv)
 	return srv
@@ -153,6 +159,15 @@ type ErrorBody struct {
 
 func (s *server) errorResult(ctx context.Context, name string, err error) *mcp.CallToolResult {
 	e := continuo.AsError(err)
+	retry := continuo.RetryFor(e.Code)
+	if errors.Is(err, store.ErrAmbiguous) {
+		// The database connection broke while the commit was in flight: the
+		// change may or may not be there. A keyed mutation is safe to retry
+		// with its key; anything else must look before it writes again.
+		e = &continuo.Error{Code: continuo.CodeInternal,
+			Message: "the database connection was lost while committing: the change may or may not have been made; check, or retry with the same idempotency key"}
+		retry = continuo.RetryReconcile
+	}
 	if e.Code == continuo.CodeInternal {
 		// The cause is logged here, once, and never shown to the client: it
 		// may hold paths or driver messages.
@@ -161,7 +176,7 @@ func (s *server) errorResult(ctx context.Context, name string, err error) *mcp.C
 	// Messages may quote an argument back (a project name, say); whatever a
 	// caller sent, no credential is echoed.
 	msg, _ := redact.String(e.Message)
-	body := map[string]ErrorBody{"error": {Code: e.Code, Message: msg, Retry: continuo.RetryFor(e.Code), Details: e.Details}}
+	body := map[string]ErrorBody{"error": {Code: e.Code, Message: msg, Retry: retry, Details: e.Details}}
 	b, _ := json.Marshal(body)
 	return &mcp.CallToolResult{IsError: true, StructuredContent: json.RawMessage(b),
 		Content: []mcp.Content{&mcp.TextContent{Text: string(e.Code) + ": " + msg}}}

@@ -24,8 +24,8 @@ type WorkOnProjectArgs struct {
 	SessionID      string   `json:"session_id,omitempty" limit:"1,64" jsonschema:"resume this exact active session (ses_… id or ~sN reference); omit to start a new session"`
 	Instruction    string   `json:"instruction" limit:"1,16384" jsonschema:"what to do now: the task for a new session, or the next instruction for a resumed one"`
 	Title          string   `json:"title,omitempty" limit:"1,240" jsonschema:"title of a new session (default: the first line of the instruction)"`
-	Mode           string   `json:"mode,omitempty" enum:"checkout|worktree" jsonschema:"checkout (default) works in the project's checkout; worktree gives the session its own git worktree and branch"`
-	Context        []string `json:"context,omitempty" limit:"0,2" each:"64" enum:"project.instructions|workflow.guide" jsonschema:"context materials to attach"`
+	Mode           string   `json:"mode,omitempty" enum:"mode" jsonschema:"checkout (default) works in the project's checkout; worktree gives the session its own git worktree and branch"`
+	Context        []string `json:"context,omitempty" limit:"0,2" each:"64" enum:"material" jsonschema:"context materials to attach"`
 	IdempotencyKey string   `json:"idempotency_key,omitempty" limit:"1,128" jsonschema:"makes a retry safe: the same key and arguments return the original session (replayed=true) without starting another or appending the instruction twice"`
 }
 
@@ -38,7 +38,7 @@ type CloseSessionArgs struct {
 // ListSessionsArgs are the arguments of list_sessions.
 type ListSessionsArgs struct {
 	Project   string `json:"project" limit:"1,128" jsonschema:"project id (prj_…) or name"`
-	Lifecycle string `json:"lifecycle,omitempty" enum:"active|closed" jsonschema:"only sessions in this lifecycle"`
+	Lifecycle string `json:"lifecycle,omitempty" enum:"lifecycle" jsonschema:"only sessions in this lifecycle"`
 	Offset    int    `json:"offset,omitempty" limit:"0,1000000" jsonschema:"skip this many sessions"`
 	Limit     int    `json:"limit,omitempty" limit:"0,50" jsonschema:"page size, 1..50 (default 20)"`
 }
@@ -46,13 +46,13 @@ type ListSessionsArgs struct {
 // PostSessionMessageArgs are the arguments of post_session_message.
 type PostSessionMessageArgs struct {
 	SessionID   string   `json:"session_id" limit:"1,64" jsonschema:"session id (ses_…) or ~sN reference"`
-	Kind        string   `json:"kind" enum:"decision|progress|todo|risk|question|guidance|note|answer" jsonschema:"what the message is"`
+	Kind        string   `json:"kind" enum:"kind" jsonschema:"what the message is"`
 	Text        string   `json:"text" limit:"1,8000" jsonschema:"the message (never put credentials here)"`
 	DeliveryKey string   `json:"delivery_key,omitempty" limit:"1,128" jsonschema:"idempotency key: a retry with the same key and payload returns the original message"`
 	Supersedes  string   `json:"supersedes,omitempty" limit:"1,64" jsonschema:"id of an older message of this session that this one replaces"`
 	ReplyTo     string   `json:"reply_to,omitempty" limit:"1,64" jsonschema:"id of a message of this session that this one answers"`
 	Tags        []string `json:"tags,omitempty" limit:"0,16" each:"64" jsonschema:"up to 16 tags of up to 64 bytes"`
-	Priority    string   `json:"priority,omitempty" enum:"low|normal|high" jsonschema:"default normal"`
+	Priority    string   `json:"priority,omitempty" enum:"priority" jsonschema:"default normal"`
 }
 
 // ResolveSessionMessageArgs are the arguments of resolve_session_message.
@@ -65,8 +65,8 @@ type ResolveSessionMessageArgs struct {
 // ListSessionMessagesArgs are the arguments of list_session_messages.
 type ListSessionMessagesArgs struct {
 	SessionID string   `json:"session_id" limit:"1,64" jsonschema:"session id (ses_…) or ~sN reference"`
-	Kinds     []string `json:"kinds,omitempty" limit:"0,8" each:"16" enum:"decision|progress|todo|risk|question|guidance|note|answer" jsonschema:"only these kinds"`
-	Status    string   `json:"status,omitempty" enum:"open|resolved|superseded" jsonschema:"only messages in this status"`
+	Kinds     []string `json:"kinds,omitempty" limit:"0,8" each:"16" enum:"kind" jsonschema:"only these kinds"`
+	Status    string   `json:"status,omitempty" enum:"status" jsonschema:"only messages in this status"`
 	Cursor    string   `json:"cursor,omitempty" limit:"1,64" jsonschema:"next_cursor of the previous page"`
 	Limit     int      `json:"limit,omitempty" limit:"0,100" jsonschema:"page size, 1..100 (default 50)"`
 }

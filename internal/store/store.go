@@ -1,11 +1,43 @@
 // Package store is the seam between Continuo's services and its databases.
 //
-// A driver (internal/store/sqlite, later internal/store/postgres) implements
-// Store: Read runs a function in one consistent read snapshot, Write runs a
-// function in a transaction that is durably committed before Write returns
-// nil. Drivers only translate between Go values and SQL; every business rule
-// lives in the services above. The conformance suite in storetest pins the
-// behaviour every driver must share.
+// A driver (internal/store/sqlite, internal/store/postgres) implements Store:
+// Read runs a function in one consistent read snapshot, Write runs a function
+// in a serializable transaction that is durably committed before Write
+// returns nil. Drivers only translate between Go values and SQL; every
+// business rule lives in the services above. The conformance suite in
+// storetest pins the behaviour every driver must share.
+//
+// # The Write contract
+//
+// Write may call fn more than once: a driver retries a transaction that lost
+// a serialization race (PostgreSQL reports it as a serialization failure or
+// a deadlock) by running fn again from the start, a bounded number of times
+// with jittered back-off. So fn must read and write only through the Tx it
+// is given, must not change anything it captured from outside before it has
+// read what it needs (set results at the end, from values computed in this
+// attempt), and must not have effects outside the database. Notifications
+// (Tx.Notify) are such an effect made safe: they are delivered only after
+// the attempt that sent them commits.
+//
+// When fn returns an error, nothing it wrote is kept and Write returns that
+// error. An error returned by a Tx method (ErrConflict from a unique
+// constraint, say) may have aborted the transaction on some engines, so fn
+// must return it (after wrapping or translating it), not carry on.
+//
+// # Guarded updates
+//
+// Mutable rows carry a revision (sessions) or a state (messages); every
+// update names the value it read, and updates zero rows — ErrStale — when the
+// row changed meanwhile. Counters change under the same guard. New tables
+// follow the same pattern: read, decide in Go, write with a compare-and-set.
+//
+// A Write updates the row that guards an aggregate (a session, a group's
+// reference counter) before it inserts the aggregate's children: two
+// concurrent Writes then collide on that row, which PostgreSQL reports as a
+// serialization failure and the driver retries. Inserting a child first
+// would let them collide on the child's unique key instead, which
+// PostgreSQL reports as a unique violation (ErrConflict) that nobody
+// retries.
 package store
 
 import (
@@ -21,103 +53,73 @@ import (
 var (
 	ErrNotFound = errors.New("store: not found")
 	ErrConflict = errors.New("store: conflict") // a unique constraint was violated
+	// ErrStale is returned by a guarded update whose row no longer holds the
+	// revision or state it was read with.
+	ErrStale = errors.New("store: stale")
+	// ErrAmbiguous is returned by a Write whose commit may or may not have
+	// happened (the connection broke while COMMIT was in flight). A keyed
+	// mutation can be retried with its key; anything else must look first.
+	ErrAmbiguous = errors.New("store: commit outcome unknown")
+	// ErrSchema is returned by Open for a database whose schema the binary
+	// cannot use as it is (older: migrate; newer: upgrade the binary).
+	ErrSchema = errors.New("store: schema version mismatch")
 )
 
 // Store is a database.
 type Store interface {
 	// Read calls fn inside one read-only snapshot. It never waits for writers.
 	Read(ctx context.Context, fn func(Tx) error) error
-	// Write calls fn inside a write transaction. When fn returns nil, the
-	// transaction is durably committed before Write returns nil; when fn
-	// returns an error, nothing fn wrote is kept and Write returns that error.
-	// A driver may commit several concurrent Writes together (group commit);
-	// each still sees the writes of those before it.
+	// Write calls fn inside a serializable write transaction; see the package
+	// comment for the contract fn must keep. When fn returns nil, the
+	// transaction is durably committed before Write returns nil.
 	Write(ctx context.Context, fn func(Tx) error) error
+	// Listen subscribes to notifications on channel sent by Writes that
+	// commit after Listen returns. Each notification's payload is sent on the
+	// returned channel; deliveries may be coalesced or dropped while the
+	// receiver is busy, and a driver may miss some (another process on
+	// SQLite, a lost connection on PostgreSQL), so a listener re-reads the
+	// state it waits for after every wake-up and also every PollInterval.
+	// The subscription ends, and the channel is closed, when ctx ends.
+	Listen(ctx context.Context, channel string) (<-chan string, error)
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error
 	// Close releases the database.
 	Close() error
 }
 
+// PollInterval bounds what a missed notification costs a listener: it
+// re-reads what it waits for at least this often.
+const PollInterval = time.Second
+
 // Tx is what Read and Write functions see. Methods that write fail inside
 // Read. Lookups return ErrNotFound; inserts that violate uniqueness return
-// ErrConflict.
+// ErrConflict; guarded updates return ErrStale.
 type Tx interface {
-	MetaGet(ctx context.Context, key string) (string, error)
-	MetaPut(ctx context.Context, key, value string) error
-
-	GroupCreate(ctx context.Context, g *continuo.Group) error
-	GroupByID(ctx context.Context, id string) (*continuo.Group, error)
-	GroupByName(ctx context.Context, name string) (*continuo.Group, error)
-	GroupList(ctx context.Context) ([]continuo.Group, error)
-
-	PrincipalCreate(ctx context.Context, p *continuo.Principal) error
-	PrincipalByID(ctx context.Context, id string) (*continuo.Principal, error)
-	PrincipalByName(ctx context.Context, name string) (*continuo.Principal, error)
-	PrincipalList(ctx context.Context) ([]continuo.Principal, error)
-
-	TokenCreate(ctx context.Context, t *continuo.Token) error
-	TokenByHash(ctx context.Context, hash string) (*continuo.Token, error)
-	TokenByID(ctx context.Context, id string) (*continuo.Token, error)
-	TokenRevoke(ctx context.Context, id string, at time.Time) error
-	TokenList(ctx context.Context) ([]continuo.Token, error)
-
-	ProjectCreate(ctx context.Context, p *continuo.Project) error
-	ProjectByID(ctx context.Context, id string) (*continuo.Project, error)
-	ProjectByName(ctx context.Context, name string) (*continuo.Project, error)
-	ProjectList(ctx context.Context) ([]continuo.Project, error)
-	GrantPut(ctx context.Context, g continuo.Grant) error
-	GrantGet(ctx context.Context, projectID, groupID string) (continuo.Access, error)
-	GrantList(ctx context.Context, groupID string) ([]continuo.Grant, error)
-
-	// SessionNextRef reserves the next session reference number of a group.
-	// A reservation is part of the Write that makes it: when that Write
-	// fails, it rolls back and the number may be handed out again — which
-	// is safe, because no session ever carried it. A committed reservation
-	// is never handed out again, even if no session is created with it.
-	SessionNextRef(ctx context.Context, groupID string) (int64, error)
-	SessionCreate(ctx context.Context, s *continuo.Session) error
-	SessionGet(ctx context.Context, id string) (*continuo.Session, error)
-	SessionByRef(ctx context.Context, groupID string, ref int64) (*continuo.Session, error)
-	// SessionRevision returns only the revision: a cheap staleness probe.
-	SessionRevision(ctx context.Context, id string) (int64, error)
-	// SessionUpdate writes every mutable field of s.
-	SessionUpdate(ctx context.Context, s *continuo.Session) error
-	SessionList(ctx context.Context, p SessionListParams) ([]continuo.Session, int64, error)
-	InstructionAppend(ctx context.Context, in Instruction) error
-
-	MessageInsert(ctx context.Context, m *continuo.Message) error
-	MessageGet(ctx context.Context, sessionID, id string) (*continuo.Message, error)
-	// MessageUpdate writes status, superseded_by, resolution and resolved_at.
-	MessageUpdate(ctx context.Context, m *continuo.Message) error
-	// MessageList returns matching messages newest first (by Seq), at most
-	// p.Limit of them, and only those with Seq < p.BeforeSeq when set.
-	MessageList(ctx context.Context, p MessageListParams) ([]continuo.Message, error)
-	MessageCount(ctx context.Context, p MessageListParams) (int64, error)
-
-	IdempotencyGet(ctx context.Context, scope, keyHash string) (*Idempotency, error)
-	IdempotencyPut(ctx context.Context, rec Idempotency) error
-
-	// TableRows calls fn with every row of one of Tables, in primary-key
-	// order, as column name → value (int64, string or nil).
-	TableRows(ctx context.Context, table string, fn func(row map[string]any) error) error
-	// TableInsert inserts one row into one of Tables. Column names are
-	// checked against the table's real columns.
-	TableInsert(ctx context.Context, table string, row map[string]any) error
+	MetaTx
+	AuthTx
+	ProjectTx
+	SessionTx
+	MessageTx
+	IdempotencyTx
+	TableTx
+	// Notify sends payload on channel once this transaction commits (never
+	// if it rolls back). Channel and payload are short ASCII: at most 64 and
+	// 1024 bytes.
+	Notify(ctx context.Context, channel, payload string) error
 }
 
-// Tables are the tables an export carries, parents before children, so
-// that an import can insert them in this order.
-var Tables = []string{"meta", "groups", "principals", "tokens", "projects", "grants",
-	"sessions", "session_instructions", "messages", "idempotency"}
+// Notification bounds.
+const (
+	MaxChannel = 64
+	MaxPayload = 1024
+)
 
-// SessionListParams selects a group's sessions in one project.
-type SessionListParams struct {
-	GroupID   string
-	ProjectID string
-	Lifecycle continuo.Lifecycle // empty: any
-	Offset    int
-	Limit     int
+// CheckNotify validates a notification; drivers call it from Notify.
+func CheckNotify(channel, payload string) error {
+	if channel == "" || len(channel) > MaxChannel || len(payload) > MaxPayload {
+		return errors.New("store: notification channel must be 1..64 bytes and payload at most 1024")
+	}
+	return nil
 }
 
 // Instruction is one instruction given to a session (at start or resume).
@@ -128,15 +130,6 @@ type Instruction struct {
 	CreatedAt time.Time
 }
 
-// MessageListParams selects messages of one session. Empty slices match all.
-type MessageListParams struct {
-	SessionID string
-	Kinds     []continuo.Kind
-	Statuses  []continuo.Status
-	BeforeSeq int64 // 0: from the newest
-	Limit     int
-}
-
 // Idempotency records the outcome of a keyed mutation so that a replay of the
 // same key returns it and a different payload under the same key is refused.
 type Idempotency struct {
@@ -145,4 +138,28 @@ type Idempotency struct {
 	RequestHash string
 	ResultID    string
 	CreatedAt   time.Time
+}
+
+// TokenRevokeParams revokes a token.
+type TokenRevokeParams struct {
+	ID string
+	At time.Time
+}
+
+// SessionListParams selects a group's sessions in one project.
+type SessionListParams struct {
+	GroupID   string
+	ProjectID string
+	Lifecycle continuo.Lifecycle // empty: any
+	Offset    int
+	Limit     int
+}
+
+// MessageListParams selects messages of one session. Empty slices match all.
+type MessageListParams struct {
+	SessionID string
+	Kinds     []continuo.Kind
+	Statuses  []continuo.Status
+	BeforeSeq int64 // 0: from the newest
+	Limit     int
 }

@@ -40,6 +40,10 @@ type Options struct {
 	// reverse proxy on the same machine forwards requests for it to a
 	// loopback listener; they are allowed like requests for localhost.
 	PublicHost string
+	// Sessions issues the MCP session IDs (the same as the MCP server's
+	// GetSessionID) and lets every replica serve every session; nil means
+	// sessions live only in this process.
+	Sessions *Sessions
 }
 
 // statelessFrom is the first MCP protocol version without sessions. Requests
@@ -62,16 +66,18 @@ func Handler(o Options) http.Handler {
 		Logger: o.Logger, MaxRequestBodyBytes: o.MaxBodyBytes, SessionTimeout: 30 * time.Minute, DisableLocalhostProtection: true})
 	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		Logger: o.Logger, MaxRequestBodyBytes: o.MaxBodyBytes, Stateless: true, JSONResponse: true, DisableLocalhostProtection: true})
-	route := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Both protocols live at /mcp. A client of the stateless protocol
-		// names its version in a header on every request; everything else
-		// (initialize, and requests of an established session) is stateful.
-		if v := r.Header.Get("Mcp-Protocol-Version"); v >= statelessFrom {
-			stateless.ServeHTTP(w, r)
-			return
-		}
-		stateful.ServeHTTP(w, r)
-	})
+	// The fallback serves sessions of other replicas statelessly, with
+	// server-sent event responses as their own replica would give.
+	fallback := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		Logger: o.Logger, MaxRequestBodyBytes: o.MaxBodyBytes, Stateless: true, DisableLocalhostProtection: true})
+	// Both protocols live at /mcp. A client of the stateless protocol names
+	// its version in a header on every request; everything else
+	// (initialize, and requests of an established session) is stateful.
+	sessions := o.Sessions
+	if sessions == nil {
+		sessions = NewSessions(make([]byte, 32)) // signatures nobody else shares: only local sessions
+	}
+	route := sessions.route(stateful, stateless, fallback)
 	// The SDK's middleware puts TokenInfo where tool handlers find it; the
 	// token was already checked by bearer() just before, so the verifier
 	// only hands the caller over.

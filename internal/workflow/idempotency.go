@@ -53,5 +53,5 @@ func remember(ctx context.Context, tx store.Tx, scope, key, fp, resultID string,
 	if key == "" {
 		return nil
 	}
-	return tx.IdempotencyPut(ctx, store.Idempotency{Scope: scope, KeyHash: keyHash(key), RequestHash: fp, ResultID: resultID, CreatedAt: at})
+	return tx.IdempotencyCreate(ctx, store.Idempotency{Scope: scope, KeyHash: keyHash(key), RequestHash: fp, ResultID: resultID, CreatedAt: at})
 }

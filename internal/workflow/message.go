@@ -45,6 +45,7 @@ func (s *Service) PostMessage(ctx context.Context, c *continuo.Caller, in Post) 
 	var msg *continuo.Message
 	var replayed bool
 	err := s.store.Write(ctx, func(tx store.Tx) error {
+		msg, replayed = nil, false // Write may run this more than once
 		sess, err := s.resolveSession(ctx, tx, c, in.SessionID)
 		if err != nil {
 			return err
@@ -65,16 +66,17 @@ func (s *Service) PostMessage(ctx context.Context, c *continuo.Caller, in Post) 
 				return err
 			}
 		}
+		prev := sess.Revision
 		s.bump(sess)
 		sess.MessageSeq++
-		msg = &continuo.Message{ID: continuo.NewID(continuo.PrefixMessage, sess.UpdatedAt), SessionID: sess.ID, Seq: sess.MessageSeq,
+		m := &continuo.Message{ID: continuo.NewID(continuo.PrefixMessage, sess.UpdatedAt), SessionID: sess.ID, Seq: sess.MessageSeq,
 			Kind: in.Kind, Text: in.Text, Status: continuo.StatusOpen, Priority: in.Priority, Tags: in.Tags,
 			ReplyTo: in.ReplyTo, Supersedes: in.Supersedes, CreatedAt: sess.UpdatedAt}
-		count(&sess.Counts, msg.Kind, "", msg.Status)
+		count(&sess.Counts, m.Kind, "", m.Status)
 		sess.Counts.Messages++
+		var old *continuo.Message
 		if in.Supersedes != "" {
-			old, err := s.message(ctx, tx, sess.ID, in.Supersedes, "supersedes")
-			if err != nil {
+			if old, err = s.message(ctx, tx, sess.ID, in.Supersedes, "supersedes"); err != nil {
 				return err
 			}
 			if old.Status == continuo.StatusSuperseded {
@@ -82,18 +84,27 @@ func (s *Service) PostMessage(ctx context.Context, c *continuo.Caller, in Post) 
 					With("superseded_by", old.SupersededBy)
 			}
 			count(&sess.Counts, old.Kind, old.Status, continuo.StatusSuperseded)
-			old.Status, old.SupersededBy = continuo.StatusSuperseded, msg.ID
-			if err := tx.MessageUpdate(ctx, old); err != nil {
+		}
+		// The session row first: it guards everything below (store's
+		// package comment).
+		if err := tx.SessionUpdate(ctx, sess, prev); err != nil {
+			return err
+		}
+		if old != nil {
+			was := old.Status
+			old.Status, old.SupersededBy = continuo.StatusSuperseded, m.ID
+			if err := tx.MessageUpdate(ctx, old, was); err != nil {
 				return err
 			}
 		}
-		if err := tx.MessageInsert(ctx, msg); err != nil {
+		if err := tx.MessageCreate(ctx, m); err != nil {
 			return err
 		}
-		if err := remember(ctx, tx, scope, in.DeliveryKey, in.fingerprint(), msg.ID, sess.UpdatedAt); err != nil {
+		if err := remember(ctx, tx, scope, in.DeliveryKey, in.fingerprint(), m.ID, sess.UpdatedAt); err != nil {
 			return err
 		}
-		return tx.SessionUpdate(ctx, sess)
+		msg = m
+		return nil
 	})
 	if err != nil {
 		return nil, false, fmt.Errorf("post to session %s: %w", in.SessionID, err)
@@ -159,6 +170,7 @@ func (s *Service) ResolveMessage(ctx context.Context, c *continuo.Caller, sessio
 	var msg *continuo.Message
 	var changed bool
 	err := s.store.Write(ctx, func(tx store.Tx) error {
+		changed = false
 		sess, err := s.resolveSession(ctx, tx, c, sessionRef)
 		if err != nil {
 			return err
@@ -182,15 +194,19 @@ func (s *Service) ResolveMessage(ctx context.Context, c *continuo.Caller, sessio
 		if sess.Lifecycle != continuo.LifecycleActive {
 			return continuo.Errorf(continuo.CodeSessionClosed, "session %s is closed", continuo.SessionRef(sess.Ref))
 		}
+		prev := sess.Revision
 		s.bump(sess)
 		count(&sess.Counts, m.Kind, m.Status, continuo.StatusResolved)
 		at := sess.UpdatedAt
 		m.Status, m.Resolution, m.ResolvedAt = continuo.StatusResolved, resolution, &at
-		changed = true
-		if err := tx.MessageUpdate(ctx, m); err != nil {
+		if err := tx.SessionUpdate(ctx, sess, prev); err != nil {
 			return err
 		}
-		return tx.SessionUpdate(ctx, sess)
+		if err := tx.MessageUpdate(ctx, m, continuo.StatusOpen); err != nil {
+			return err
+		}
+		changed = true
+		return nil
 	})
 	if err != nil {
 		return nil, false, fmt.Errorf("resolve %s in session %s: %w", messageID, sessionRef, err)

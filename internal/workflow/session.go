@@ -105,6 +105,7 @@ func (s *Service) resume(ctx context.Context, c *continuo.Caller, in WorkOn) (*W
 			res = &WorkResult{Session: sess, Project: p, Resumed: true, Replayed: true, Worktree: sess.WorktreePath}
 			return err
 		}
+		prev := sess.Revision
 		if sess.Lifecycle != continuo.LifecycleActive {
 			return continuo.Errorf(continuo.CodeSessionClosed, "session %s is closed; start a new session to continue", continuo.SessionRef(sess.Ref))
 		}
@@ -114,10 +115,10 @@ func (s *Service) resume(ctx context.Context, c *continuo.Caller, in WorkOn) (*W
 		sess.Instructions++
 		sess.LatestInstr = in.Instruction
 		s.bump(sess)
-		if err := tx.InstructionAppend(ctx, store.Instruction{SessionID: sess.ID, Seq: sess.Instructions, Text: in.Instruction, CreatedAt: sess.UpdatedAt}); err != nil {
+		if err := tx.SessionUpdate(ctx, sess, prev); err != nil {
 			return err
 		}
-		if err := tx.SessionUpdate(ctx, sess); err != nil {
+		if err := tx.InstructionAppend(ctx, store.Instruction{SessionID: sess.ID, Seq: sess.Instructions, Text: in.Instruction, CreatedAt: sess.UpdatedAt}); err != nil {
 			return err
 		}
 		res = &WorkResult{Session: sess, Project: p, Resumed: true, Worktree: sess.WorktreePath}
@@ -144,6 +145,7 @@ func (s *Service) start(ctx context.Context, c *continuo.Caller, in WorkOn) (*Wo
 	// It is asked before anything is made (no worktree for a replay) and
 	// again in the write (a concurrent start with the key may have won).
 	replayed := func(tx store.Tx) (bool, error) {
+		prior = nil
 		id, err := replay(ctx, tx, scope, in.IdempotencyKey, in.fingerprint())
 		if err != nil || id == "" {
 			return false, err
@@ -178,7 +180,7 @@ func (s *Service) start(ctx context.Context, c *continuo.Caller, in WorkOn) (*Wo
 		// then commit the session. A reference whose session never commits
 		// is simply never seen; references are never reused.
 		if err := s.store.Write(ctx, func(tx store.Tx) (err error) {
-			ref, err = tx.SessionNextRef(ctx, c.GroupID)
+			ref, err = tx.SessionRefNext(ctx, c.GroupID)
 			return err
 		}); err != nil {
 			return nil, fmt.Errorf("start session: %w", err)
@@ -190,23 +192,30 @@ func (s *Service) start(ctx context.Context, c *continuo.Caller, in WorkOn) (*Wo
 			return nil, continuo.Errorf(continuo.CodeInvalidState, "create worktree for %s: %v", continuo.SessionRef(ref), err)
 		}
 	}
+	var created *continuo.Session
 	err = s.store.Write(ctx, func(tx store.Tx) error {
+		created = nil
 		if done, err := replayed(tx); done || err != nil {
 			return err
 		}
-		if sess.Ref == 0 {
+		ns := *sess // sess stays as it was: Write may run this again
+		if ns.Ref == 0 {
 			var err error
-			if sess.Ref, err = tx.SessionNextRef(ctx, c.GroupID); err != nil {
+			if ns.Ref, err = tx.SessionRefNext(ctx, c.GroupID); err != nil {
 				return err
 			}
 		}
-		if err := tx.SessionCreate(ctx, sess); err != nil {
+		if err := tx.SessionCreate(ctx, &ns); err != nil {
 			return err
 		}
-		if err := tx.InstructionAppend(ctx, store.Instruction{SessionID: sess.ID, Seq: 1, Text: in.Instruction, CreatedAt: now}); err != nil {
+		if err := tx.InstructionAppend(ctx, store.Instruction{SessionID: ns.ID, Seq: 1, Text: in.Instruction, CreatedAt: now}); err != nil {
 			return err
 		}
-		return remember(ctx, tx, scope, in.IdempotencyKey, in.fingerprint(), sess.ID, now)
+		if err := remember(ctx, tx, scope, in.IdempotencyKey, in.fingerprint(), ns.ID, now); err != nil {
+			return err
+		}
+		created = &ns
+		return nil
 	})
 	if err != nil || prior != nil {
 		if sess.WorktreePath != "" {
@@ -219,7 +228,7 @@ func (s *Service) start(ctx context.Context, c *continuo.Caller, in WorkOn) (*Wo
 		}
 		return prior, nil
 	}
-	return &WorkResult{Session: sess, Project: p, Worktree: sess.WorktreePath}, nil
+	return &WorkResult{Session: created, Project: p, Worktree: created.WorktreePath}, nil
 }
 
 // pickProject resolves the project of a new session. Without a project
@@ -288,6 +297,7 @@ func (s *Service) CloseSession(ctx context.Context, c *continuo.Caller, ref, sum
 	var out *continuo.Session
 	var changed bool
 	err := s.store.Write(ctx, func(tx store.Tx) error {
+		changed = false
 		sess, err := s.resolveSession(ctx, tx, c, ref)
 		if err != nil {
 			return err
@@ -296,13 +306,14 @@ func (s *Service) CloseSession(ctx context.Context, c *continuo.Caller, ref, sum
 		if sess.Lifecycle == continuo.LifecycleClosed {
 			return nil
 		}
+		prev := sess.Revision
 		s.bump(sess)
 		sess.Lifecycle = continuo.LifecycleClosed
 		at := sess.UpdatedAt
 		sess.ClosedAt = &at
 		sess.Summary = summary
 		changed = true
-		return tx.SessionUpdate(ctx, sess)
+		return tx.SessionUpdate(ctx, sess, prev)
 	})
 	if err != nil {
 		return nil, false, fmt.Errorf("close session %s: %w", ref, err)

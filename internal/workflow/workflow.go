@@ -93,7 +93,7 @@ func (s *Service) resolveSession(ctx context.Context, tx store.Tx, c *continuo.C
 		if perr != nil || n <= 0 || ref[2] == '0' || ref[2] == '+' {
 			return nil, continuo.Invalid("session_id", "must be a ses_… id or a ~sN reference")
 		}
-		sess, err = tx.SessionByRef(ctx, c.GroupID, n)
+		sess, err = tx.SessionGetByRef(ctx, c.GroupID, n)
 	default:
 		return nil, continuo.Invalid("session_id", "must be a ses_… id or a ~sN reference")
 	}
@@ -118,7 +118,7 @@ func (s *Service) resolveWithProject(ctx context.Context, tx store.Tx, c *contin
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := tx.ProjectByID(ctx, sess.ProjectID)
+	p, err := tx.ProjectGet(ctx, sess.ProjectID)
 	if err != nil {
 		return nil, nil, err
 	}

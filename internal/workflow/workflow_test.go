@@ -9,17 +9,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/continuo-dev/continuo/internal/store/stores"
+
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/auth"
 	"github.com/continuo-dev/continuo/internal/store"
-	"github.com/continuo-dev/continuo/internal/store/sqlite"
 	"github.com/continuo-dev/continuo/internal/workflow"
 	"github.com/continuo-dev/continuo/internal/workspace"
 )
 
 type fixture struct {
 	ctx     context.Context
-	store   *sqlite.DB
+	store   store.Store
 	auth    *auth.Service
 	wf      *workflow.Service
 	caller  *continuo.Caller
@@ -29,11 +30,7 @@ type fixture struct {
 func setup(t testing.TB, root string, git workflow.Git) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "c.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := stores.Open(t)
 	a := auth.New(db, nil)
 	tok, err := a.CreateToken(ctx, "alice", []continuo.Scope{continuo.ScopeSessionsRead, continuo.ScopeSessionsWrite, continuo.ScopeProjectWrite}, 0)
 	if err != nil {
@@ -79,7 +76,9 @@ func code(err error) continuo.Code {
 
 // The tallies kept in the session row must always equal a count of the
 // messages: the brief and lists trust them instead of scanning.
-func TestCountersMatchMessages(t *testing.T) {
+func TestCountersMatchMessages(t *testing.T) { stores.Each(t, testCountersMatchMessages) }
+
+func testCountersMatchMessages(t *testing.T) {
 	f := setup(t, "", workflow.Git{})
 	s := f.start(t)
 	todo := f.post(t, s.ID, continuo.KindTodo, "a")
@@ -146,7 +145,9 @@ func TestCountersMatchMessages(t *testing.T) {
 }
 
 // Paging with the cursor visits every message exactly once, newest first.
-func TestListMessagesCursor(t *testing.T) {
+func TestListMessagesCursor(t *testing.T) { stores.Each(t, testListMessagesCursor) }
+
+func testListMessagesCursor(t *testing.T) {
 	f := setup(t, "", workflow.Git{})
 	s := f.start(t)
 	other := f.start(t)
@@ -186,7 +187,9 @@ func TestListMessagesCursor(t *testing.T) {
 
 // basis.complete reports a checkout or session that changed while the
 // brief was being built.
-func TestHandoffBasis(t *testing.T) {
+func TestHandoffBasis(t *testing.T) { stores.Each(t, testHandoffBasis) }
+
+func testHandoffBasis(t *testing.T) {
 	var f *fixture
 	var sid string
 	probes := 0
@@ -236,7 +239,9 @@ func TestHandoffBasis(t *testing.T) {
 }
 
 // Worktree mode gives a session its own worktree and branch; resume keeps it.
-func TestWorktreeMode(t *testing.T) {
+func TestWorktreeMode(t *testing.T) { stores.Each(t, testWorktreeMode) }
+
+func testWorktreeMode(t *testing.T) {
 	root := t.TempDir()
 	run := func(args ...string) {
 		cmd := exec.Command("git", args...)
@@ -293,7 +298,9 @@ func TestWorktreeMode(t *testing.T) {
 }
 
 // The diagnostic view is model-facing too: it is redacted like the brief.
-func TestDiagnosticRedacted(t *testing.T) {
+func TestDiagnosticRedacted(t *testing.T) { stores.Each(t, testDiagnosticRedacted) }
+
+func testDiagnosticRedacted(t *testing.T) {
 	f := setup(t, "", workflow.Git{})
 	s := f.start(t)
 	f.post(t, s.ID, continuo.KindTodo, "rotate OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz0123")
@@ -309,7 +316,9 @@ func TestDiagnosticRedacted(t *testing.T) {
 
 // A keyed work_on_project is safe to retry: a start makes one session and a
 // resume appends its instruction once, even when the retries race.
-func TestWorkOnProjectIdempotent(t *testing.T) {
+func TestWorkOnProjectIdempotent(t *testing.T) { stores.Each(t, testWorkOnProjectIdempotent) }
+
+func testWorkOnProjectIdempotent(t *testing.T) {
 	f := setup(t, "", workflow.Git{})
 	in := workflow.WorkOn{Project: "demo", Instruction: "start it", IdempotencyKey: "k1"}
 	const n = 16

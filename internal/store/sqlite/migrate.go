@@ -5,54 +5,20 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
-	"io/fs"
-	"sort"
-	"strconv"
-	"strings"
+
+	"github.com/continuo-dev/continuo/internal/store"
 )
 
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// Migration is one numbered schema step.
-type Migration struct {
-	Version int
-	Name    string
-	SQL     string
-}
+// Migrations returns the embedded migrations in order.
+func Migrations() ([]store.Migration, error) { return store.LoadMigrations(migrations, "migrations") }
 
-// Migrations returns the embedded migrations in order. The numbering is
-// checked: it starts at 1 and has no gaps, so that the same version means the
-// same logical schema in every driver.
-func Migrations() ([]Migration, error) {
-	entries, err := fs.ReadDir(migrations, "migrations")
-	if err != nil {
-		return nil, err
-	}
-	var out []Migration
-	for _, e := range entries {
-		num, name, ok := strings.Cut(strings.TrimSuffix(e.Name(), ".sql"), "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("migration %s: want NNNN_name.sql", e.Name())
-		}
-		b, err := migrations.ReadFile("migrations/" + e.Name())
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, Migration{Version: v, Name: name, SQL: string(b)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
-	for i, m := range out {
-		if m.Version != i+1 {
-			return nil, fmt.Errorf("migration %04d_%s: want version %d", m.Version, m.Name, i+1)
-		}
-	}
-	return out, nil
-}
-
-// migrate applies every pending migration, each in its own transaction.
-func migrate(ctx context.Context, conn *sql.Conn) error {
+// migrate applies the migrations the mode allows, each in its own
+// transaction. BEGIN IMMEDIATE takes the write lock before the version is
+// read, so two processes migrating one file at once apply each step once.
+func migrate(ctx context.Context, conn *sql.Conn, mode store.MigrateMode) error {
 	ms, err := Migrations()
 	if err != nil {
 		return err
@@ -61,33 +27,36 @@ func migrate(ctx context.Context, conn *sql.Conn) error {
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL) STRICT`); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
-	var current int
-	if err := conn.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&current); err != nil {
-		return fmt.Errorf("read schema version: %w", err)
-	}
-	if current > len(ms) {
-		return fmt.Errorf("database schema version %d is newer than this binary (%d): upgrade continuo", current, len(ms))
-	}
-	for _, m := range ms[current:] {
+	for {
+		if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+			return err
+		}
+		var current int
+		if err := conn.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&current); err != nil {
+			_, _ = conn.ExecContext(ctx, "ROLLBACK")
+			return fmt.Errorf("read schema version: %w", err)
+		}
+		todo, err := store.PlanMigration(ms, current, mode)
+		if err != nil || len(todo) == 0 {
+			_, _ = conn.ExecContext(ctx, "ROLLBACK")
+			return err
+		}
+		m := todo[0]
 		if err := apply(ctx, conn, m); err != nil {
+			_, _ = conn.ExecContext(ctx, "ROLLBACK")
 			return fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
 		}
+		if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+			return fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
+		}
+		mode = store.MigrateUp // a fresh database takes every step
 	}
-	return nil
 }
 
-func apply(ctx context.Context, conn *sql.Conn, m Migration) error {
-	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		return err
-	}
+func apply(ctx context.Context, conn *sql.Conn, m store.Migration) error {
 	if _, err := conn.ExecContext(ctx, m.SQL); err != nil {
-		_, _ = conn.ExecContext(ctx, "ROLLBACK")
 		return err
 	}
-	if _, err := conn.ExecContext(ctx, "INSERT INTO schema_migrations (version, name) VALUES (?, ?)", m.Version, m.Name); err != nil {
-		_, _ = conn.ExecContext(ctx, "ROLLBACK")
-		return err
-	}
-	_, err := conn.ExecContext(ctx, "COMMIT")
+	_, err := conn.ExecContext(ctx, "INSERT INTO schema_migrations (version, name) VALUES (?, ?)", m.Version, m.Name)
 	return err
 }

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/continuo-dev/continuo/internal/store"
+	"github.com/continuo-dev/continuo/internal/store/sqlstore"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -38,6 +39,9 @@ type Options struct {
 	// OnCommit, when set, is called after every commit with its duration and
 	// the number of writes it carried (for metrics).
 	OnCommit func(d time.Duration, writes int)
+	// Migrate says what Open may do to the schema: migrate an empty
+	// database (the default) or every pending step.
+	Migrate store.MigrateMode
 }
 
 // DB is a SQLite-backed store.Store.
@@ -55,12 +59,20 @@ type DB struct {
 	stopped  chan struct{}
 	closeMu  sync.Once
 	closeErr error
+	hub      store.Hub // notifications: in-process only
 }
 
 type writeReq struct {
-	ctx  context.Context
-	fn   func(store.Tx) error
-	done chan error
+	ctx   context.Context
+	fn    func(store.Tx) error
+	done  chan error
+	notes []store.Note // sent by fn, delivered if it commits
+}
+
+// queue is the Notifier of one write request.
+func (r *writeReq) queue(_ context.Context, _ sqlstore.Querier, channel, payload string) error {
+	r.notes = append(r.notes, store.Note{Channel: channel, Payload: payload})
+	return nil
 }
 
 var errClosed = errors.New("sqlite: store is closed")
@@ -112,7 +124,7 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 		db.closeHandles()
 		return nil, err
 	}
-	if err := migrate(ctx, conn); err != nil {
+	if err := migrate(ctx, conn, o.Migrate); err != nil {
 		db.closeHandles()
 		return nil, err
 	}
@@ -153,7 +165,7 @@ func (db *DB) Read(ctx context.Context, fn func(store.Tx) error) error {
 		return fmt.Errorf("begin read: %w", err)
 	}
 	var missed []string
-	err = fn(&tx{q: readerQ{db: db, tx: t, missed: &missed}})
+	err = fn(sqlstore.NewRead(readerQ{db: db, tx: t, missed: &missed}, dialect{}))
 	_ = t.Rollback() // a read has nothing to keep
 	if len(missed) > 0 {
 		db.prepareReads(ctx, missed)
@@ -239,7 +251,6 @@ func (db *DB) commit(batch []*writeReq) {
 		db.abort(ctx, batch, fmt.Errorf("begin write: %w", err))
 		return
 	}
-	wtx := &tx{q: writerQ{db}, write: true}
 	// A batch of one needs no savepoint: if it fails, the whole transaction
 	// is rolled back. That is the common case under light load, and it saves
 	// two statements per write.
@@ -250,9 +261,12 @@ func (db *DB) commit(batch []*writeReq) {
 			results[i] = err
 			continue
 		}
+		wtx := sqlstore.NewWrite(writerQ{db}, dialect{}, r.queue)
 		if alone {
 			if results[i] = call(r.fn, wtx); results[i] == nil {
 				kept++
+			} else {
+				r.notes = nil
 			}
 			continue
 		}
@@ -262,6 +276,7 @@ func (db *DB) commit(batch []*writeReq) {
 		}
 		err := call(r.fn, wtx)
 		if err != nil {
+			r.notes = nil
 			if _, rerr := db.conn.ExecContext(ctx, "ROLLBACK TO w"); rerr != nil {
 				db.abort(ctx, batch, fmt.Errorf("rollback to savepoint: %w", rerr))
 				return
@@ -285,8 +300,18 @@ func (db *DB) commit(batch []*writeReq) {
 		db.opts.OnCommit(time.Since(start), kept)
 	}
 	for i, r := range batch {
+		for _, n := range r.notes {
+			db.hub.Publish(n.Channel, n.Payload)
+		}
 		r.done <- results[i]
 	}
+}
+
+// Listen implements store.Store. Notifications cross only this process:
+// another process writing the same file (a CLI command, a stdio server)
+// wakes nobody here, which the listeners' fallback poll covers.
+func (db *DB) Listen(ctx context.Context, channel string) (<-chan string, error) {
+	return db.hub.Listen(ctx, channel)
 }
 
 // abort rolls the whole batch back and fails every request in it: after a
@@ -421,7 +446,7 @@ func (r readerQ) QueryRowContext(ctx context.Context, q string, args ...any) *sq
 
 // call runs fn and turns a panic into an error, so that one bad write cannot
 // take down the writer goroutine (and with it every other writer).
-func call(fn func(store.Tx) error, t *tx) (err error) {
+func call(fn func(store.Tx) error, t store.Tx) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("write panicked: %v", p)

@@ -86,55 +86,6 @@ func TestPragmas(t *testing.T) {
 	}
 }
 
-func TestSchemaChecks(t *testing.T) {
-	db := open(t, filepath.Join(t.TempDir(), "c.db"), nil)
-	ctx := t.Context()
-	f := storetest.Setup(t, db, "alpha")
-	bad := map[string]func(tx store.Tx) error{
-		"GroupIDPrefix": func(tx store.Tx) error {
-			return tx.GroupCreate(ctx, &continuo.Group{ID: continuo.NewID(continuo.PrefixProject, storetest.Base), Name: "x"})
-		},
-		"ClosedWithoutClosedAt": func(tx store.Tx) error {
-			s := storetest.NewSession(f.Group.ID, f.Project.ID, 50, "x")
-			s.Lifecycle = continuo.LifecycleClosed
-			return tx.SessionCreate(ctx, s)
-		},
-		"ClosedAtWhileActive": func(tx store.Tx) error {
-			s := *f.Session
-			now := storetest.Base
-			s.ClosedAt = &now
-			return tx.SessionUpdate(ctx, &s)
-		},
-		"UnknownKind": func(tx store.Tx) error {
-			return tx.MessageInsert(ctx, storetest.NewMessage(f.Session.ID, 1, continuo.Kind("gossip"), "x"))
-		},
-		"UnknownStatus": func(tx store.Tx) error {
-			m := storetest.NewMessage(f.Session.ID, 1, continuo.KindNote, "x")
-			m.Status = "maybe"
-			return tx.MessageInsert(ctx, m)
-		},
-		"UnknownAccess": func(tx store.Tx) error {
-			return tx.GrantPut(ctx, continuo.Grant{ProjectID: f.Project.ID, GroupID: f.Group.ID, Access: "admin"})
-		},
-		"ZeroRevision": func(tx store.Tx) error {
-			s := *f.Session
-			s.Revision = 0
-			return tx.SessionUpdate(ctx, &s)
-		},
-	}
-	for name, fn := range bad {
-		t.Run(name, func(t *testing.T) {
-			err := db.Write(ctx, fn)
-			if err == nil || !strings.Contains(err.Error(), "CHECK") {
-				t.Errorf("got %v, want a CHECK constraint error", err)
-			}
-			if errors.Is(err, store.ErrConflict) {
-				t.Errorf("a CHECK violation is reported as ErrConflict: %v", err)
-			}
-		})
-	}
-}
-
 func TestMigrations(t *testing.T) {
 	ms, err := sqlite.Migrations()
 	if err != nil {
@@ -190,7 +141,7 @@ func TestReopen(t *testing.T) {
 	}
 	f := storetest.Setup(t, db, "alpha")
 	storetest.Message(t, db, f.Session.ID, 1, continuo.KindTodo)
-	storetest.MustWrite(t, db, func(tx store.Tx) error { return tx.MetaPut(ctx, "k", "v") })
+	storetest.MustWrite(t, db, func(tx store.Tx) error { return tx.MetaSet(ctx, "k", "v") })
 	if err := db.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
@@ -324,7 +275,7 @@ func TestCloseDuringWrites(t *testing.T) {
 		wg.Go(func() {
 			for i := 0; ; i++ {
 				key := fmt.Sprintf("w%d-%d", w, i)
-				if err := db.Write(ctx, func(tx store.Tx) error { return tx.MetaPut(ctx, key, "v") }); err != nil {
+				if err := db.Write(ctx, func(tx store.Tx) error { return tx.MetaSet(ctx, key, "v") }); err != nil {
 					refused[w] = key
 					return
 				}
@@ -412,7 +363,7 @@ func concurrentWrites(t *testing.T, db *sqlite.DB, n int, fail func(i int) error
 		wg.Go(func() {
 			<-start
 			errs[i] = db.Write(ctx, func(tx store.Tx) error {
-				if err := tx.MetaPut(ctx, "k"+strconv.Itoa(i), strconv.Itoa(i)); err != nil {
+				if err := tx.MetaSet(ctx, "k"+strconv.Itoa(i), strconv.Itoa(i)); err != nil {
 					return err
 				}
 				if fail != nil {
@@ -534,7 +485,7 @@ func TestWriteCanceledWhileQueued(t *testing.T) {
 		first <- db.Write(ctx, func(tx store.Tx) error {
 			close(inside)
 			<-release
-			return tx.MetaPut(ctx, "first", "1")
+			return tx.MetaSet(ctx, "first", "1")
 		})
 	}()
 	select {
@@ -548,7 +499,7 @@ func TestWriteCanceledWhileQueued(t *testing.T) {
 	var ran atomic.Bool
 	second := make(chan error, 1)
 	go func() {
-		second <- db.Write(cctx, func(tx store.Tx) error { ran.Store(true); return tx.MetaPut(ctx, "second", "2") })
+		second <- db.Write(cctx, func(tx store.Tx) error { ran.Store(true); return tx.MetaSet(ctx, "second", "2") })
 	}()
 	cancel()
 	close(release)

@@ -28,10 +28,10 @@ func testGroupCreateGet(t *testing.T, s store.Store) {
 	want := &continuo.Group{ID: continuo.NewID(continuo.PrefixGroup, Base), Name: "alpha", CreatedAt: Base.Add(1500 * time.Millisecond)}
 	MustWrite(t, s, func(tx store.Tx) error { return tx.GroupCreate(ctx, want) })
 
-	got := mustGet(t, s, "GroupByID", func(tx store.Tx) (*continuo.Group, error) { return tx.GroupByID(ctx, want.ID) })
-	same(t, "GroupByID", *got, *want, normGroup)
-	got = mustGet(t, s, "GroupByName", func(tx store.Tx) (*continuo.Group, error) { return tx.GroupByName(ctx, "alpha") })
-	same(t, "GroupByName", *got, *want, normGroup)
+	got := mustGet(t, s, "GroupGet", func(tx store.Tx) (*continuo.Group, error) { return tx.GroupGet(ctx, want.ID) })
+	same(t, "GroupGet", *got, *want, normGroup)
+	got = mustGet(t, s, "GroupGetByName", func(tx store.Tx) (*continuo.Group, error) { return tx.GroupGetByName(ctx, "alpha") })
+	same(t, "GroupGetByName", *got, *want, normGroup)
 }
 
 func testGroupDuplicateName(t *testing.T, s store.Store) {
@@ -57,11 +57,11 @@ func testGroupMissing(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	Group(t, s, "alpha")
 	_, err := read(t, s, func(tx store.Tx) (*continuo.Group, error) {
-		return tx.GroupByID(ctx, continuo.NewID(continuo.PrefixGroup, Base))
+		return tx.GroupGet(ctx, continuo.NewID(continuo.PrefixGroup, Base))
 	})
-	wantErr(t, err, store.ErrNotFound, "GroupByID of an unknown ID")
-	_, err = read(t, s, func(tx store.Tx) (*continuo.Group, error) { return tx.GroupByName(ctx, "bravo") })
-	wantErr(t, err, store.ErrNotFound, "GroupByName of an unknown name")
+	wantErr(t, err, store.ErrNotFound, "GroupGet of an unknown ID")
+	_, err = read(t, s, func(tx store.Tx) (*continuo.Group, error) { return tx.GroupGetByName(ctx, "bravo") })
+	wantErr(t, err, store.ErrNotFound, "GroupGetByName of an unknown name")
 }
 
 func testGroupList(t *testing.T, s store.Store) {
@@ -93,10 +93,10 @@ func testPrincipalCreateGet(t *testing.T, s store.Store) {
 		CreatedAt: Base.Add(time.Minute)}
 	MustWrite(t, s, func(tx store.Tx) error { return tx.PrincipalCreate(ctx, want) })
 
-	got := mustGet(t, s, "PrincipalByID", func(tx store.Tx) (*continuo.Principal, error) { return tx.PrincipalByID(ctx, want.ID) })
-	same(t, "PrincipalByID", *got, *want, normPrincipal)
-	got = mustGet(t, s, "PrincipalByName", func(tx store.Tx) (*continuo.Principal, error) { return tx.PrincipalByName(ctx, "ann") })
-	same(t, "PrincipalByName", *got, *want, normPrincipal)
+	got := mustGet(t, s, "PrincipalGet", func(tx store.Tx) (*continuo.Principal, error) { return tx.PrincipalGet(ctx, want.ID) })
+	same(t, "PrincipalGet", *got, *want, normPrincipal)
+	got = mustGet(t, s, "PrincipalGetByName", func(tx store.Tx) (*continuo.Principal, error) { return tx.PrincipalGetByName(ctx, "ann") })
+	same(t, "PrincipalGetByName", *got, *want, normPrincipal)
 }
 
 func testPrincipalDuplicateName(t *testing.T, s store.Store) {
@@ -118,11 +118,11 @@ func testPrincipalDuplicateName(t *testing.T, s store.Store) {
 func testPrincipalMissing(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	_, err := read(t, s, func(tx store.Tx) (*continuo.Principal, error) {
-		return tx.PrincipalByID(ctx, continuo.NewID(continuo.PrefixPrincipal, Base))
+		return tx.PrincipalGet(ctx, continuo.NewID(continuo.PrefixPrincipal, Base))
 	})
-	wantErr(t, err, store.ErrNotFound, "PrincipalByID of an unknown ID")
-	_, err = read(t, s, func(tx store.Tx) (*continuo.Principal, error) { return tx.PrincipalByName(ctx, "nobody") })
-	wantErr(t, err, store.ErrNotFound, "PrincipalByName of an unknown name")
+	wantErr(t, err, store.ErrNotFound, "PrincipalGet of an unknown ID")
+	_, err = read(t, s, func(tx store.Tx) (*continuo.Principal, error) { return tx.PrincipalGetByName(ctx, "nobody") })
+	wantErr(t, err, store.ErrNotFound, "PrincipalGetByName of an unknown name")
 }
 
 func testPrincipalUnknownGroup(t *testing.T, s store.Store) {
@@ -132,8 +132,8 @@ func testPrincipalUnknownGroup(t *testing.T, s store.Store) {
 	if err := s.Write(ctx, func(tx store.Tx) error { return tx.PrincipalCreate(ctx, p) }); err == nil {
 		t.Error("PrincipalCreate in an unknown group succeeded, want an error")
 	}
-	_, err := read(t, s, func(tx store.Tx) (*continuo.Principal, error) { return tx.PrincipalByID(ctx, p.ID) })
-	wantErr(t, err, store.ErrNotFound, "PrincipalByID after the refused create")
+	_, err := read(t, s, func(tx store.Tx) (*continuo.Principal, error) { return tx.PrincipalGet(ctx, p.ID) })
+	wantErr(t, err, store.ErrNotFound, "PrincipalGet after the refused create")
 }
 
 func testPrincipalList(t *testing.T, s store.Store) {
@@ -174,10 +174,10 @@ func testTokenCreateGet(t *testing.T, s store.Store) {
 	want.ExpiresAt = &exp
 	MustWrite(t, s, func(tx store.Tx) error { return tx.TokenCreate(ctx, want) })
 
-	got := mustGet(t, s, "TokenByHash", func(tx store.Tx) (*continuo.Token, error) { return tx.TokenByHash(ctx, "hash-1") })
-	same(t, "TokenByHash", *got, *want, normToken)
-	got = mustGet(t, s, "TokenByID", func(tx store.Tx) (*continuo.Token, error) { return tx.TokenByID(ctx, want.ID) })
-	same(t, "TokenByID", *got, *want, normToken)
+	got := mustGet(t, s, "TokenGetByHash", func(tx store.Tx) (*continuo.Token, error) { return tx.TokenGetByHash(ctx, "hash-1") })
+	same(t, "TokenGetByHash", *got, *want, normToken)
+	got = mustGet(t, s, "TokenGet", func(tx store.Tx) (*continuo.Token, error) { return tx.TokenGet(ctx, want.ID) })
+	same(t, "TokenGet", *got, *want, normToken)
 	if got.RevokedAt != nil {
 		t.Errorf("RevokedAt of a new token = %v, want nil", *got.RevokedAt)
 	}
@@ -188,14 +188,14 @@ func testTokenNilExpiry(t *testing.T, s store.Store) {
 	g := Group(t, s, "alpha")
 	p := Principal(t, s, g.ID, "ann")
 	k := Token(t, s, p.ID, "hash-1", continuo.ScopeAdmin)
-	got := mustGet(t, s, "TokenByID", func(tx store.Tx) (*continuo.Token, error) { return tx.TokenByID(ctx, k.ID) })
+	got := mustGet(t, s, "TokenGet", func(tx store.Tx) (*continuo.Token, error) { return tx.TokenGet(ctx, k.ID) })
 	if got.ExpiresAt != nil {
 		t.Errorf("ExpiresAt = %v, want nil", *got.ExpiresAt)
 	}
 	if got.RevokedAt != nil {
 		t.Errorf("RevokedAt = %v, want nil", *got.RevokedAt)
 	}
-	same(t, "TokenByID", *got, *k, normToken)
+	same(t, "TokenGet", *got, *k, normToken)
 }
 
 func testTokenScopes(t *testing.T, s store.Store) {
@@ -211,7 +211,7 @@ func testTokenScopes(t *testing.T, s store.Store) {
 	}
 	for hash, scopes := range cases {
 		k := Token(t, s, p.ID, hash, scopes...)
-		got := mustGet(t, s, "TokenByHash", func(tx store.Tx) (*continuo.Token, error) { return tx.TokenByHash(ctx, hash) })
+		got := mustGet(t, s, "TokenGetByHash", func(tx store.Tx) (*continuo.Token, error) { return tx.TokenGetByHash(ctx, hash) })
 		same(t, "scopes of "+hash, *got, *k, normToken) // order kept; nil and empty both come back empty
 	}
 }
@@ -229,18 +229,18 @@ func testTokenDuplicateHash(t *testing.T, s store.Store) {
 	err = s.Write(ctx, func(tx store.Tx) error { return tx.TokenCreate(ctx, dupID) })
 	wantErr(t, err, store.ErrConflict, "TokenCreate with a taken ID")
 
-	got := mustGet(t, s, "TokenByHash", func(tx store.Tx) (*continuo.Token, error) { return tx.TokenByHash(ctx, "hash-1") })
-	same(t, "TokenByHash after the refused duplicate", *got, *first, normToken)
+	got := mustGet(t, s, "TokenGetByHash", func(tx store.Tx) (*continuo.Token, error) { return tx.TokenGetByHash(ctx, "hash-1") })
+	same(t, "TokenGetByHash after the refused duplicate", *got, *first, normToken)
 }
 
 func testTokenMissing(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	_, err := read(t, s, func(tx store.Tx) (*continuo.Token, error) { return tx.TokenByHash(ctx, "no-such-hash") })
-	wantErr(t, err, store.ErrNotFound, "TokenByHash of an unknown hash")
+	_, err := read(t, s, func(tx store.Tx) (*continuo.Token, error) { return tx.TokenGetByHash(ctx, "no-such-hash") })
+	wantErr(t, err, store.ErrNotFound, "TokenGetByHash of an unknown hash")
 	_, err = read(t, s, func(tx store.Tx) (*continuo.Token, error) {
-		return tx.TokenByID(ctx, continuo.NewID(continuo.PrefixToken, Base))
+		return tx.TokenGet(ctx, continuo.NewID(continuo.PrefixToken, Base))
 	})
-	wantErr(t, err, store.ErrNotFound, "TokenByID of an unknown ID")
+	wantErr(t, err, store.ErrNotFound, "TokenGet of an unknown ID")
 }
 
 func testTokenRevoke(t *testing.T, s store.Store) {
@@ -251,15 +251,17 @@ func testTokenRevoke(t *testing.T, s store.Store) {
 	other := Token(t, s, p.ID, "hash-2", continuo.ScopeAdmin)
 
 	first := Base.Add(time.Hour + 125*time.Millisecond)
-	MustWrite(t, s, func(tx store.Tx) error { return tx.TokenRevoke(ctx, k.ID, first) })
-	got := mustGet(t, s, "TokenByHash", func(tx store.Tx) (*continuo.Token, error) { return tx.TokenByHash(ctx, "hash-1") })
+	MustWrite(t, s, func(tx store.Tx) error { return tx.TokenRevoke(ctx, store.TokenRevokeParams{ID: k.ID, At: first}) })
+	got := mustGet(t, s, "TokenGetByHash", func(tx store.Tx) (*continuo.Token, error) { return tx.TokenGetByHash(ctx, "hash-1") })
 	if got.RevokedAt == nil || !sameTime(*got.RevokedAt, first) {
 		t.Errorf("RevokedAt after TokenRevoke = %s, want %s", showTime(got.RevokedAt), first)
 	}
 
 	// Revoking again keeps the first time.
-	MustWrite(t, s, func(tx store.Tx) error { return tx.TokenRevoke(ctx, k.ID, first.Add(time.Hour)) })
-	got = mustGet(t, s, "TokenByID", func(tx store.Tx) (*continuo.Token, error) { return tx.TokenByID(ctx, k.ID) })
+	MustWrite(t, s, func(tx store.Tx) error {
+		return tx.TokenRevoke(ctx, store.TokenRevokeParams{ID: k.ID, At: first.Add(time.Hour)})
+	})
+	got = mustGet(t, s, "TokenGet", func(tx store.Tx) (*continuo.Token, error) { return tx.TokenGet(ctx, k.ID) })
 	if got.RevokedAt == nil || !sameTime(*got.RevokedAt, first) {
 		t.Errorf("RevokedAt after a second TokenRevoke = %s, want the first time %s", showTime(got.RevokedAt), first)
 	}
@@ -268,14 +270,14 @@ func testTokenRevoke(t *testing.T, s store.Store) {
 	same(t, "revoked token", *got, want, normToken)
 
 	// The other token is untouched.
-	got = mustGet(t, s, "TokenByID", func(tx store.Tx) (*continuo.Token, error) { return tx.TokenByID(ctx, other.ID) })
+	got = mustGet(t, s, "TokenGet", func(tx store.Tx) (*continuo.Token, error) { return tx.TokenGet(ctx, other.ID) })
 	same(t, "token that was not revoked", *got, *other, normToken)
 }
 
 func testTokenRevokeUnknown(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	err := s.Write(ctx, func(tx store.Tx) error {
-		return tx.TokenRevoke(ctx, continuo.NewID(continuo.PrefixToken, Base), Base)
+		return tx.TokenRevoke(ctx, store.TokenRevokeParams{ID: continuo.NewID(continuo.PrefixToken, Base), At: Base})
 	})
 	wantErr(t, err, store.ErrNotFound, "TokenRevoke of an unknown token")
 }
@@ -319,14 +321,14 @@ func testProjectCreateGet(t *testing.T, s store.Store) {
 		return tx.ProjectCreate(ctx, ro)
 	})
 
-	got := mustGet(t, s, "ProjectByID", func(tx store.Tx) (*continuo.Project, error) { return tx.ProjectByID(ctx, want.ID) })
-	same(t, "ProjectByID", *got, *want, normProject)
+	got := mustGet(t, s, "ProjectGet", func(tx store.Tx) (*continuo.Project, error) { return tx.ProjectGet(ctx, want.ID) })
+	same(t, "ProjectGet", *got, *want, normProject)
 	if !got.Writable {
 		t.Error("Writable = false, want true")
 	}
-	got = mustGet(t, s, "ProjectByName", func(tx store.Tx) (*continuo.Project, error) { return tx.ProjectByName(ctx, "web") })
-	same(t, "ProjectByName", *got, *want, normProject)
-	got = mustGet(t, s, "ProjectByName", func(tx store.Tx) (*continuo.Project, error) { return tx.ProjectByName(ctx, "docs") })
+	got = mustGet(t, s, "ProjectGetByName", func(tx store.Tx) (*continuo.Project, error) { return tx.ProjectGetByName(ctx, "web") })
+	same(t, "ProjectGetByName", *got, *want, normProject)
+	got = mustGet(t, s, "ProjectGetByName", func(tx store.Tx) (*continuo.Project, error) { return tx.ProjectGetByName(ctx, "docs") })
 	same(t, "read-only project", *got, *ro, normProject)
 	if got.Writable {
 		t.Error("Writable = true, want false")
@@ -345,7 +347,7 @@ func testProjectEmptyChecks(t *testing.T, s store.Store) {
 		return tx.ProjectCreate(ctx, emptyChecks)
 	})
 	for _, p := range []*continuo.Project{nilChecks, emptyChecks} {
-		got := mustGet(t, s, "ProjectByID", func(tx store.Tx) (*continuo.Project, error) { return tx.ProjectByID(ctx, p.ID) })
+		got := mustGet(t, s, "ProjectGet", func(tx store.Tx) (*continuo.Project, error) { return tx.ProjectGet(ctx, p.ID) })
 		if len(got.Checks) != 0 {
 			t.Errorf("Checks of project %s = %v, want empty", p.Name, got.Checks)
 		}
@@ -372,11 +374,11 @@ func testProjectDuplicateName(t *testing.T, s store.Store) {
 func testProjectMissing(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	_, err := read(t, s, func(tx store.Tx) (*continuo.Project, error) {
-		return tx.ProjectByID(ctx, continuo.NewID(continuo.PrefixProject, Base))
+		return tx.ProjectGet(ctx, continuo.NewID(continuo.PrefixProject, Base))
 	})
-	wantErr(t, err, store.ErrNotFound, "ProjectByID of an unknown ID")
-	_, err = read(t, s, func(tx store.Tx) (*continuo.Project, error) { return tx.ProjectByName(ctx, "nope") })
-	wantErr(t, err, store.ErrNotFound, "ProjectByName of an unknown name")
+	wantErr(t, err, store.ErrNotFound, "ProjectGet of an unknown ID")
+	_, err = read(t, s, func(tx store.Tx) (*continuo.Project, error) { return tx.ProjectGetByName(ctx, "nope") })
+	wantErr(t, err, store.ErrNotFound, "ProjectGetByName of an unknown name")
 }
 
 func testProjectList(t *testing.T, s store.Store) {

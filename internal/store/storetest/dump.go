@@ -33,13 +33,13 @@ func dumpTests(t *testing.T, f Factory) {
 			m.Status, m.Resolution, m.ResolvedAt, m.Tags = continuo.StatusResolved, "done", &at, []string{"a", "b"}
 		})
 		MustWrite(t, s, func(tx store.Tx) error {
-			if err := tx.MetaPut(t.Context(), "k", "v"); err != nil {
+			if err := tx.MetaSet(t.Context(), "k", "v"); err != nil {
 				return err
 			}
 			if err := tx.InstructionAppend(t.Context(), store.Instruction{SessionID: fx.Session.ID, Seq: 2, Text: "next", CreatedAt: Base}); err != nil {
 				return err
 			}
-			return tx.IdempotencyPut(t.Context(), store.Idempotency{Scope: "s", KeyHash: "k", RequestHash: "r", ResultID: "msg", CreatedAt: Base})
+			return tx.IdempotencyCreate(t.Context(), store.Idempotency{Scope: "s", KeyHash: "k", RequestHash: "r", ResultID: "msg", CreatedAt: Base})
 		})
 		return s
 	}
@@ -61,16 +61,16 @@ func dumpTests(t *testing.T, f Factory) {
 		// Counters travel too: the next session reference continues.
 		var ga, gb int64
 		MustWrite(t, a, func(tx store.Tx) (err error) {
-			g, err := tx.GroupByName(t.Context(), "alpha")
+			g, err := tx.GroupGetByName(t.Context(), "alpha")
 			if err == nil {
-				ga, err = tx.SessionNextRef(t.Context(), g.ID)
+				ga, err = tx.SessionRefNext(t.Context(), g.ID)
 			}
 			return err
 		})
 		MustWrite(t, b, func(tx store.Tx) (err error) {
-			g, err := tx.GroupByName(t.Context(), "alpha")
+			g, err := tx.GroupGetByName(t.Context(), "alpha")
 			if err == nil {
-				gb, err = tx.SessionNextRef(t.Context(), g.ID)
+				gb, err = tx.SessionRefNext(t.Context(), g.ID)
 			}
 			return err
 		})

@@ -25,7 +25,7 @@ func testIdemPutGet(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	want := store.Idempotency{Scope: "msg:ses_x", KeyHash: "k1", RequestHash: "r1", ResultID: "msg_1",
 		CreatedAt: Base.Add(time.Second + 3*time.Millisecond)}
-	MustWrite(t, s, func(tx store.Tx) error { return tx.IdempotencyPut(ctx, want) })
+	MustWrite(t, s, func(tx store.Tx) error { return tx.IdempotencyCreate(ctx, want) })
 	got, err := getIdem(t, s, want.Scope, want.KeyHash)
 	noErr(t, err, "IdempotencyGet")
 	same(t, "IdempotencyGet", *got, want, normIdem)
@@ -34,7 +34,7 @@ func testIdemPutGet(t *testing.T, s store.Store) {
 func testIdemMissing(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	MustWrite(t, s, func(tx store.Tx) error {
-		return tx.IdempotencyPut(ctx, store.Idempotency{Scope: "a", KeyHash: "k", RequestHash: "r", ResultID: "x", CreatedAt: Base})
+		return tx.IdempotencyCreate(ctx, store.Idempotency{Scope: "a", KeyHash: "k", RequestHash: "r", ResultID: "x", CreatedAt: Base})
 	})
 	for _, c := range []struct{ scope, key string }{{"a", "other"}, {"b", "k"}, {"", ""}} {
 		_, err := getIdem(t, s, c.scope, c.key)
@@ -45,10 +45,10 @@ func testIdemMissing(t *testing.T, s store.Store) {
 func testIdemDuplicate(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	first := store.Idempotency{Scope: "a", KeyHash: "k", RequestHash: "r1", ResultID: "x1", CreatedAt: Base}
-	MustWrite(t, s, func(tx store.Tx) error { return tx.IdempotencyPut(ctx, first) })
+	MustWrite(t, s, func(tx store.Tx) error { return tx.IdempotencyCreate(ctx, first) })
 	dup := store.Idempotency{Scope: "a", KeyHash: "k", RequestHash: "r2", ResultID: "x2", CreatedAt: Base.Add(time.Hour)}
-	err := s.Write(ctx, func(tx store.Tx) error { return tx.IdempotencyPut(ctx, dup) })
-	wantErr(t, err, store.ErrConflict, "IdempotencyPut of a taken (scope, key)")
+	err := s.Write(ctx, func(tx store.Tx) error { return tx.IdempotencyCreate(ctx, dup) })
+	wantErr(t, err, store.ErrConflict, "IdempotencyCreate of a taken (scope, key)")
 	got, err := getIdem(t, s, "a", "k")
 	noErr(t, err, "IdempotencyGet")
 	same(t, "record after the refused duplicate", *got, first, normIdem)
@@ -62,7 +62,7 @@ func testIdemScopedKeys(t *testing.T, s store.Store) {
 		{Scope: "msg:ses_a", KeyHash: "k2", RequestHash: "r3", ResultID: "x3", CreatedAt: Base.Add(2 * time.Second)},
 	}
 	for _, r := range recs {
-		MustWrite(t, s, func(tx store.Tx) error { return tx.IdempotencyPut(ctx, r) })
+		MustWrite(t, s, func(tx store.Tx) error { return tx.IdempotencyCreate(ctx, r) })
 	}
 	for _, want := range recs {
 		got, err := getIdem(t, s, want.Scope, want.KeyHash)

@@ -19,6 +19,7 @@ func messageTests() []test {
 		{"Tags", testMessageTags},
 		{"Update", testMessageUpdate},
 		{"UpdateMissing", testMessageUpdateMissing},
+		{"UpdateGuard", testMessageUpdateGuard},
 	}
 }
 
@@ -49,7 +50,7 @@ func testMessageInsertGet(t *testing.T, s store.Store) {
 		ResolvedAt:   &resolved,
 	}
 	MustWrite(t, s, func(tx store.Tx) error {
-		if err := tx.MessageInsert(ctx, want); err != nil {
+		if err := tx.MessageCreate(ctx, want); err != nil {
 			return err
 		}
 		got, err := tx.MessageGet(ctx, f.Session.ID, want.ID)
@@ -98,13 +99,13 @@ func testMessageDuplicate(t *testing.T, s store.Store) {
 	first := Message(t, s, f.Session.ID, 1, continuo.KindNote)
 
 	dupSeq := NewMessage(f.Session.ID, 1, continuo.KindTodo, "same seq")
-	err := s.Write(ctx, func(tx store.Tx) error { return tx.MessageInsert(ctx, dupSeq) })
-	wantErr(t, err, store.ErrConflict, "MessageInsert with a seq the session already has")
+	err := s.Write(ctx, func(tx store.Tx) error { return tx.MessageCreate(ctx, dupSeq) })
+	wantErr(t, err, store.ErrConflict, "MessageCreate with a seq the session already has")
 
 	dupID := NewMessage(f.Session.ID, 2, continuo.KindTodo, "same id")
 	dupID.ID = first.ID
-	err = s.Write(ctx, func(tx store.Tx) error { return tx.MessageInsert(ctx, dupID) })
-	wantErr(t, err, store.ErrConflict, "MessageInsert with a taken ID")
+	err = s.Write(ctx, func(tx store.Tx) error { return tx.MessageCreate(ctx, dupID) })
+	wantErr(t, err, store.ErrConflict, "MessageCreate with a taken ID")
 
 	// The same seq in another session is fine.
 	elsewhere := Message(t, s, other.ID, 1, continuo.KindNote)
@@ -152,7 +153,7 @@ func testMessageUpdate(t *testing.T, s store.Store) {
 	resolved := *todo
 	at := Base.Add(2*time.Hour + 17*time.Millisecond)
 	resolved.Status, resolved.Resolution, resolved.ResolvedAt = continuo.StatusResolved, "fixed in abc123", &at
-	MustWrite(t, s, func(tx store.Tx) error { return tx.MessageUpdate(ctx, &resolved) })
+	MustWrite(t, s, func(tx store.Tx) error { return tx.MessageUpdate(ctx, &resolved, continuo.StatusOpen) })
 	same(t, "resolved message", *getMessage(t, s, f.Session.ID, todo.ID), resolved, normMessage)
 
 	// Supersede; the update writes only status, superseded_by, resolution
@@ -164,7 +165,7 @@ func testMessageUpdate(t *testing.T, s store.Store) {
 	sup.ResolvedAt = nil
 	sup.Text, sup.Kind, sup.Priority, sup.Tags = "changed", continuo.KindRisk, continuo.PriorityLow, []string{"changed"}
 	sup.CreatedAt = Base.Add(99 * time.Hour)
-	MustWrite(t, s, func(tx store.Tx) error { return tx.MessageUpdate(ctx, &sup) })
+	MustWrite(t, s, func(tx store.Tx) error { return tx.MessageUpdate(ctx, &sup, continuo.StatusResolved) })
 	want := resolved
 	want.Status, want.SupersededBy, want.Resolution, want.ResolvedAt = continuo.StatusSuperseded, bystander.ID, "", nil
 	same(t, "superseded message", *getMessage(t, s, f.Session.ID, todo.ID), want, normMessage)
@@ -181,13 +182,31 @@ func testMessageUpdateMissing(t *testing.T, s store.Store) {
 	wrong := *m
 	wrong.SessionID = other.ID
 	wrong.Status = continuo.StatusSuperseded
-	err := s.Write(ctx, func(tx store.Tx) error { return tx.MessageUpdate(ctx, &wrong) })
-	wantErr(t, err, store.ErrNotFound, "MessageUpdate with another session's ID")
+	err := s.Write(ctx, func(tx store.Tx) error { return tx.MessageUpdate(ctx, &wrong, continuo.StatusOpen) })
+	wantErr(t, err, store.ErrStale, "MessageUpdate with another session's ID")
 	same(t, "message after the refused update", *getMessage(t, s, f.Session.ID, m.ID), *m, normMessage)
 
 	ghost := NewMessage(f.Session.ID, 2, continuo.KindTodo, "ghost")
-	err = s.Write(ctx, func(tx store.Tx) error { return tx.MessageUpdate(ctx, ghost) })
-	wantErr(t, err, store.ErrNotFound, "MessageUpdate of an unknown message")
+	err = s.Write(ctx, func(tx store.Tx) error { return tx.MessageUpdate(ctx, ghost, continuo.StatusOpen) })
+	wantErr(t, err, store.ErrStale, "MessageUpdate of an unknown message")
+}
+
+// testMessageUpdateGuard: an update names the status it read; when the
+// message moved on meanwhile (another Write resolved or superseded it), the
+// update changes nothing and says ErrStale.
+func testMessageUpdateGuard(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := Setup(t, s, "alpha")
+	m := Message(t, s, f.Session.ID, 1, continuo.KindTodo)
+	at := Base.Add(time.Hour)
+	first := *m
+	first.Status, first.Resolution, first.ResolvedAt = continuo.StatusResolved, "one", &at
+	MustWrite(t, s, func(tx store.Tx) error { return tx.MessageUpdate(ctx, &first, continuo.StatusOpen) })
+	late := *m
+	late.Status, late.SupersededBy = continuo.StatusSuperseded, NewMessage(f.Session.ID, 2, continuo.KindTodo, "x").ID
+	err := s.Write(ctx, func(tx store.Tx) error { return tx.MessageUpdate(ctx, &late, continuo.StatusOpen) })
+	wantErr(t, err, store.ErrStale, "MessageUpdate guarded by a status the message no longer has")
+	same(t, "message after the refused update", *getMessage(t, s, f.Session.ID, m.ID), first, normMessage)
 }
 
 func messageListTests() []test {
@@ -232,14 +251,14 @@ func newMsgWorld(t *testing.T, s store.Store) *msgWorld {
 			if seq%4 == 0 {
 				m.Tags = []string{"t" + fmt.Sprint(seq)}
 			}
-			if err := tx.MessageInsert(ctx, m); err != nil {
+			if err := tx.MessageCreate(ctx, m); err != nil {
 				return err
 			}
 			w.all = append(w.all, *m)
 		}
 		// The other session's messages share seqs and kinds.
 		for seq := int64(1); seq <= 5; seq++ {
-			if err := tx.MessageInsert(ctx, NewMessage(w.other.ID, seq, kinds[int(seq)%len(kinds)], "elsewhere")); err != nil {
+			if err := tx.MessageCreate(ctx, NewMessage(w.other.ID, seq, kinds[int(seq)%len(kinds)], "elsewhere")); err != nil {
 				return err
 			}
 		}

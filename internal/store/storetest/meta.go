@@ -31,13 +31,13 @@ func testMetaGetMissing(t *testing.T, s store.Store) {
 func testMetaPutGet(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	MustWrite(t, s, func(tx store.Tx) error {
-		if err := tx.MetaPut(ctx, "a", "1"); err != nil {
+		if err := tx.MetaSet(ctx, "a", "1"); err != nil {
 			return err
 		}
-		if err := tx.MetaPut(ctx, "empty", ""); err != nil {
+		if err := tx.MetaSet(ctx, "empty", ""); err != nil {
 			return err
 		}
-		return tx.MetaPut(ctx, "text", "héllo\nworld ✓")
+		return tx.MetaSet(ctx, "text", "héllo\nworld ✓")
 	})
 	MustRead(t, s, func(tx store.Tx) error {
 		for k, want := range map[string]string{"a": "1", "empty": "", "text": "héllo\nworld ✓"} {
@@ -56,9 +56,9 @@ func testMetaPutGet(t *testing.T, s store.Store) {
 
 func testMetaOverwrite(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	MustWrite(t, s, func(tx store.Tx) error { return tx.MetaPut(ctx, "k", "old") })
+	MustWrite(t, s, func(tx store.Tx) error { return tx.MetaSet(ctx, "k", "old") })
 	MustWrite(t, s, func(tx store.Tx) error {
-		if err := tx.MetaPut(ctx, "k", "new"); err != nil {
+		if err := tx.MetaSet(ctx, "k", "new"); err != nil {
 			return err
 		}
 		// The overwrite is visible inside the same Write.

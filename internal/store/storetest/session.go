@@ -28,7 +28,7 @@ func nextRef(t *testing.T, s store.Store, groupID string) int64 {
 	ctx := t.Context()
 	var n int64
 	MustWrite(t, s, func(tx store.Tx) (err error) {
-		n, err = tx.SessionNextRef(ctx, groupID)
+		n, err = tx.SessionRefNext(ctx, groupID)
 		return err
 	})
 	return n
@@ -39,14 +39,14 @@ func testRefSequence(t *testing.T, s store.Store) {
 	g := Group(t, s, "alpha")
 	for want := int64(1); want <= 3; want++ {
 		if got := nextRef(t, s, g.ID); got != want {
-			t.Errorf("SessionNextRef #%d = %d, want %d", want, got, want)
+			t.Errorf("SessionRefNext #%d = %d, want %d", want, got, want)
 		}
 	}
 	// Several reservations in one Write continue the sequence.
 	var got []int64
 	MustWrite(t, s, func(tx store.Tx) error {
 		for range 2 {
-			n, err := tx.SessionNextRef(ctx, g.ID)
+			n, err := tx.SessionRefNext(ctx, g.ID)
 			if err != nil {
 				return err
 			}
@@ -55,7 +55,7 @@ func testRefSequence(t *testing.T, s store.Store) {
 		return nil
 	})
 	if !slices.Equal(got, []int64{4, 5}) {
-		t.Errorf("two SessionNextRef in one Write = %v, want [4 5]", got)
+		t.Errorf("two SessionRefNext in one Write = %v, want [4 5]", got)
 	}
 }
 
@@ -67,7 +67,7 @@ func testRefPerGroup(t *testing.T, s store.Store) {
 	}{{g1, 1}, {g1, 2}, {g2, 1}, {g1, 3}, {g2, 2}}
 	for i, step := range seq {
 		if got := nextRef(t, s, step.g.ID); got != step.want {
-			t.Errorf("step %d: SessionNextRef(%s) = %d, want %d", i, step.g.Name, got, step.want)
+			t.Errorf("step %d: SessionRefNext(%s) = %d, want %d", i, step.g.Name, got, step.want)
 		}
 	}
 }
@@ -75,10 +75,10 @@ func testRefPerGroup(t *testing.T, s store.Store) {
 func testRefUnknownGroup(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	err := s.Write(ctx, func(tx store.Tx) error {
-		_, err := tx.SessionNextRef(ctx, continuo.NewID(continuo.PrefixGroup, Base))
+		_, err := tx.SessionRefNext(ctx, continuo.NewID(continuo.PrefixGroup, Base))
 		return err
 	})
-	wantErr(t, err, store.ErrNotFound, "SessionNextRef of an unknown group")
+	wantErr(t, err, store.ErrNotFound, "SessionRefNext of an unknown group")
 }
 
 // testRefRolledBack pins what happens to a reference reserved by a Write
@@ -102,7 +102,7 @@ func testRefRolledBack(t *testing.T, s store.Store) {
 	boom := errors.New("boom")
 	var lost *continuo.Session
 	err := s.Write(ctx, func(tx store.Tx) error {
-		n, err := tx.SessionNextRef(ctx, g.ID)
+		n, err := tx.SessionRefNext(ctx, g.ID)
 		if err != nil {
 			return err
 		}
@@ -121,8 +121,8 @@ func testRefRolledBack(t *testing.T, s store.Store) {
 	}
 	_, err = read(t, s, func(tx store.Tx) (*continuo.Session, error) { return tx.SessionGet(ctx, lost.ID) })
 	wantErr(t, err, store.ErrNotFound, "SessionGet of the rolled-back session")
-	_, err = read(t, s, func(tx store.Tx) (*continuo.Session, error) { return tx.SessionByRef(ctx, g.ID, lost.Ref) })
-	wantErr(t, err, store.ErrNotFound, "SessionByRef of the rolled-back reference")
+	_, err = read(t, s, func(tx store.Tx) (*continuo.Session, error) { return tx.SessionGetByRef(ctx, g.ID, lost.Ref) })
+	wantErr(t, err, store.ErrNotFound, "SessionGetByRef of the rolled-back reference")
 
 	s3 := Session(t, s, g.ID, p.ID, "three")
 	s4 := Session(t, s, g.ID, p.ID, "four")
@@ -164,7 +164,7 @@ func testRefConcurrent(t *testing.T, s store.Store) {
 	refs := make([]int64, n)
 	errs := parallel(n, func(i int) error {
 		return s.Write(ctx, func(tx store.Tx) error {
-			ref, err := tx.SessionNextRef(ctx, g.ID)
+			ref, err := tx.SessionRefNext(ctx, g.ID)
 			if err != nil {
 				return err
 			}
@@ -210,6 +210,7 @@ func sessionTests() []test {
 		{"SameRefOtherGroup", testSessionSameRefOtherGroup},
 		{"Update", testSessionUpdate},
 		{"UpdateMissing", testSessionUpdateMissing},
+		{"UpdateGuard", testSessionUpdateGuard},
 		{"Revision", testSessionRevision},
 		{"InstructionAppend", testInstructionAppend},
 	}
@@ -244,7 +245,7 @@ func testSessionCreateGet(t *testing.T, s store.Store) {
 	p := Project(t, s, "web")
 	var want *continuo.Session
 	MustWrite(t, s, func(tx store.Tx) error {
-		ref, err := tx.SessionNextRef(ctx, g.ID)
+		ref, err := tx.SessionRefNext(ctx, g.ID)
 		if err != nil {
 			return err
 		}
@@ -291,15 +292,15 @@ func testSessionByRef(t *testing.T, s store.Store) {
 	a2 := Session(t, s, g1.ID, p.ID, "a2")
 	b1 := Session(t, s, g2.ID, p.ID, "b1")
 	for _, want := range []*continuo.Session{a1, a2, b1} {
-		got := mustGet(t, s, "SessionByRef", func(tx store.Tx) (*continuo.Session, error) {
-			return tx.SessionByRef(ctx, want.GroupID, want.Ref)
+		got := mustGet(t, s, "SessionGetByRef", func(tx store.Tx) (*continuo.Session, error) {
+			return tx.SessionGetByRef(ctx, want.GroupID, want.Ref)
 		})
-		same(t, "SessionByRef "+continuo.SessionRef(want.Ref), *got, *want, normSession)
+		same(t, "SessionGetByRef "+continuo.SessionRef(want.Ref), *got, *want, normSession)
 	}
-	_, err := read(t, s, func(tx store.Tx) (*continuo.Session, error) { return tx.SessionByRef(ctx, g2.ID, a2.Ref) })
-	wantErr(t, err, store.ErrNotFound, "SessionByRef of a ref only another group has")
-	_, err = read(t, s, func(tx store.Tx) (*continuo.Session, error) { return tx.SessionByRef(ctx, g1.ID, 99) })
-	wantErr(t, err, store.ErrNotFound, "SessionByRef of an unused ref")
+	_, err := read(t, s, func(tx store.Tx) (*continuo.Session, error) { return tx.SessionGetByRef(ctx, g2.ID, a2.Ref) })
+	wantErr(t, err, store.ErrNotFound, "SessionGetByRef of a ref only another group has")
+	_, err = read(t, s, func(tx store.Tx) (*continuo.Session, error) { return tx.SessionGetByRef(ctx, g1.ID, 99) })
+	wantErr(t, err, store.ErrNotFound, "SessionGetByRef of an unused ref")
 }
 
 func testSessionMissing(t *testing.T, s store.Store) {
@@ -310,9 +311,9 @@ func testSessionMissing(t *testing.T, s store.Store) {
 	_, err = read(t, s, func(tx store.Tx) (int64, error) { return tx.SessionRevision(ctx, id) })
 	wantErr(t, err, store.ErrNotFound, "SessionRevision of an unknown ID")
 	_, err = read(t, s, func(tx store.Tx) (*continuo.Session, error) {
-		return tx.SessionByRef(ctx, continuo.NewID(continuo.PrefixGroup, Base), 1)
+		return tx.SessionGetByRef(ctx, continuo.NewID(continuo.PrefixGroup, Base), 1)
 	})
-	wantErr(t, err, store.ErrNotFound, "SessionByRef of an unknown group")
+	wantErr(t, err, store.ErrNotFound, "SessionGetByRef of an unknown group")
 }
 
 func testSessionDuplicateRef(t *testing.T, s store.Store) {
@@ -367,7 +368,7 @@ func testSessionUpdate(t *testing.T, s store.Store) {
 	upd.ClosedAt = &closed
 	upd.UpdatedAt = closed
 	upd.Revision = orig.Revision + 1
-	MustWrite(t, s, func(tx store.Tx) error { return tx.SessionUpdate(ctx, upd) })
+	MustWrite(t, s, func(tx store.Tx) error { return tx.SessionUpdate(ctx, upd, orig.Revision) })
 	got := getSession(t, s, orig.ID)
 	same(t, "session after SessionUpdate", *got, *upd, normSession)
 
@@ -376,7 +377,7 @@ func testSessionUpdate(t *testing.T, s store.Store) {
 	again.CreatedAt = Base.Add(24 * time.Hour)
 	again.Summary = "second update"
 	again.Revision++
-	MustWrite(t, s, func(tx store.Tx) error { return tx.SessionUpdate(ctx, &again) })
+	MustWrite(t, s, func(tx store.Tx) error { return tx.SessionUpdate(ctx, &again, got.Revision) })
 	got = getSession(t, s, orig.ID)
 	if !sameTime(got.CreatedAt, orig.CreatedAt) {
 		t.Errorf("CreatedAt after SessionUpdate = %s, want it unchanged (%s)", got.CreatedAt, orig.CreatedAt)
@@ -392,7 +393,7 @@ func testSessionUpdate(t *testing.T, s store.Store) {
 	reopened.ClosedAt = nil
 	reopened.Counts = continuo.Counts{}
 	reopened.Revision++
-	MustWrite(t, s, func(tx store.Tx) error { return tx.SessionUpdate(ctx, &reopened) })
+	MustWrite(t, s, func(tx store.Tx) error { return tx.SessionUpdate(ctx, &reopened, got.Revision) })
 	got = getSession(t, s, orig.ID)
 	same(t, "session after clearing ClosedAt and Counts", *got, reopened, normSession)
 
@@ -404,8 +405,33 @@ func testSessionUpdateMissing(t *testing.T, s store.Store) {
 	g := Group(t, s, "alpha")
 	p := Project(t, s, "web")
 	ghost := NewSession(g.ID, p.ID, 1, "ghost")
-	err := s.Write(ctx, func(tx store.Tx) error { return tx.SessionUpdate(ctx, ghost) })
-	wantErr(t, err, store.ErrNotFound, "SessionUpdate of an unknown session")
+	ghost.Revision = 2
+	err := s.Write(ctx, func(tx store.Tx) error { return tx.SessionUpdate(ctx, ghost, 1) })
+	wantErr(t, err, store.ErrStale, "SessionUpdate of an unknown session")
+}
+
+// testSessionUpdateGuard: an update names the revision it read; a session
+// that another Write changed meanwhile is left alone (ErrStale), and an
+// update that does not raise the revision is refused.
+func testSessionUpdateGuard(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	g := Group(t, s, "alpha")
+	p := Project(t, s, "web")
+	orig := Session(t, s, g.ID, p.ID, "before")
+	first := *orig
+	first.Title, first.Revision = "first", orig.Revision+1
+	MustWrite(t, s, func(tx store.Tx) error { return tx.SessionUpdate(ctx, &first, orig.Revision) })
+	late := *orig
+	late.Title, late.Revision = "late", orig.Revision+1
+	err := s.Write(ctx, func(tx store.Tx) error { return tx.SessionUpdate(ctx, &late, orig.Revision) })
+	wantErr(t, err, store.ErrStale, "SessionUpdate guarded by a revision the session no longer has")
+	same(t, "session after the refused update", *getSession(t, s, orig.ID), first, normSession)
+
+	flat := first
+	flat.Title = "same revision"
+	if err := s.Write(ctx, func(tx store.Tx) error { return tx.SessionUpdate(ctx, &flat, first.Revision) }); err == nil {
+		t.Error("SessionUpdate that does not raise the revision was accepted")
+	}
 }
 
 func testSessionRevision(t *testing.T, s store.Store) {
@@ -423,7 +449,7 @@ func testSessionRevision(t *testing.T, s store.Store) {
 	for want := int64(4); want <= 6; want++ {
 		sess.Revision = want
 		sess.UpdatedAt = Base.Add(time.Duration(want) * time.Minute)
-		MustWrite(t, s, func(tx store.Tx) error { return tx.SessionUpdate(ctx, sess) })
+		MustWrite(t, s, func(tx store.Tx) error { return tx.SessionUpdate(ctx, sess, want-1) })
 		if got := rev(); got != want {
 			t.Errorf("SessionRevision after update = %d, want %d", got, want)
 		}

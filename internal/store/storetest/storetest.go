@@ -25,8 +25,11 @@
 //     then ID desc, messages by seq desc;
 //   - nil and empty collections (token scopes, project checks, message tags)
 //     come back empty (nil or not); non-empty ones come back exactly;
-//   - an ErrConflict inside a Write does not spoil the rest of that Write:
-//     the function may handle it and go on;
+//   - an ErrConflict ends a Write: the function returns it and nothing is
+//     kept (see store's package comment);
+//   - a guarded update whose row moved on is ErrStale and changes nothing;
+//   - Notify is delivered to Listen only after its Write commits, never for
+//     a Write that fails;
 //   - Writes are serializable: each sees every Write acknowledged before it
 //     started, and concurrent read-modify-write Writes lose no update;
 //   - Read is one snapshot: a Write committed while it is open stays
@@ -87,6 +90,8 @@ func Run(t *testing.T, f Factory) {
 		{"MessageList", messageListTests()},
 		{"Idempotency", idempotencyTests()},
 		{"Tx", txTests()},
+		{"Constraints", constraintTests()},
+		{"Notify", notifyTests()},
 	}
 	for _, su := range suites {
 		t.Run(su.name, func(t *testing.T) {
@@ -192,7 +197,7 @@ func Grant(t testing.TB, s store.Store, projectID, groupID string, access contin
 	t.Helper()
 	ctx := t.Context()
 	MustWrite(t, s, func(tx store.Tx) error {
-		return tx.GrantPut(ctx, continuo.Grant{ProjectID: projectID, GroupID: groupID, Access: access})
+		return tx.GrantSet(ctx, continuo.Grant{ProjectID: projectID, GroupID: groupID, Access: access})
 	})
 }
 
@@ -225,7 +230,7 @@ func Session(t testing.TB, s store.Store, groupID, projectID, title string, opts
 	ctx := t.Context()
 	var out *continuo.Session
 	MustWrite(t, s, func(tx store.Tx) error {
-		ref, err := tx.SessionNextRef(ctx, groupID)
+		ref, err := tx.SessionRefNext(ctx, groupID)
 		if err != nil {
 			return err
 		}
@@ -243,7 +248,7 @@ func Session(t testing.TB, s store.Store, groupID, projectID, title string, opts
 }
 
 // NewMessage returns an open, normal-priority message of session sessionID
-// created at Base + seq seconds, ready for MessageInsert. It does not touch
+// created at Base + seq seconds, ready for MessageCreate. It does not touch
 // a store.
 func NewMessage(sessionID string, seq int64, kind continuo.Kind, text string) *continuo.Message {
 	return &continuo.Message{
@@ -268,7 +273,7 @@ func Message(t testing.TB, s store.Store, sessionID string, seq int64, kind cont
 	for _, o := range opts {
 		o(m)
 	}
-	MustWrite(t, s, func(tx store.Tx) error { return tx.MessageInsert(ctx, m) })
+	MustWrite(t, s, func(tx store.Tx) error { return tx.MessageCreate(ctx, m) })
 	return m
 }
 
@@ -295,7 +300,7 @@ func Setup(t testing.TB, s store.Store, name string) *Fixture {
 		if err := tx.ProjectCreate(ctx, f.Project); err != nil {
 			return err
 		}
-		return tx.GrantPut(ctx, continuo.Grant{ProjectID: f.Project.ID, GroupID: f.Group.ID, Access: continuo.AccessWrite})
+		return tx.GrantSet(ctx, continuo.Grant{ProjectID: f.Project.ID, GroupID: f.Group.ID, Access: continuo.AccessWrite})
 	})
 	f.Session = Session(t, s, f.Group.ID, f.Project.ID, name+" session")
 	return f

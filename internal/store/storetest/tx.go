@@ -17,7 +17,7 @@ func txTests() []test {
 	return []test{
 		{"Ping", testPing},
 		{"WriteErrorRollsBack", testWriteErrorRollsBack},
-		{"ConflictDoesNotAbortWrite", testConflictDoesNotAbortWrite},
+		{"ConflictRollsBack", testConflictRollsBack},
 		{"ReadRejectsWrites", testReadRejectsWrites},
 		{"ReadReturnsError", testReadReturnsError},
 		{"ReadSnapshot", testReadSnapshot},
@@ -53,16 +53,16 @@ func testWriteErrorRollsBack(t *testing.T, s store.Store) {
 	m2 := NewMessage(f.Session.ID, 2, continuo.KindNote, "rolled back")
 	err := s.Write(ctx, func(tx store.Tx) error {
 		steps := []func() error{
-			func() error { return tx.MetaPut(ctx, "k", "v") },
+			func() error { return tx.MetaSet(ctx, "k", "v") },
 			func() error { return tx.GroupCreate(ctx, g) },
 			func() error { return tx.PrincipalCreate(ctx, p) },
 			func() error { return tx.TokenCreate(ctx, k) },
 			func() error { return tx.ProjectCreate(ctx, pr) },
 			func() error {
-				return tx.GrantPut(ctx, continuo.Grant{ProjectID: f.Project.ID, GroupID: f.Group.ID, Access: continuo.AccessRead})
+				return tx.GrantSet(ctx, continuo.Grant{ProjectID: f.Project.ID, GroupID: f.Group.ID, Access: continuo.AccessRead})
 			},
 			func() error {
-				ref, err := tx.SessionNextRef(ctx, f.Group.ID)
+				ref, err := tx.SessionRefNext(ctx, f.Group.ID)
 				if err != nil {
 					return err
 				}
@@ -72,19 +72,19 @@ func testWriteErrorRollsBack(t *testing.T, s store.Store) {
 			func() error {
 				upd := *f.Session
 				upd.Title, upd.Revision = "changed", upd.Revision+1
-				return tx.SessionUpdate(ctx, &upd)
+				return tx.SessionUpdate(ctx, &upd, f.Session.Revision)
 			},
 			func() error {
 				return tx.InstructionAppend(ctx, store.Instruction{SessionID: f.Session.ID, Seq: 1, Text: "x", CreatedAt: Base})
 			},
-			func() error { return tx.MessageInsert(ctx, m2) },
+			func() error { return tx.MessageCreate(ctx, m2) },
 			func() error {
 				upd := *m
 				upd.Status = continuo.StatusSuperseded
-				return tx.MessageUpdate(ctx, &upd)
+				return tx.MessageUpdate(ctx, &upd, m.Status)
 			},
 			func() error {
-				return tx.IdempotencyPut(ctx, store.Idempotency{Scope: "s", KeyHash: "k", RequestHash: "r", ResultID: "x", CreatedAt: Base})
+				return tx.IdempotencyCreate(ctx, store.Idempotency{Scope: "s", KeyHash: "k", RequestHash: "r", ResultID: "x", CreatedAt: Base})
 			},
 		}
 		for i, step := range steps {
@@ -107,10 +107,10 @@ func testWriteErrorRollsBack(t *testing.T, s store.Store) {
 		wantErr(t, s.Read(ctx, fn), store.ErrNotFound, name+" after the failed Write")
 	}
 	gone("MetaGet", func(tx store.Tx) error { _, err := tx.MetaGet(ctx, "k"); return err })
-	gone("GroupByID", func(tx store.Tx) error { _, err := tx.GroupByID(ctx, g.ID); return err })
-	gone("PrincipalByID", func(tx store.Tx) error { _, err := tx.PrincipalByID(ctx, p.ID); return err })
-	gone("TokenByHash", func(tx store.Tx) error { _, err := tx.TokenByHash(ctx, k.Hash); return err })
-	gone("ProjectByID", func(tx store.Tx) error { _, err := tx.ProjectByID(ctx, pr.ID); return err })
+	gone("GroupGet", func(tx store.Tx) error { _, err := tx.GroupGet(ctx, g.ID); return err })
+	gone("PrincipalGet", func(tx store.Tx) error { _, err := tx.PrincipalGet(ctx, p.ID); return err })
+	gone("TokenGetByHash", func(tx store.Tx) error { _, err := tx.TokenGetByHash(ctx, k.Hash); return err })
+	gone("ProjectGet", func(tx store.Tx) error { _, err := tx.ProjectGet(ctx, pr.ID); return err })
 	gone("SessionGet", func(tx store.Tx) error { _, err := tx.SessionGet(ctx, sess.ID); return err })
 	gone("MessageGet", func(tx store.Tx) error { _, err := tx.MessageGet(ctx, f.Session.ID, m2.ID); return err })
 	gone("IdempotencyGet", func(tx store.Tx) error { _, err := tx.IdempotencyGet(ctx, "s", "k"); return err })
@@ -132,59 +132,47 @@ type testError struct{ msg string }
 
 func (e *testError) Error() string { return e.msg }
 
-// testConflictDoesNotAbortWrite pins that a Write may handle ErrConflict and
-// go on: what it wrote before and after the conflict is committed.
-func testConflictDoesNotAbortWrite(t *testing.T, s store.Store) {
+// testConflictRollsBack pins what a unique violation does: the Tx method
+// returns ErrConflict, and a Write that returns it keeps nothing it wrote
+// before. (A Write must not carry on after a conflict: PostgreSQL aborts
+// the transaction at the failed statement.)
+func testConflictRollsBack(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	f := Setup(t, s, "alpha")
 	Message(t, s, f.Session.ID, 1, continuo.KindNote)
 	MustWrite(t, s, func(tx store.Tx) error {
-		return tx.IdempotencyPut(ctx, store.Idempotency{Scope: "s", KeyHash: "k", RequestHash: "r", ResultID: "x", CreatedAt: Base})
+		return tx.IdempotencyCreate(ctx, store.Idempotency{Scope: "s", KeyHash: "k", RequestHash: "r", ResultID: "x", CreatedAt: Base})
 	})
-	var sawConflicts int
-	MustWrite(t, s, func(tx store.Tx) error {
-		if err := tx.MetaPut(ctx, "before", "1"); err != nil {
-			return err
-		}
-		conflicts := []func() error{
-			func() error {
-				return tx.GroupCreate(ctx, &continuo.Group{ID: continuo.NewID(continuo.PrefixGroup, Base), Name: "alpha", CreatedAt: Base})
-			},
-			func() error {
-				return tx.IdempotencyPut(ctx, store.Idempotency{Scope: "s", KeyHash: "k", RequestHash: "r2", ResultID: "y", CreatedAt: Base})
-			},
-			func() error { return tx.MessageInsert(ctx, NewMessage(f.Session.ID, 1, continuo.KindNote, "dup")) },
-		}
-		for i, c := range conflicts {
-			err := c()
-			if !errors.Is(err, store.ErrConflict) {
-				return fmt.Errorf("conflict %d: got %v, want ErrConflict", i, err)
-			}
-			sawConflicts++
-			// The Write is still usable: read what conflicted.
-			if _, err := tx.IdempotencyGet(ctx, "s", "k"); err != nil {
-				return fmt.Errorf("IdempotencyGet after conflict %d: %w", i, err)
-			}
-		}
-		if err := tx.MessageInsert(ctx, NewMessage(f.Session.ID, 2, continuo.KindNote, "after")); err != nil {
-			return err
-		}
-		return tx.MetaPut(ctx, "after", "2")
-	})
-	if sawConflicts != 3 {
-		t.Errorf("saw %d conflicts, want 3", sawConflicts)
+	conflicts := map[string]func(tx store.Tx) error{
+		"GroupCreate": func(tx store.Tx) error {
+			return tx.GroupCreate(ctx, &continuo.Group{ID: continuo.NewID(continuo.PrefixGroup, Base), Name: "alpha", CreatedAt: Base})
+		},
+		"IdempotencyCreate": func(tx store.Tx) error {
+			return tx.IdempotencyCreate(ctx, store.Idempotency{Scope: "s", KeyHash: "k", RequestHash: "r2", ResultID: "y", CreatedAt: Base})
+		},
+		"MessageCreate": func(tx store.Tx) error {
+			return tx.MessageCreate(ctx, NewMessage(f.Session.ID, 1, continuo.KindNote, "dup"))
+		},
 	}
-	for k, want := range map[string]string{"before": "1", "after": "2"} {
-		got, err := read(t, s, func(tx store.Tx) (string, error) { return tx.MetaGet(ctx, k) })
-		if err != nil || got != want {
-			t.Errorf("MetaGet(%q) = %q, %v; want %q", k, got, err, want)
+	for name, c := range conflicts {
+		err := s.Write(ctx, func(tx store.Tx) error {
+			if err := tx.MetaSet(ctx, "before", name); err != nil {
+				return err
+			}
+			return c(tx)
+		})
+		if !errors.Is(err, store.ErrConflict) {
+			t.Errorf("%s of a duplicate: got %v, want ErrConflict", name, err)
+		}
+		if _, err := read(t, s, func(tx store.Tx) (string, error) { return tx.MetaGet(ctx, "before") }); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("%s: what the Write wrote before the conflict was kept (MetaGet: %v)", name, err)
 		}
 	}
 	n := mustGet(t, s, "MessageCount", func(tx store.Tx) (int64, error) {
 		return tx.MessageCount(ctx, store.MessageListParams{SessionID: f.Session.ID})
 	})
-	if n != 2 {
-		t.Errorf("MessageCount = %d, want 2", n)
+	if n != 1 {
+		t.Errorf("MessageCount = %d, want 1", n)
 	}
 	rec, err := getIdem(t, s, "s", "k")
 	noErr(t, err, "IdempotencyGet")
@@ -205,7 +193,7 @@ func testReadRejectsWrites(t *testing.T, s store.Store) {
 		name string
 		fn   func(tx store.Tx) error
 	}{
-		{"MetaPut", func(tx store.Tx) error { return tx.MetaPut(ctx, "k", "v") }},
+		{"MetaSet", func(tx store.Tx) error { return tx.MetaSet(ctx, "k", "v") }},
 		{"GroupCreate", func(tx store.Tx) error {
 			return tx.GroupCreate(ctx, &continuo.Group{ID: continuo.NewID(continuo.PrefixGroup, Base), Name: "bravo", CreatedAt: Base})
 		}},
@@ -216,33 +204,33 @@ func testReadRejectsWrites(t *testing.T, s store.Store) {
 		{"TokenCreate", func(tx store.Tx) error {
 			return tx.TokenCreate(ctx, newToken(f.Principal.ID, "hash-2", continuo.ScopeAdmin))
 		}},
-		{"TokenRevoke", func(tx store.Tx) error { return tx.TokenRevoke(ctx, k.ID, Base) }},
+		{"TokenRevoke", func(tx store.Tx) error { return tx.TokenRevoke(ctx, store.TokenRevokeParams{ID: k.ID, At: Base}) }},
 		{"ProjectCreate", func(tx store.Tx) error {
 			return tx.ProjectCreate(ctx, &continuo.Project{ID: continuo.NewID(continuo.PrefixProject, Base), Name: "api", CreatedAt: Base})
 		}},
-		{"GrantPut", func(tx store.Tx) error {
-			return tx.GrantPut(ctx, continuo.Grant{ProjectID: f.Project.ID, GroupID: f.Group.ID, Access: continuo.AccessRead})
+		{"GrantSet", func(tx store.Tx) error {
+			return tx.GrantSet(ctx, continuo.Grant{ProjectID: f.Project.ID, GroupID: f.Group.ID, Access: continuo.AccessRead})
 		}},
-		{"SessionNextRef", func(tx store.Tx) error { _, err := tx.SessionNextRef(ctx, f.Group.ID); return err }},
+		{"SessionRefNext", func(tx store.Tx) error { _, err := tx.SessionRefNext(ctx, f.Group.ID); return err }},
 		{"SessionCreate", func(tx store.Tx) error { return tx.SessionCreate(ctx, NewSession(f.Group.ID, f.Project.ID, 99, "x")) }},
 		{"SessionUpdate", func(tx store.Tx) error {
 			upd := *f.Session
 			upd.Title, upd.Revision = "changed", 2
-			return tx.SessionUpdate(ctx, &upd)
+			return tx.SessionUpdate(ctx, &upd, f.Session.Revision)
 		}},
 		{"InstructionAppend", func(tx store.Tx) error {
 			return tx.InstructionAppend(ctx, store.Instruction{SessionID: f.Session.ID, Seq: 1, Text: "x", CreatedAt: Base})
 		}},
-		{"MessageInsert", func(tx store.Tx) error {
-			return tx.MessageInsert(ctx, NewMessage(f.Session.ID, 2, continuo.KindNote, "x"))
+		{"MessageCreate", func(tx store.Tx) error {
+			return tx.MessageCreate(ctx, NewMessage(f.Session.ID, 2, continuo.KindNote, "x"))
 		}},
 		{"MessageUpdate", func(tx store.Tx) error {
 			upd := *m
 			upd.Status = continuo.StatusSuperseded
-			return tx.MessageUpdate(ctx, &upd)
+			return tx.MessageUpdate(ctx, &upd, m.Status)
 		}},
-		{"IdempotencyPut", func(tx store.Tx) error {
-			return tx.IdempotencyPut(ctx, store.Idempotency{Scope: "s", KeyHash: "k", RequestHash: "r", ResultID: "x", CreatedAt: Base})
+		{"IdempotencyCreate", func(tx store.Tx) error {
+			return tx.IdempotencyCreate(ctx, store.Idempotency{Scope: "s", KeyHash: "k", RequestHash: "r", ResultID: "x", CreatedAt: Base})
 		}},
 	}
 	for _, op := range ops {
@@ -253,13 +241,13 @@ func testReadRejectsWrites(t *testing.T, s store.Store) {
 
 	// Nothing changed.
 	wantErr(t, s.Read(ctx, func(tx store.Tx) error { _, err := tx.MetaGet(ctx, "k"); return err }), store.ErrNotFound, "MetaGet")
-	wantErr(t, s.Read(ctx, func(tx store.Tx) error { _, err := tx.GroupByName(ctx, "bravo"); return err }), store.ErrNotFound, "GroupByName")
-	wantErr(t, s.Read(ctx, func(tx store.Tx) error { _, err := tx.PrincipalByName(ctx, "bob"); return err }), store.ErrNotFound, "PrincipalByName")
-	wantErr(t, s.Read(ctx, func(tx store.Tx) error { _, err := tx.TokenByHash(ctx, "hash-2"); return err }), store.ErrNotFound, "TokenByHash")
-	wantErr(t, s.Read(ctx, func(tx store.Tx) error { _, err := tx.ProjectByName(ctx, "api"); return err }), store.ErrNotFound, "ProjectByName")
-	wantErr(t, s.Read(ctx, func(tx store.Tx) error { _, err := tx.SessionByRef(ctx, f.Group.ID, 99); return err }), store.ErrNotFound, "SessionByRef")
+	wantErr(t, s.Read(ctx, func(tx store.Tx) error { _, err := tx.GroupGetByName(ctx, "bravo"); return err }), store.ErrNotFound, "GroupGetByName")
+	wantErr(t, s.Read(ctx, func(tx store.Tx) error { _, err := tx.PrincipalGetByName(ctx, "bob"); return err }), store.ErrNotFound, "PrincipalGetByName")
+	wantErr(t, s.Read(ctx, func(tx store.Tx) error { _, err := tx.TokenGetByHash(ctx, "hash-2"); return err }), store.ErrNotFound, "TokenGetByHash")
+	wantErr(t, s.Read(ctx, func(tx store.Tx) error { _, err := tx.ProjectGetByName(ctx, "api"); return err }), store.ErrNotFound, "ProjectGetByName")
+	wantErr(t, s.Read(ctx, func(tx store.Tx) error { _, err := tx.SessionGetByRef(ctx, f.Group.ID, 99); return err }), store.ErrNotFound, "SessionGetByRef")
 	wantErr(t, s.Read(ctx, func(tx store.Tx) error { _, err := tx.IdempotencyGet(ctx, "s", "k"); return err }), store.ErrNotFound, "IdempotencyGet")
-	got := mustGet(t, s, "TokenByID", func(tx store.Tx) (*continuo.Token, error) { return tx.TokenByID(ctx, k.ID) })
+	got := mustGet(t, s, "TokenGet", func(tx store.Tx) (*continuo.Token, error) { return tx.TokenGet(ctx, k.ID) })
 	same(t, "token", *got, *k, normToken)
 	access, err := getGrant(t, s, f.Project.ID, f.Group.ID)
 	if err != nil || access != continuo.AccessWrite {
@@ -275,7 +263,7 @@ func testReadRejectsWrites(t *testing.T, s store.Store) {
 	// The reference sequence did not move: the next one follows the
 	// fixture's session.
 	if got := nextRef(t, s, f.Group.ID); got != f.Session.Ref+1 {
-		t.Errorf("SessionNextRef after the refused reservation = %d, want %d", got, f.Session.Ref+1)
+		t.Errorf("SessionRefNext after the refused reservation = %d, want %d", got, f.Session.Ref+1)
 	}
 	// The instruction was not appended.
 	MustWrite(t, s, func(tx store.Tx) error {
@@ -313,15 +301,16 @@ func testReadSnapshot(t *testing.T, s store.Store) {
 			if err != nil {
 				return err
 			}
+			prev := cur.Revision
 			cur.Title, cur.Revision, cur.MessageSeq = "after", cur.Revision+1, 2
 			cur.UpdatedAt = cur.UpdatedAt.Add(time.Minute)
-			if err := tx.SessionUpdate(ctx, cur); err != nil {
+			if err := tx.SessionUpdate(ctx, cur, prev); err != nil {
 				return err
 			}
-			if err := tx.MessageInsert(ctx, NewMessage(f.Session.ID, 2, continuo.KindNote, "new")); err != nil {
+			if err := tx.MessageCreate(ctx, NewMessage(f.Session.ID, 2, continuo.KindNote, "new")); err != nil {
 				return err
 			}
-			return tx.MetaPut(ctx, "written", "yes")
+			return tx.MetaSet(ctx, "written", "yes")
 		})
 	}
 
@@ -385,17 +374,17 @@ func titleOf(list []continuo.Session) string {
 // Read neither waits for the Write nor sees what it has not committed yet.
 func testReadDoesNotWaitForWriter(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	MustWrite(t, s, func(tx store.Tx) error { return tx.MetaPut(ctx, "k", "old") })
+	MustWrite(t, s, func(tx store.Tx) error { return tx.MetaSet(ctx, "k", "old") })
 
 	inside := make(chan struct{})
 	release := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
 		done <- s.Write(ctx, func(tx store.Tx) error {
-			if err := tx.MetaPut(ctx, "k", "new"); err != nil {
+			if err := tx.MetaSet(ctx, "k", "new"); err != nil {
 				return err
 			}
-			if err := tx.MetaPut(ctx, "pending", "yes"); err != nil {
+			if err := tx.MetaSet(ctx, "pending", "yes"); err != nil {
 				return err
 			}
 			close(inside)
@@ -458,10 +447,10 @@ func testCanceledContext(t *testing.T, s store.Store) {
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
 	err := s.Write(cctx, func(tx store.Tx) error {
-		if err := tx.MetaPut(ctx, "a", "1"); err != nil {
+		if err := tx.MetaSet(ctx, "a", "1"); err != nil {
 			return err
 		}
-		return tx.MetaPut(ctx, "b", "2")
+		return tx.MetaSet(ctx, "b", "2")
 	})
 	_, errA := read(t, s, func(tx store.Tx) (string, error) { return tx.MetaGet(ctx, "a") })
 	_, errB := read(t, s, func(tx store.Tx) (string, error) { return tx.MetaGet(ctx, "b") })
@@ -475,7 +464,7 @@ func testCanceledContext(t *testing.T, s store.Store) {
 		noErr(t, errB, "key b of the acknowledged Write")
 	}
 	// The store still works.
-	MustWrite(t, s, func(tx store.Tx) error { return tx.MetaPut(ctx, "c", "3") })
+	MustWrite(t, s, func(tx store.Tx) error { return tx.MetaSet(ctx, "c", "3") })
 }
 
 // testConcurrentWrites: 64 concurrent Writes, each inserting one message,
@@ -486,7 +475,7 @@ func testConcurrentWrites(t *testing.T, s store.Store) {
 	const n = 64
 	errs := parallel(n, func(i int) error {
 		return s.Write(ctx, func(tx store.Tx) error {
-			return tx.MessageInsert(ctx, NewMessage(f.Session.ID, int64(i+1), continuo.KindNote, "m"+strconv.Itoa(i)))
+			return tx.MessageCreate(ctx, NewMessage(f.Session.ID, int64(i+1), continuo.KindNote, "m"+strconv.Itoa(i)))
 		})
 	})
 	for i, err := range errs {
@@ -523,7 +512,7 @@ func testConcurrentWritesSerialize(t *testing.T, s store.Store) {
 			if err != nil {
 				return err
 			}
-			return tx.MetaPut(ctx, "counter", strconv.Itoa(c+1))
+			return tx.MetaSet(ctx, "counter", strconv.Itoa(c+1))
 		})
 	})
 	for i, err := range errs {
@@ -553,17 +542,17 @@ func testConcurrentMixedOutcomes(t *testing.T, s store.Store) {
 	}
 	errs := parallel(n, func(i int) error {
 		return s.Write(ctx, func(tx store.Tx) error {
-			if err := tx.MessageInsert(ctx, NewMessage(f.Session.ID, int64(i+1), continuo.KindNote, "m"+strconv.Itoa(i))); err != nil {
+			if err := tx.MessageCreate(ctx, NewMessage(f.Session.ID, int64(i+1), continuo.KindNote, "m"+strconv.Itoa(i))); err != nil {
 				return err
 			}
-			if err := tx.MetaPut(ctx, "k"+strconv.Itoa(i), "v"); err != nil {
+			if err := tx.MetaSet(ctx, "k"+strconv.Itoa(i), "v"); err != nil {
 				return err
 			}
 			switch i % 3 {
 			case 0:
 				return own[i]
 			case 1:
-				return tx.MessageInsert(ctx, NewMessage(f.Session.ID, taken, continuo.KindNote, "dup"))
+				return tx.MessageCreate(ctx, NewMessage(f.Session.ID, taken, continuo.KindNote, "dup"))
 			}
 			return nil
 		})
@@ -613,7 +602,7 @@ func writeRecover(ctx context.Context, s store.Store, fn func(store.Tx) error) (
 func testPanicRollsBack(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	err, p := writeRecover(ctx, s, func(tx store.Tx) error {
-		if err := tx.MetaPut(ctx, "panicked", "kept?"); err != nil {
+		if err := tx.MetaSet(ctx, "panicked", "kept?"); err != nil {
 			return err
 		}
 		panic("write exploded")
@@ -630,7 +619,7 @@ func testPanicRollsBack(t *testing.T, s store.Store) {
 
 	// Later writes work.
 	for i := range 3 {
-		MustWrite(t, s, func(tx store.Tx) error { return tx.MetaPut(ctx, "later", strconv.Itoa(i)) })
+		MustWrite(t, s, func(tx store.Tx) error { return tx.MetaSet(ctx, "later", strconv.Itoa(i)) })
 	}
 	v, err := read(t, s, func(tx store.Tx) (string, error) { return tx.MetaGet(ctx, "later") })
 	if err != nil || v != "2" {
@@ -645,7 +634,7 @@ func testPanicAmongConcurrentWrites(t *testing.T, s store.Store) {
 	panics := make([]any, n)
 	errs := parallel(n, func(i int) error {
 		err, p := writeRecover(ctx, s, func(tx store.Tx) error {
-			if err := tx.MessageInsert(ctx, NewMessage(f.Session.ID, int64(i+1), continuo.KindNote, "m")); err != nil {
+			if err := tx.MessageCreate(ctx, NewMessage(f.Session.ID, int64(i+1), continuo.KindNote, "m")); err != nil {
 				return err
 			}
 			if i == bad {

@@ -1,0 +1,22 @@
+package store
+
+import (
+	"context"
+
+	"github.com/continuo-dev/continuo"
+)
+
+// ProjectTx holds projects and the grants that let groups reach them.
+type ProjectTx interface {
+	ProjectCreate(ctx context.Context, p *continuo.Project) error
+	ProjectGet(ctx context.Context, id string) (*continuo.Project, error)
+	ProjectGetByName(ctx context.Context, name string) (*continuo.Project, error)
+	// ProjectList lists every project by name.
+	ProjectList(ctx context.Context) ([]continuo.Project, error)
+
+	// GrantSet creates or replaces a group's grant on a project.
+	GrantSet(ctx context.Context, g continuo.Grant) error
+	GrantGet(ctx context.Context, projectID, groupID string) (continuo.Access, error)
+	// GrantList lists a group's grants by project ID.
+	GrantList(ctx context.Context, groupID string) ([]continuo.Grant, error)
+}

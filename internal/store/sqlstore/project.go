@@ -1,0 +1,86 @@
+package sqlstore
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/continuo-dev/continuo"
+)
+
+// ProjectCreate implements store.ProjectTx.
+func (t *Tx) ProjectCreate(ctx context.Context, p *continuo.Project) error {
+	checks := p.Checks
+	if checks == nil {
+		checks = map[string]string{}
+	}
+	cj, err := json.Marshal(checks)
+	if err != nil {
+		return err
+	}
+	_, err = t.exec(ctx, "INSERT INTO projects (id, name, root, checks, writable, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+		p.ID, p.Name, p.Root, string(cj), boolInt(p.Writable), ms(p.CreatedAt))
+	return err
+}
+
+const projectCols = "id, name, root, checks, writable, created_at"
+
+func scanProject(s scanner) (*continuo.Project, error) {
+	var p continuo.Project
+	var checks string
+	var at, writable int64
+	if err := s.Scan(&p.ID, &p.Name, &p.Root, &checks, &writable, &at); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(checks), &p.Checks); err != nil {
+		return nil, err
+	}
+	p.Writable = writable != 0
+	p.CreatedAt = fromMS(at)
+	return &p, nil
+}
+
+// ProjectGet implements store.ProjectTx.
+func (t *Tx) ProjectGet(ctx context.Context, id string) (*continuo.Project, error) {
+	p, err := scanProject(t.row(ctx, "SELECT "+projectCols+" FROM projects WHERE id = ?", id))
+	return p, t.interpret(err)
+}
+
+// ProjectGetByName implements store.ProjectTx.
+func (t *Tx) ProjectGetByName(ctx context.Context, name string) (*continuo.Project, error) {
+	p, err := scanProject(t.row(ctx, "SELECT "+projectCols+" FROM projects WHERE name = ?", name))
+	return p, t.interpret(err)
+}
+
+// ProjectList implements store.ProjectTx.
+func (t *Tx) ProjectList(ctx context.Context) ([]continuo.Project, error) {
+	return list(t, ctx, scanProject, "SELECT "+projectCols+" FROM projects ORDER BY name")
+}
+
+// GrantSet implements store.ProjectTx.
+func (t *Tx) GrantSet(ctx context.Context, g continuo.Grant) error {
+	_, err := t.exec(ctx, `INSERT INTO grants (project_id, group_id, access) VALUES (?, ?, ?)
+		ON CONFLICT (project_id, group_id) DO UPDATE SET access = excluded.access`, g.ProjectID, g.GroupID, string(g.Access))
+	return err
+}
+
+// GrantGet implements store.ProjectTx.
+func (t *Tx) GrantGet(ctx context.Context, projectID, groupID string) (continuo.Access, error) {
+	var a string
+	err := t.row(ctx, "SELECT access FROM grants WHERE project_id = ? AND group_id = ?", projectID, groupID).Scan(&a)
+	return continuo.Access(a), t.interpret(err)
+}
+
+func scanGrant(s scanner) (*continuo.Grant, error) {
+	var g continuo.Grant
+	var a string
+	if err := s.Scan(&g.ProjectID, &g.GroupID, &a); err != nil {
+		return nil, err
+	}
+	g.Access = continuo.Access(a)
+	return &g, nil
+}
+
+// GrantList implements store.ProjectTx.
+func (t *Tx) GrantList(ctx context.Context, groupID string) ([]continuo.Grant, error) {
+	return list(t, ctx, scanGrant, "SELECT project_id, group_id, access FROM grants WHERE group_id = ? ORDER BY project_id", groupID)
+}

@@ -1,0 +1,73 @@
+// Package stores gives the tests of the services above the store (auth,
+// workflow, the MCP edge) every engine: each test runs once on SQLite and
+// once on PostgreSQL (when CONTINUO_TEST_POSTGRES_URL is set; under CI=true
+// its absence fails), and always under storetest.Rerun, so that a write
+// function that is not safe to run twice fails on either engine.
+//
+//	func TestX(t *testing.T) { stores.Each(t, testX) }
+//	func testX(t *testing.T) { s := stores.Open(t); … }
+//
+// Open picks the engine from the subtest Each runs the test in.
+package stores
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/continuo-dev/continuo/internal/store"
+	"github.com/continuo-dev/continuo/internal/store/pgtest"
+	"github.com/continuo-dev/continuo/internal/store/postgres"
+	"github.com/continuo-dev/continuo/internal/store/sqlite"
+	"github.com/continuo-dev/continuo/internal/store/storetest"
+)
+
+// Engines are the subtest names Each runs a test under.
+var Engines = []string{"sqlite", "postgres"}
+
+// Each runs fn once per engine, as a subtest named after it.
+func Each(t *testing.T, fn func(t *testing.T)) {
+	t.Helper()
+	for _, e := range Engines {
+		t.Run(e, func(t *testing.T) {
+			if e == "postgres" {
+				pgtest.BaseURL(t) // skips, or fails under CI=true
+			}
+			fn(t)
+		})
+	}
+}
+
+// Open returns a fresh, empty, migrated store of the engine of the Each
+// subtest t runs in (SQLite outside Each), wrapped in storetest.Rerun and
+// closed when the test ends.
+func Open(t testing.TB) store.Store {
+	t.Helper()
+	var s store.Store
+	var err error
+	switch engine(t) {
+	case "postgres":
+		s, err = postgres.Open(t.Context(), pgtest.Schema(t), nil)
+	default:
+		s, err = sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "c.db"), nil)
+	}
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return storetest.Rerun(s)
+}
+
+// Engine names the engine of the Each subtest t runs in.
+func Engine(t testing.TB) string { return engine(t) }
+
+func engine(t testing.TB) string {
+	for _, part := range strings.Split(t.Name(), "/") {
+		for _, e := range Engines {
+			if part == e {
+				return e
+			}
+		}
+	}
+	return "sqlite"
+}

@@ -1,0 +1,86 @@
+package storetest
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/store"
+)
+
+func constraintTests() []test {
+	return []test{{"Checks", testSchemaChecks}}
+}
+
+// testSchemaChecks: the schema itself refuses values no service should
+// write (ID prefixes, closed sets, lifecycle/closed_at consistency,
+// positive revisions, unknown parents), as a CHECK or foreign-key error —
+// never ErrConflict, and nothing is kept.
+func testSchemaChecks(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := Setup(t, s, "alpha")
+	bad := map[string]func(tx store.Tx) error{
+		"GroupIDPrefix": func(tx store.Tx) error {
+			return tx.GroupCreate(ctx, &continuo.Group{ID: continuo.NewID(continuo.PrefixProject, Base), Name: "x"})
+		},
+		"PrincipalOfUnknownGroup": func(tx store.Tx) error {
+			return tx.PrincipalCreate(ctx, &continuo.Principal{ID: continuo.NewID(continuo.PrefixPrincipal, Base), Name: "ann",
+				GroupID: continuo.NewID(continuo.PrefixGroup, Base), CreatedAt: Base})
+		},
+		"ClosedWithoutClosedAt": func(tx store.Tx) error {
+			x := NewSession(f.Group.ID, f.Project.ID, 50, "x")
+			x.Lifecycle = continuo.LifecycleClosed
+			return tx.SessionCreate(ctx, x)
+		},
+		"ClosedAtWhileActive": func(tx store.Tx) error {
+			x := *f.Session
+			now := Base
+			x.ClosedAt = &now
+			x.Revision++
+			return tx.SessionUpdate(ctx, &x, f.Session.Revision)
+		},
+		"UnknownMode": func(tx store.Tx) error {
+			x := NewSession(f.Group.ID, f.Project.ID, 51, "x")
+			x.Mode = "sideways"
+			return tx.SessionCreate(ctx, x)
+		},
+		"ZeroRevision": func(tx store.Tx) error {
+			x := NewSession(f.Group.ID, f.Project.ID, 52, "x")
+			x.Revision = 0
+			return tx.SessionCreate(ctx, x)
+		},
+		"UnknownKind": func(tx store.Tx) error {
+			return tx.MessageCreate(ctx, NewMessage(f.Session.ID, 1, continuo.Kind("gossip"), "x"))
+		},
+		"UnknownStatus": func(tx store.Tx) error {
+			m := NewMessage(f.Session.ID, 1, continuo.KindNote, "x")
+			m.Status = "maybe"
+			return tx.MessageCreate(ctx, m)
+		},
+		"UnknownPriority": func(tx store.Tx) error {
+			m := NewMessage(f.Session.ID, 1, continuo.KindNote, "x")
+			m.Priority = "urgent"
+			return tx.MessageCreate(ctx, m)
+		},
+		"UnknownAccess": func(tx store.Tx) error {
+			return tx.GrantSet(ctx, continuo.Grant{ProjectID: f.Project.ID, GroupID: f.Group.ID, Access: "admin"})
+		},
+	}
+	for name, fn := range bad {
+		t.Run(name, func(t *testing.T) {
+			err := s.Write(ctx, fn)
+			if err == nil {
+				t.Fatal("the schema accepted it")
+			}
+			if errors.Is(err, store.ErrConflict) {
+				t.Errorf("a CHECK or foreign-key violation is reported as ErrConflict: %v", err)
+			}
+		})
+	}
+	same(t, "session after the refused writes", *getSession(t, s, f.Session.ID), *f.Session, normSession)
+	if n := mustGet(t, s, "MessageCount", func(tx store.Tx) (int64, error) {
+		return tx.MessageCount(ctx, store.MessageListParams{SessionID: f.Session.ID})
+	}); n != 0 {
+		t.Errorf("MessageCount after the refused writes = %d, want 0", n)
+	}
+}
