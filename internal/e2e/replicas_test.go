@@ -333,3 +333,41 @@ func writeUntilStopped(ctx context.Context, cs *mcp.ClientSession, sid string, g
 		acks.Add(1)
 	}
 }
+
+// TestReplicasSessionRefs: concurrent session starts in one group through
+// both replicas get distinct ~sN references.
+func TestReplicasSessionRefs(t *testing.T) {
+	pgtest.BaseURL(t)
+	repo := gitRepo(t)
+	r1, r2, d1, _ := replicas(t, repo)
+	tok := token(t, d1, "alice", "sessions:read,sessions:write")
+	cli(t, d1, "project", "grant", "demo", "alice:write")
+	const clients, each = 8, 10
+	refs := make(chan string, clients*each)
+	var wg sync.WaitGroup
+	for i := range clients {
+		cs := connect(t, []string{r1.URL, r2.URL}[i%2], tok)
+		for j := range each {
+			wg.Go(func() {
+				r, err := tryCall(t.Context(), cs, "work_on_project", map[string]any{"project": "demo", "instruction": fmt.Sprintf("task %d-%d", i, j)})
+				if err != nil || r.IsError {
+					t.Errorf("start %d-%d: %v %v", i, j, err, r.Data)
+					return
+				}
+				refs <- r.Data["session_ref"].(string)
+			})
+		}
+	}
+	wg.Wait()
+	close(refs)
+	seen := map[string]bool{}
+	for ref := range refs {
+		if seen[ref] {
+			t.Errorf("%s handed out twice", ref)
+		}
+		seen[ref] = true
+	}
+	if len(seen) != clients*each {
+		t.Errorf("%d distinct references, want %d", len(seen), clients*each)
+	}
+}
