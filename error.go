@@ -121,9 +121,22 @@ type Error struct {
 	Code    Code
 	Message string
 	Details map[string]any
+	// Cause is what went wrong underneath (a git error with its stderr, a
+	// path): the edge logs it and never shows it.
+	Cause error
 }
 
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Cause }
+
+// Because returns a copy of e with a cause to log.
+func (e *Error) Because(cause error) *Error {
+	c := *e
+	c.Cause = cause
+	return &c
+}
 
 // Errorf returns an *Error with a formatted message.
 func Errorf(code Code, format string, args ...any) *Error {
@@ -137,7 +150,7 @@ func (e *Error) With(key string, value any) *Error {
 		d[k] = v
 	}
 	d[key] = value
-	return &Error{Code: e.Code, Message: e.Message, Details: d}
+	return &Error{Code: e.Code, Message: e.Message, Details: d, Cause: e.Cause}
 }
 
 // Invalid reports bad input in one named field.

@@ -168,10 +168,13 @@ func (s *server) errorResult(ctx context.Context, name string, err error) *mcp.C
 			Message: "the database connection was lost while committing: the change may or may not have been made; check, or retry with the same idempotency key"}
 		retry = continuo.RetryReconcile
 	}
-	if e.Code == continuo.CodeInternal {
+	switch {
+	case e.Code == continuo.CodeInternal:
 		// The cause is logged here, once, and never shown to the client: it
 		// may hold paths or driver messages.
 		s.opts.Logger.ErrorContext(ctx, "tool failed", "tool", name, "err", err)
+	case e.Cause != nil:
+		s.opts.Logger.WarnContext(ctx, "tool refused", "tool", name, "code", string(e.Code), "cause", e.Cause)
 	}
 	// Messages may quote an argument back (a project name, say); whatever a
 	// caller sent, no credential is echoed.

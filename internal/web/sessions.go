@@ -8,6 +8,9 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
+
+	"github.com/continuo-dev/continuo"
 )
 
 // Stateful MCP sessions across replicas.
@@ -32,20 +35,93 @@ const sessionHeader = "Mcp-Session-Id"
 // usable; see NewSessions.
 type Sessions struct {
 	key []byte
+	now func() time.Time
 
 	mu    sync.Mutex
-	local map[string]struct{} // IDs of sessions created by this process
+	local map[string]*held // sessions this process holds
+	// Caps on held sessions (Limits); the idle time is the SDK's session
+	// timeout, so both forget a session at the same time.
+	max, perPrincipal int
+	idle              time.Duration
 }
 
-// maxLocal bounds the set of local session IDs remembered; past it the
-// oldest are forgotten (their requests are then served statelessly, which
-// is always correct).
+// held is a session this process holds: whose it is, and when it was last
+// used.
+type held struct {
+	principal string // "" until its initialize has answered
+	seen      time.Time
+}
+
+// maxLocal bounds the set of local session IDs remembered whatever the
+// caps; past it an arbitrary one is forgotten (its requests are then
+// served statelessly, which is always correct).
 const maxLocal = 1 << 16
 
 // NewSessions returns a session ID issuer for key (at least 32 bytes, the
-// same on every replica).
+// same on every replica), with the default caps.
 func NewSessions(key []byte) *Sessions {
-	return &Sessions{key: key, local: map[string]struct{}{}}
+	l := Limits{}.withDefaults()
+	return &Sessions{key: key, now: time.Now, local: map[string]*held{},
+		max: l.MaxSessions, perPrincipal: l.MaxSessionsPerPrincipal, idle: l.SessionIdle}
+}
+
+// limit sets the caps and the idle time.
+func (s *Sessions) limit(l Limits) {
+	s.mu.Lock()
+	s.max, s.perPrincipal, s.idle = l.MaxSessions, l.MaxSessionsPerPrincipal, l.SessionIdle
+	s.mu.Unlock()
+}
+
+// Count returns how many sessions this process holds.
+func (s *Sessions) Count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sweep()
+	return len(s.local)
+}
+
+// sweep forgets sessions idle for longer than the SDK keeps them.
+func (s *Sessions) sweep() {
+	cutoff := s.now().Add(-s.idle)
+	for id, h := range s.local {
+		if h.seen.Before(cutoff) {
+			delete(s.local, id)
+		}
+	}
+}
+
+// admit says whether principal may open one more session, and why not.
+func (s *Sessions) admit(principal string) *continuo.Error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sweep()
+	if len(s.local) >= s.max {
+		return continuo.Errorf(continuo.CodeCapacityFull, "the server holds its maximum of %d MCP sessions; close idle ones or use the stateless protocol", s.max).With("limit", s.max)
+	}
+	n := 0
+	for _, h := range s.local {
+		if h.principal == principal {
+			n++
+		}
+	}
+	if n >= s.perPrincipal {
+		return continuo.Errorf(continuo.CodeCapacityFull, "you hold the maximum of %d open MCP sessions; close idle ones (they also expire after %s without requests)", s.perPrincipal, s.idle).With("limit", s.perPrincipal)
+	}
+	return nil
+}
+
+// adopt records a session the stateful handler has just created, and whose
+// it is.
+func (s *Sessions) adopt(id, principal string) {
+	s.mu.Lock()
+	if len(s.local) >= maxLocal {
+		for k := range s.local { // forget an arbitrary one
+			delete(s.local, k)
+			break
+		}
+	}
+	s.local[id] = &held{principal: principal, seen: s.now()}
+	s.mu.Unlock()
 }
 
 var b64 = base64.RawURLEncoding
@@ -56,23 +132,13 @@ func (s *Sessions) sign(nonce string) string {
 	return b64.EncodeToString(m.Sum(nil)[:16])
 }
 
-// NewID returns a new signed session ID and remembers it as local. It is
-// the SDK's GetSessionID.
+// NewID returns a new signed session ID. It is the SDK's GetSessionID; the
+// router adopts the session once the SDK has created it.
 func (s *Sessions) NewID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	nonce := b64.EncodeToString(b[:])
-	id := nonce + "." + s.sign(nonce)
-	s.mu.Lock()
-	if len(s.local) >= maxLocal {
-		for k := range s.local { // forget an arbitrary one
-			delete(s.local, k)
-			break
-		}
-	}
-	s.local[id] = struct{}{}
-	s.mu.Unlock()
-	return id
+	return nonce + "." + s.sign(nonce)
 }
 
 // Valid reports whether id was issued by a replica sharing the key.
@@ -84,11 +150,15 @@ func (s *Sessions) Valid(id string) bool {
 	return hmac.Equal([]byte(sig), []byte(s.sign(nonce)))
 }
 
-// Local reports whether this process created the session id.
+// Local reports whether this process holds the session id, and marks it
+// used.
 func (s *Sessions) Local(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, ok := s.local[id]
+	h, ok := s.local[id]
+	if ok {
+		h.seen = s.now()
+	}
 	return ok
 }
 
@@ -112,11 +182,31 @@ func (s *Sessions) route(stateful, stateless, fallback http.Handler) http.Handle
 		}
 		id := r.Header.Get(sessionHeader)
 		switch {
-		case id == "" || s.Local(id):
+		case id == "":
+			// A new session, if this is an initialize: within the caps.
+			c, _ := r.Context().Value(callerKey{}).(*continuo.Caller)
+			principal := ""
+			if c != nil {
+				principal = c.PrincipalID
+			}
+			if r.Method == http.MethodPost {
+				if e := s.admit(principal); e != nil {
+					writeError(w, http.StatusTooManyRequests, e)
+					return
+				}
+			}
+			stateful.ServeHTTP(w, r)
+			if nid := w.Header().Get(sessionHeader); nid != "" {
+				s.adopt(nid, principal)
+			}
+		case s.Local(id):
 			rec := &statusOnly{ResponseWriter: w}
 			stateful.ServeHTTP(rec, r)
-			if id != "" && rec.status == http.StatusNotFound {
+			switch {
+			case rec.status == http.StatusNotFound:
 				s.Forget(id) // expired here; its next request is served statelessly
+			case r.Method == http.MethodDelete && rec.status < 300:
+				s.Forget(id)
 			}
 		case s.Valid(id):
 			if r.Method == http.MethodDelete { // nothing is held here to end

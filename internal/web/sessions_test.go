@@ -14,6 +14,7 @@ func TestSessionsSignedIDs(t *testing.T) {
 	a, b := NewSessions(key), NewSessions(key)
 	other := NewSessions(make([]byte, 32))
 	id := a.NewID()
+	a.adopt(id, "prn_x")
 	if !a.Local(id) || b.Local(id) {
 		t.Errorf("Local: issuer %v, other replica %v; want true, false", a.Local(id), b.Local(id))
 	}
@@ -43,6 +44,7 @@ func TestSessionsRoute(t *testing.T) {
 	key := make([]byte, 32)
 	s, peer := NewSessions(key), NewSessions(key)
 	local, foreign := s.NewID(), peer.NewID()
+	s.adopt(local, "prn_x")
 	var got string
 	named := func(name string, status int) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = name; w.WriteHeader(status) })

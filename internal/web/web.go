@@ -34,8 +34,12 @@ type Options struct {
 	Ready   func(ctx context.Context) error // readiness probe, e.g. a database ping
 	Metrics *metrics.Registry
 	Logger  *slog.Logger
-	// MaxBodyBytes bounds an MCP request body; 0 means 4 MiB.
-	MaxBodyBytes int64
+	// Limits bound bodies and sessions; zero fields take their defaults.
+	Limits Limits
+	// PublicURL is the configured public URL; its origin may call /mcp from
+	// a browser, as may loopback origins and AllowedOrigins.
+	PublicURL      string
+	AllowedOrigins []string
 	// PublicHost is the host (and port) of the configured public URL. A
 	// reverse proxy on the same machine forwards requests for it to a
 	// loopback listener; they are allowed like requests for localhost.
@@ -56,20 +60,19 @@ func Handler(o Options) http.Handler {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if o.MaxBodyBytes == 0 {
-		o.MaxBodyBytes = 4 << 20
-	}
+	o.Limits = o.Limits.withDefaults()
+	lim := o.Limits
 	getServer := func(*http.Request) *mcp.Server { return o.MCP }
 	// DNS-rebinding protection is ours (hostGuard), not the SDK's, so that
 	// the public host of a same-machine reverse proxy can be allowed too.
 	stateful := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		Logger: o.Logger, MaxRequestBodyBytes: o.MaxBodyBytes, SessionTimeout: 30 * time.Minute, DisableLocalhostProtection: true})
+		Logger: o.Logger, MaxRequestBodyBytes: lim.MaxBodyBytes, SessionTimeout: lim.SessionIdle, DisableLocalhostProtection: true})
 	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		Logger: o.Logger, MaxRequestBodyBytes: o.MaxBodyBytes, Stateless: true, JSONResponse: true, DisableLocalhostProtection: true})
+		Logger: o.Logger, MaxRequestBodyBytes: lim.MaxBodyBytes, Stateless: true, JSONResponse: true, DisableLocalhostProtection: true})
 	// The fallback serves sessions of other replicas statelessly, with
 	// server-sent event responses as their own replica would give.
 	fallback := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		Logger: o.Logger, MaxRequestBodyBytes: o.MaxBodyBytes, Stateless: true, DisableLocalhostProtection: true})
+		Logger: o.Logger, MaxRequestBodyBytes: lim.MaxBodyBytes, Stateless: true, DisableLocalhostProtection: true})
 	// Both protocols live at /mcp. A client of the stateless protocol names
 	// its version in a header on every request; everything else
 	// (initialize, and requests of an established session) is stateful.
@@ -77,6 +80,7 @@ func Handler(o Options) http.Handler {
 	if sessions == nil {
 		sessions = NewSessions(make([]byte, 32)) // signatures nobody else shares: only local sessions
 	}
+	sessions.limit(lim)
 	route := sessions.route(stateful, stateless, fallback)
 	// The SDK's middleware puts TokenInfo where tool handlers find it; the
 	// token was already checked by bearer() just before, so the verifier
@@ -91,7 +95,8 @@ func Handler(o Options) http.Handler {
 	}, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})
 
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", hostGuard(o.PublicHost, bearer(o.Auth, withInfo(route))))
+	mux.Handle("/mcp", hostGuard(o.PublicHost, originGuard(o.PublicURL, o.AllowedOrigins,
+		bearer(o.Auth, bodies(lim, withInfo(route))))))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -109,6 +114,7 @@ func Handler(o Options) http.Handler {
 	})
 	if o.Metrics != nil {
 		mux.Handle("GET /metrics", o.Metrics.Handler())
+		o.Metrics.GaugeFunc("continuo_mcp_sessions", "Stateful MCP sessions this process holds.", func() float64 { return float64(sessions.Count()) })
 	}
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")

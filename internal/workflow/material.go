@@ -4,7 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
+	"syscall"
 
 	"github.com/continuo-dev/continuo/internal/redact"
 )
@@ -54,24 +54,53 @@ func projectInstructions(r *WorkResult) Material {
 	if root == "" {
 		return m
 	}
+	// The checkout is the project's, not the server's: a committed
+	// AGENTS.md may be a symlink to /etc/passwd, or a FIFO that blocks any
+	// reader forever. os.Root refuses any path that leaves the root
+	// (symlinks included); O_NONBLOCK keeps a FIFO's open from waiting for
+	// a writer; only a regular file is read, and at most maxMaterial+1
+	// bytes of it.
+	dir, err := os.OpenRoot(root)
+	if err != nil {
+		return Material{Key: m.Key, Status: "unavailable"}
+	}
+	defer dir.Close()
 	for _, name := range instructionFiles {
-		f, err := os.Open(filepath.Join(root, name))
-		if errors.Is(err, os.ErrNotExist) {
+		text, status := readContained(dir, name)
+		switch status {
+		case "not_found":
 			continue
+		case "available":
+			red, changed := redact.String(text)
+			short := cut(red, maxMaterial)
+			return Material{Key: m.Key, Status: "available", Source: name, Text: short, Truncated: len(short) < len(red), Redacted: changed}
+		default:
+			return Material{Key: m.Key, Status: status, Source: name}
 		}
-		if err != nil {
-			return Material{Key: m.Key, Status: "unavailable", Source: name}
-		}
-		b, err := io.ReadAll(io.LimitReader(f, maxMaterial+1))
-		f.Close()
-		if err != nil {
-			return Material{Key: m.Key, Status: "unavailable", Source: name}
-		}
-		text, changed := redact.String(string(b))
-		short := cut(text, maxMaterial)
-		return Material{Key: m.Key, Status: "available", Source: name, Text: short, Truncated: len(short) < len(text), Redacted: changed}
 	}
 	return m
+}
+
+// readContained reads a regular file inside dir: "available" with its text,
+// "not_found", or "unavailable" (outside the root, not a regular file, not
+// readable).
+func readContained(dir *os.Root, name string) (string, string) {
+	f, err := dir.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", "not_found"
+	}
+	if err != nil {
+		return "", "unavailable"
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return "", "unavailable"
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxMaterial+1))
+	if err != nil {
+		return "", "unavailable"
+	}
+	return string(b), "available"
 }
 
 // WorkflowGuide tells a model how to keep its work in Continuo.

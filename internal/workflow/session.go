@@ -189,7 +189,8 @@ func (s *Service) start(ctx context.Context, c *continuo.Caller, in WorkOn) (*Wo
 		sess.WorktreeBranch = "continuo/s" + strconv.FormatInt(ref, 10)
 		sess.WorktreePath = s.worktreePath(p.ID, ref)
 		if err := s.git.AddWorktree(ctx, p.Root, sess.WorktreePath, sess.WorktreeBranch); err != nil {
-			return nil, continuo.Errorf(continuo.CodeInvalidState, "create worktree for %s: %v", continuo.SessionRef(ref), err)
+			return nil, continuo.Errorf(continuo.CodeInvalidState, "could not create a git worktree for session %s in project %q; the server log has the details",
+				continuo.SessionRef(ref), p.Name).Because(err)
 		}
 	}
 	var created *continuo.Session
