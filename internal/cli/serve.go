@@ -130,7 +130,7 @@ func runServe(e *env, args []string) error {
 	}
 	srv := &http.Server{
 		Handler: web.Handler(web.Options{MCP: mcpSrv, Auth: a.auth, Ready: a.store.Ping, Metrics: a.metrics, Logger: e.log,
-			PublicHost: publicHost, Sessions: sessions}),
+			PublicHost: publicHost, PublicURL: e.cfg.Server.PublicURL, Sessions: sessions}),
 		// Bounded header reads; no write timeout, because MCP streams
 		// (server-sent events) legitimately stay open.
 		ReadHeaderTimeout: 10 * time.Second,

@@ -187,4 +187,3 @@ func TestSessionIdleExpiry(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
-
