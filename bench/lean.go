@@ -317,6 +317,32 @@ func (c *leanClient) post(ctx context.Context, session, kind, text, key string) 
 	return nil
 }
 
+// ping sends a JSON-RPC ping on the session (the same headers, bearer
+// token and Mcp-Session-Id as a tool call) and checks that the result is
+// an object: the cost of the MCP stack without a tool or the database
+// behind it (but with bearer auth, which the HTTP layer does for every
+// request).
+func (c *leanClient) ping(ctx context.Context) error {
+	c.nextID++
+	id := strconv.FormatInt(c.nextID, 10)
+	body := make([]byte, 0, 48)
+	body = append(body, `{"jsonrpc":"2.0","id":`...)
+	body = append(body, id...)
+	body = append(body, `,"method":"ping"}`...)
+	resp, err := c.do(ctx, http.MethodPost, c.hdr, body)
+	if err != nil {
+		return fmt.Errorf("ping: %w", err)
+	}
+	var res json.RawMessage
+	if err := c.readResponse(resp, id, &res); err != nil {
+		return fmt.Errorf("ping: %w", err)
+	}
+	if len(res) == 0 || res[0] != '{' {
+		return fmt.Errorf("ping: result %q, want an object", res)
+	}
+	return nil
+}
+
 // close deletes the session (DELETE with Mcp-Session-Id) and drops the
 // idle connections.
 func (c *leanClient) close() {

@@ -9,9 +9,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // fakeMCP is a stateful streamable-HTTP MCP endpoint just good enough for
@@ -68,6 +71,11 @@ func fakeMCP(t *testing.T, sse bool) (*httptest.Server, *atomic.Int64, *atomic.I
 			reply(`{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"fake","version":"1"}}`)
 		case "notifications/initialized":
 			w.WriteHeader(http.StatusAccepted)
+		case "ping":
+			if r.Header.Get("Mcp-Session-Id") != "sess-1" || r.Header.Get("Mcp-Protocol-Version") != leanProtocol {
+				t.Errorf("ping headers %v", r.Header)
+			}
+			reply(`{}`)
 		case "tools/call":
 			if r.Header.Get("Mcp-Session-Id") != "sess-1" || r.Header.Get("Mcp-Protocol-Version") != leanProtocol {
 				t.Errorf("tools/call headers %v", r.Header)
@@ -134,8 +142,13 @@ func TestLeanClient(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			for range 5 {
+				if err := c.ping(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if n := conns.Load(); n != 1 {
-				t.Errorf("%d connections for 55 sequential requests, want 1 (keep-alive)", n)
+				t.Errorf("%d connections for 60 sequential requests, want 1 (keep-alive)", n)
 			}
 			c.close()
 			if deleted.Load() != 1 {
@@ -169,6 +182,7 @@ func (f *flaky) call(context.Context, string, map[string]any) (map[string]any, e
 func (f *flaky) callFast(context.Context, string, map[string]any) error { return nil }
 func (f *flaky) protocol() string                                       { return leanProtocol }
 func (f *flaky) close()                                                 {}
+func (f *flaky) ping(context.Context) error                             { return nil }
 func (f *flaky) post(context.Context, string, string, string, string) error {
 	if f.n.Add(1)%3 == 0 || f.broken {
 		return &callError{What: "isError", Msg: "no"}
@@ -187,5 +201,53 @@ func TestPostLoopCountsFailures(t *testing.T) {
 	}
 	if _, err := postLoop([]mcpClient{&flaky{broken: true}}, []string{"a"}, 0, 1000, "k", progressKind); err == nil {
 		t.Fatal("no error after consecutive failures")
+	}
+}
+
+func TestPingLoop(t *testing.T) {
+	srv, _, _ := fakeMCP(t, true)
+	defer srv.Close()
+	c, err := dialLean(srv.URL, "tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	r, err := pingLoop([]mcpClient{c}, 50*time.Millisecond)
+	if err != nil || r.N == 0 || r.Failed != 0 {
+		t.Fatalf("N %d failed %d err %v", r.N, r.Failed, err)
+	}
+}
+
+func TestPGLogCount(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pg.log")
+	if err := os.WriteFile(path, []byte("2026-12-01 09:40:02.1 UTC [1] postgres@db1 ERROR:  could not serialize access due to read/write dependencies among transactions\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := openPGLog(path, "", "db1")
+	if l == nil {
+		t.Fatal("log not opened")
+	}
+	defer l.close()
+	if n := l.count(); n != 0 {
+		t.Fatalf("%d errors before anything was appended, want 0 (the log is read from its end)", n)
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprint(f, "2026-12-01 09:40:03.1 UTC [2] postgres@db1 ERROR:  could not serialize access due to concurrent update\n",
+		"2026-12-01 09:40:03.2 UTC [2] postgres@db1 HINT:  The transaction might succeed if retried.\n",
+		"2026-12-01 09:40:03.3 UTC [3] postgres@db2 ERROR:  could not serialize access due to concurrent update\n",
+		"2026-12-01 09:40:03.4 UTC [4] postgres@db1 ERROR:  deadlock detected\n",
+		"2026-12-01 09:40:03.5 UTC [4] postgres@db1 ERROR:  duplicate key value violates unique constraint\n")
+	f.Close()
+	if n := l.count(); n != 2 {
+		t.Fatalf("%d retried errors of db1, want 2", n)
+	}
+	if n := l.count(); n != 0 {
+		t.Fatalf("%d on a second read, want 0", n)
+	}
+	if openPGLog("", "", "db1") != nil || openPGLog("auto", "postgres://u@db.example.com/x", "db1") != nil {
+		t.Fatal("a log for an empty path or a remote server")
 	}
 }

@@ -5,7 +5,7 @@
 // as a ratio to that of a small one, because absolute numbers on a shared
 // machine are noisy.
 //
-//	go run ./bench [-quick] [-markdown]
+//	go run ./bench [-quick] [-markdown] [-engine sqlite|postgres|both]
 //
 // It builds cmd/continuo, runs it as a real process on a fresh data
 // directory, and talks to it over streamable HTTP with a bearer token, the
@@ -21,6 +21,27 @@
 // process is reported too: unlike throughput, it barely moves with the
 // machine's load.
 //
+// A ping phase (JSON-RPC ping from 1 and N lean clients over the same
+// stateful sessions, bearer token and server) is the floor of the MCP
+// stack; keyed posts are also reported as a ratio to it.
+//
+//	go run ./bench -engine postgres|both [-postgres-url URL]
+//
+// runs the server on PostgreSQL too (-engine both: SQLite first, then
+// PostgreSQL, each with its own baseline and report). On the server of
+// -postgres-url (default $CONTINUO_TEST_POSTGRES_URL, else the local test
+// server) it creates a fresh database continuo_bench_<random>, dropped at
+// the end, and starts `continuo serve --database-url` on it, and a second
+// replica on the same database. Its phases, interleaved in rounds like
+// SQLite's: the raw baseline (single-row INSERT + COMMIT through pgx into a
+// table LIKE messages, synchronous_commit on) on 1 and N connections,
+// keyed posts and pings from 1 and N clients, and N clients split half and
+// half over the two replicas. Then the handoff of a 100-message session
+// against a 100,000-message one, filled with COPY (postgres.go). The CPU
+// of the PostgreSQL backends is counted per operation too, and the
+// server's retried transactions (serialization failures) are counted in
+// the PostgreSQL server log when it is readable (-postgres-log).
+//
 // -cpuprofile PREFIX builds ./bench/profserver (cmd/continuo plus a CPU and
 // allocation profile) instead, for `go tool pprof`.
 package main
@@ -35,6 +56,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -56,6 +78,9 @@ type config struct {
 	postsOnly   bool
 	rounds      int
 	kinds       []string // client kinds to measure (-client), the first one also does handoffs and the MCP write
+	engines     []string // -engine: engineSQLite and/or enginePostgres, in that order
+	postgresURL string   // -postgres-url: the server a fresh database is created on
+	postgresLog string   // -postgres-log: its log, to count serialization failures ("auto", a path or "")
 }
 
 func main() {
@@ -76,6 +101,13 @@ func main() {
 	flag.IntVar(&c.rounds, "rounds", 0, "interleaved rounds the throughput phases are split into (default 5, 2 with -quick)")
 	flag.StringVar(&serverGOGC, "server-gogc", "", "GOGC for the server process only (default: inherited)")
 	flag.BoolVar(&c.postsOnly, "posts-only", false, "run only the baseline and the keyed-post tests")
+	engineFlag := flag.String("engine", engineSQLite, "database engine of the server: sqlite, postgres or both (each in turn, with its own baseline and report)")
+	defURL := os.Getenv("CONTINUO_TEST_POSTGRES_URL")
+	if defURL == "" {
+		defURL = defaultPostgresURL
+	}
+	flag.StringVar(&c.postgresURL, "postgres-url", defURL, "PostgreSQL server for -engine postgres (default $CONTINUO_TEST_POSTGRES_URL, else the local test server): a fresh database continuo_bench_<random> is created on it for the run and dropped at the end (kept with -keep)")
+	flag.StringVar(&c.postgresLog, "postgres-log", "auto", "PostgreSQL server log to count the server's retried errors (serialization failures, deadlocks) in, per phase; auto: the one /var/log/postgresql/postgresql-*-main.log when the server is local; empty: do not count")
 	flag.Parse()
 	if c.duration == 0 {
 		c.duration = 5 * time.Second
@@ -105,6 +137,15 @@ func main() {
 		c.kinds = []string{*clientFlag}
 	default:
 		fmt.Fprintf(os.Stderr, "bench: -client %q: want lean, sdk or both\n", *clientFlag)
+		os.Exit(2)
+	}
+	switch *engineFlag {
+	case engineSQLite, enginePostgres:
+		c.engines = []string{*engineFlag}
+	case "both":
+		c.engines = []string{engineSQLite, enginePostgres}
+	default:
+		fmt.Fprintf(os.Stderr, "bench: -engine %q: want sqlite, postgres or both\n", *engineFlag)
 		os.Exit(2)
 	}
 	if err := run(c); err != nil {
@@ -145,6 +186,7 @@ func run(c config) error {
 		defer os.RemoveAll(tmp)
 	}
 	env := environment(tmp)
+	env = append(env, "bench command: go run ./bench "+strings.Join(os.Args[1:], " "))
 	if serverGOGC != "" {
 		env = append(env, "server GOGC="+serverGOGC)
 	}
@@ -158,17 +200,59 @@ func run(c config) error {
 		env = append(env, "commit: "+strings.TrimSpace(string(out))+dirty)
 	}
 	logf("building continuo")
-	pkg, prof1, prof2 := "./cmd/continuo", "", ""
+	pkg := "./cmd/continuo"
 	if c.cpuprofile != "" {
 		if c.cpuprofile, err = filepath.Abs(c.cpuprofile); err != nil {
 			return err
 		}
-		pkg, prof1, prof2 = "./bench/profserver", c.cpuprofile+"-serve1.pprof", c.cpuprofile+"-serve2.pprof"
+		pkg = "./bench/profserver"
 		env = append(env, "server built from ./bench/profserver (cmd/continuo + CPU profile): numbers include profiling overhead")
 	}
 	bin, err := buildBinary(tmp, pkg)
 	if err != nil {
 		return err
+	}
+	h := harness{tmp: tmp, bin: bin, env: env}
+	for _, engine := range c.engines {
+		var err error
+		switch engine {
+		case engineSQLite:
+			err = runSQLite(c, h)
+		case enginePostgres:
+			err = runPostgres(c, h)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", engine, err)
+		}
+	}
+	if len(c.engines) > 1 {
+		logf("total run time (build and every engine): %s", time.Since(started).Round(time.Second))
+	}
+	return nil
+}
+
+// harness is what every engine's run shares: the temporary directory, the
+// server binary and the lines describing the machine and the commit.
+type harness struct {
+	tmp, bin string
+	env      []string
+}
+
+// Engines (-engine).
+const (
+	engineSQLite   = "sqlite"
+	enginePostgres = "postgres"
+)
+
+// runSQLite is the SQLite run: the raw SQLite baseline, keyed posts and
+// pings, the in-process write path, handoffs and memory.
+func runSQLite(c config, hv harness) error {
+	started := time.Now()
+	tmp, bin := hv.tmp, hv.bin
+	env := append([]string{"engine: SQLite (the server's default, sqlite://DATA_DIR/continuo.db)"}, hv.env...)
+	prof1, prof2 := "", ""
+	if c.cpuprofile != "" {
+		prof1, prof2 = c.cpuprofile+"-serve1.pprof", c.cpuprofile+"-serve2.pprof"
 	}
 	work := filepath.Join(tmp, "work") // not a git checkout: no project is bootstrapped
 	dataDir := filepath.Join(tmp, "data")
@@ -229,6 +313,7 @@ func run(c config) error {
 			cs.Sessions[i] = r["session_id"].(string)
 		}
 		cs.Label = clientLabel(kind, cs.Clients[0].protocol())
+		cs.Ping = kind == kindLean || !slices.Contains(c.kinds, kindLean)
 		env = append(env, fmt.Sprintf("%s: MCP protocol version negotiated: %s", cs.Label, cs.Clients[0].protocol()))
 		if _, err := postAll(cs.Clients, cs.Sessions, 20*c.clients, "warm-"+kind, progressKind); err != nil {
 			return fmt.Errorf("warm-up: %w", err)
@@ -292,6 +377,11 @@ func run(c config) error {
 				fmt.Sprintf("%.0f", rawRate), ratioStr(medOne) + " (pooled " + ratioStr(cs.One.perSec()/rawRate) + ")", "≥ 0.70×", verdict(medOne >= 0.7, &cs.One)},
 			row{fmt.Sprintf("keyed post_session_message, %d clients, %s (posts/s)", c.clients, cs.Label), fmt.Sprintf("%.0f", cs.Many.perSec()),
 				fmt.Sprintf("%.0f", rawRate), ratioStr(medMany) + " (pooled " + ratioStr(cs.Many.perSec()/rawRate) + ")", "≥ 2.00×", verdict(medMany >= 2, &cs.Many)})
+	}
+	for _, cs := range sets {
+		if cs.Ping {
+			rows = append(rows, pingRows(cs, c.clients, verdict, true)...)
+		}
 	}
 	rows = append(rows, row{"  commit latency p50, raw baseline", msStr(percentile(tp.Raw.Lat, .5)), "p95 " + msStr(percentile(tp.Raw.Lat, .95)), "—", "—", "info"},
 		row{"  CPU per commit, raw baseline (bench process)", msStr(rawCPU), "—", "—", "—", "info"})
@@ -527,6 +617,50 @@ func run(c config) error {
 		"total run time: "+time.Since(started).Round(time.Second).String())
 	report(c, env, rows)
 	return nil
+}
+
+// pingRows reports a client set's ping phases and keyed posts as a ratio
+// to them: how close a post comes to the floor of the MCP stack (HTTP,
+// bearer auth, JSON-RPC and the stateful session, without a tool).
+// With target, the N-client ratio is held against the issue's target
+// (≥ 0.6×, stated for SQLite); without, it is reported as info.
+func pingRows(cs *clientSet, n int, verdict func(bool, *phaseStats) string, target bool) []row {
+	postPing1 := median(roundRatios(cs.One.Rates, cs.PingOne.Rates))
+	postPingN := median(roundRatios(cs.Many.Rates, cs.PingMany.Rates))
+	srv1, cli1 := cs.PingOne.cpuPerOp()
+	srvN, cliN := cs.PingMany.cpuPerOp()
+	both := &phaseStats{Failed: cs.One.Failed + cs.PingOne.Failed}
+	bothN := &phaseStats{Failed: cs.Many.Failed + cs.PingMany.Failed}
+	tgt, res := "≥ 0.60×", verdict(postPingN >= 0.6, bothN)
+	if !target {
+		tgt, res = "— (≥ 0.60× on SQLite)", infoOr(bothN)
+	}
+	return []row{
+		{fmt.Sprintf("JSON-RPC ping, 1 client, %s (pings/s)", cs.Label), fmt.Sprintf("%.0f", cs.PingOne.perSec()),
+			"—", "—", "—", fmt.Sprintf("info (%d failed)", cs.PingOne.Failed)},
+		{fmt.Sprintf("JSON-RPC ping, %d clients, %s (pings/s)", n, cs.Label), fmt.Sprintf("%.0f", cs.PingMany.perSec()),
+			"—", "—", "—", fmt.Sprintf("info (%d failed)", cs.PingMany.Failed)},
+		{fmt.Sprintf("keyed post ÷ ping, 1 client, %s", cs.Kind), fmt.Sprintf("%.0f posts/s", cs.One.perSec()),
+			fmt.Sprintf("%.0f pings/s", cs.PingOne.perSec()), ratioStr(postPing1) + " (pooled " + ratioStr(cs.One.perSec()/cs.PingOne.perSec()) + ")",
+			"—", infoOr(both)},
+		{fmt.Sprintf("keyed post ÷ ping, %d clients, %s", n, cs.Kind), fmt.Sprintf("%.0f posts/s", cs.Many.perSec()),
+			fmt.Sprintf("%.0f pings/s", cs.PingMany.perSec()), ratioStr(postPingN) + " (pooled " + ratioStr(cs.Many.perSec()/cs.PingMany.perSec()) + ")",
+			tgt, res},
+		{fmt.Sprintf("  [%s] ping latency p50 / p95, 1 / %d clients", cs.Kind, n),
+			msStr(percentile(cs.PingOne.Lat, .5)) + " / " + msStr(percentile(cs.PingOne.Lat, .95)),
+			msStr(percentile(cs.PingMany.Lat, .5)) + " / " + msStr(percentile(cs.PingMany.Lat, .95)) + fmt.Sprintf(" (%d clients)", n), "—", "—", "info"},
+		{fmt.Sprintf("  [%s] CPU per ping, 1 / %d clients: server + bench client", cs.Kind, n), msStr(srv1) + " + " + msStr(cli1),
+			msStr(srvN) + " + " + msStr(cliN) + fmt.Sprintf(" (%d clients)", n), "—", "—", "info"},
+	}
+}
+
+// infoOr is "info" for an informational row, unless its phases had
+// failed calls.
+func infoOr(p *phaseStats) string {
+	if p.Failed > 0 {
+		return fmt.Sprintf("info (%d failed calls)", p.Failed)
+	}
+	return "info"
 }
 
 func report(c config, env []string, rows []row) {

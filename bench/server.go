@@ -54,6 +54,19 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
+// childEnv is this process's environment without CONTINUO_DATABASE_URL:
+// the engine of a child is chosen by the bench (--database-url, or the
+// variable set explicitly), never inherited by accident.
+func childEnv() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "CONTINUO_DATABASE_URL=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
 // server is a running `continuo serve` process.
 type server struct {
 	cmd    *exec.Cmd
@@ -72,11 +85,12 @@ type announcement struct {
 // startServer runs `continuo serve --json` on dataDir from workDir (which
 // must not be a git checkout, so that no project is bootstrapped) and waits
 // for its announcement line.
-// A non-empty cpuprofile is passed to a profserver binary.
-func startServer(bin, dataDir, workDir, cpuprofile string) (*server, error) {
-	cmd := exec.Command(bin, "serve", "--json", "--listen", "127.0.0.1:0", "--data-dir", dataDir)
+// A non-empty cpuprofile is passed to a profserver binary; extra arguments
+// (--database-url URL) are appended to the command line.
+func startServer(bin, dataDir, workDir, cpuprofile string, extra ...string) (*server, error) {
+	cmd := exec.Command(bin, append([]string{"serve", "--json", "--listen", "127.0.0.1:0", "--data-dir", dataDir}, extra...)...)
 	cmd.Dir = workDir
-	cmd.Env = os.Environ()
+	cmd.Env = childEnv()
 	if serverGOGC != "" {
 		cmd.Env = append(cmd.Env, "GOGC="+serverGOGC)
 	}
@@ -215,8 +229,15 @@ func (s *server) scrape() (map[string]float64, error) {
 
 // cliJSON runs a continuo CLI command with --json and decodes its output.
 func cliJSON(bin, dataDir, workDir string, args ...string) (map[string]any, error) {
+	return cliJSONEnv(bin, dataDir, workDir, nil, args...)
+}
+
+// cliJSONEnv is cliJSON with extra environment variables
+// (CONTINUO_DATABASE_URL=…).
+func cliJSONEnv(bin, dataDir, workDir string, env []string, args ...string) (map[string]any, error) {
 	cmd := exec.Command(bin, append(args, "--json", "--data-dir", dataDir)...)
 	cmd.Dir = workDir
+	cmd.Env = append(childEnv(), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -252,6 +273,8 @@ type mcpClient interface {
 	callFast(ctx context.Context, tool string, args map[string]any) error
 	// post is a keyed post_session_message.
 	post(ctx context.Context, session, kind, text, key string) error
+	// ping is a JSON-RPC ping on the session.
+	ping(ctx context.Context) error
 	// protocol is the negotiated MCP protocol version.
 	protocol() string
 	close()
@@ -361,6 +384,13 @@ func (c *sdkClient) callFast(ctx context.Context, tool string, args map[string]a
 func (c *sdkClient) post(ctx context.Context, session, kind, text, key string) error {
 	return c.callFast(ctx, "post_session_message", map[string]any{
 		"session_id": session, "kind": kind, "text": text, "delivery_key": key})
+}
+
+func (c *sdkClient) ping(ctx context.Context) error {
+	if err := c.cs.Ping(ctx, &mcp.PingParams{}); err != nil {
+		return fmt.Errorf("ping: %w", err)
+	}
+	return nil
 }
 
 // procCPU is the user+system CPU time a process has used so far.

@@ -52,6 +52,10 @@ type clientSet struct {
 	Sessions []string
 	One      phaseStats
 	Many     phaseStats
+	// Ping says whether this set also runs the ping phases: JSON-RPC ping
+	// from 1 and N of its clients, the floor of the MCP stack.
+	Ping              bool
+	PingOne, PingMany phaseStats
 }
 
 // throughput is the outcome of the interleaved rounds: raw commits, then
@@ -128,6 +132,23 @@ func measureThroughput(srv *server, raw *rawDB, ip *inproc, sets []*clientSet, w
 		}
 		return nil
 	}
+	runPings := func(p *phaseStats, cl []mcpClient, tag string) error {
+		cpu := startCPU(srv.pid())
+		r, err := pingLoop(cl, slice)
+		if err != nil {
+			return fmt.Errorf("%s: %w", tag, err)
+		}
+		sc, bc := cpu.used()
+		p.add(sc, bc, r.N, r.Elapsed, r.Lat, nil, nil)
+		p.Failed += r.Failed
+		if p.FirstFail == nil {
+			p.FirstFail = r.FirstFail
+		}
+		if r.Failed > 0 {
+			logf("  %s: %d failed calls, first: %v", tag, r.Failed, r.FirstFail)
+		}
+		return nil
+	}
 	runInproc := func(p *phaseStats, workers int, tag string) error {
 		if ip == nil {
 			return nil
@@ -154,6 +175,11 @@ func measureThroughput(srv *server, raw *rawDB, ip *inproc, sets []*clientSet, w
 				func() error {
 					return runPosts(&cs.Many, cs.Clients, cs.Sessions, fmt.Sprintf("many-%s-%d", cs.Kind, round))
 				})
+			if cs.Ping {
+				steps = append(steps,
+					func() error { return runPings(&cs.PingOne, cs.Clients[:1], fmt.Sprintf("ping1-%s-%d", cs.Kind, round)) },
+					func() error { return runPings(&cs.PingMany, cs.Clients, fmt.Sprintf("pingN-%s-%d", cs.Kind, round)) })
+			}
 		}
 		steps = append(steps,
 			func() error { return runInproc(&t.InOne, 1, fmt.Sprintf("in1-%d", round)) },
@@ -171,6 +197,9 @@ func measureThroughput(srv *server, raw *rawDB, ip *inproc, sets []*clientSet, w
 		msg := fmt.Sprintf("  round %d/%d: raw %.0f commits/s", round+1, rounds, t.Raw.Rates[round])
 		for _, cs := range sets {
 			msg += fmt.Sprintf("; %s: 1 client %.0f, %d clients %.0f posts/s", cs.Kind, cs.One.Rates[round], len(cs.Clients), cs.Many.Rates[round])
+			if cs.Ping {
+				msg += fmt.Sprintf(" (pings/s %.0f / %.0f)", cs.PingOne.Rates[round], cs.PingMany.Rates[round])
+			}
 		}
 		logf("%s; in-process %.0f / %.0f", msg, last(t.InOne.Rates), last(t.InMany.Rates))
 	}

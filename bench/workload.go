@@ -81,18 +81,33 @@ const maxConsecutiveFailures = 20
 // the last in-flight call has returned.
 func postLoop(clients []mcpClient, sessions []string, d time.Duration, limit int, keyPrefix string,
 	kind func(int) continuo.Kind) (postResult, error) {
+	return opLoop(len(clients), d, limit, func(ctx context.Context, ci, i int) error {
+		return clients[ci].post(ctx, sessions[ci], string(kind(i)), messageText(i, ci), keyPrefix+"-"+strconv.Itoa(i))
+	})
+}
+
+// pingLoop has every client send JSON-RPC pings for d, one in flight per
+// client, counted like postLoop's posts.
+func pingLoop(clients []mcpClient, d time.Duration) (postResult, error) {
+	return opLoop(len(clients), d, 0, func(ctx context.Context, ci, _ int) error { return clients[ci].ping(ctx) })
+}
+
+// opLoop runs op(ctx, client, i) from n goroutines, one call in flight per
+// goroutine, with a global call index i starting at 1, until d has passed
+// (d > 0) or limit calls were started (limit > 0); see postLoop.
+func opLoop(n int, d time.Duration, limit int, op func(ctx context.Context, ci, i int) error) (postResult, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var next atomic.Int64
 	var fatal error
 	var mu sync.Mutex
-	lats := make([][]time.Duration, len(clients))
-	failed := make([]int, len(clients))
-	firstFail := make([]error, len(clients))
+	lats := make([][]time.Duration, n)
+	failed := make([]int, n)
+	firstFail := make([]error, n)
 	var wg sync.WaitGroup
 	start := time.Now()
 	deadline := start.Add(d)
-	for ci := range clients {
+	for ci := range n {
 		wg.Add(1)
 		go func(ci int) {
 			defer wg.Done()
@@ -107,7 +122,7 @@ func postLoop(clients []mcpClient, sessions []string, d time.Duration, limit int
 					break
 				}
 				t0 := time.Now()
-				err := clients[ci].post(ctx, sessions[ci], string(kind(i)), messageText(i, ci), keyPrefix+"-"+strconv.Itoa(i))
+				err := op(ctx, ci, i)
 				if err != nil {
 					if ctx.Err() != nil {
 						break

@@ -2,8 +2,7 @@
 //
 // A driver (internal/store/sqlite, internal/store/postgres) implements Store:
 // Read runs a function in one consistent read snapshot, Write runs a function
-// in a serializable transaction that is durably committed before Write
-// returns nil. Drivers only translate between Go values and SQL; every
+// in a transaction that is durably committed before Write returns nil. Drivers only translate between Go values and SQL; every
 // business rule lives in the services above. The conformance suite in
 // storetest pins the behaviour every driver must share.
 //
@@ -23,6 +22,16 @@
 // error. An error returned by a Tx method (ErrConflict from a unique
 // constraint, say) may have aborted the transaction on some engines, so fn
 // must return it (after wrapping or translating it), not carry on.
+//
+// # Isolation
+//
+// A Write sees one snapshot, every Write acknowledged before it began, and
+// its own writes. Two Writes that update (or upsert) the same row never
+// both commit as they ran: on SQLite the single writer orders them; on
+// PostgreSQL (snapshot isolation) the second is run again. Writes that
+// read what the other writes but update disjoint rows are not ordered (the
+// write skew snapshot isolation allows), which is why every Write updates
+// the row guarding what it read — see below.
 //
 // # Guarded updates
 //
@@ -69,8 +78,8 @@ var (
 type Store interface {
 	// Read calls fn inside one read-only snapshot. It never waits for writers.
 	Read(ctx context.Context, fn func(Tx) error) error
-	// Write calls fn inside a serializable write transaction; see the package
-	// comment for the contract fn must keep. When fn returns nil, the
+	// Write calls fn inside a write transaction; see the package comment for
+	// the contract fn must keep and what it guarantees. When fn returns nil, the
 	// transaction is durably committed before Write returns nil.
 	Write(ctx context.Context, fn func(Tx) error) error
 	// Listen subscribes to notifications on channel sent by Writes that

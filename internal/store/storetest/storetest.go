@@ -30,8 +30,9 @@
 //   - a guarded update whose row moved on is ErrStale and changes nothing;
 //   - Notify is delivered to Listen only after its Write commits, never for
 //     a Write that fails;
-//   - Writes are serializable: each sees every Write acknowledged before it
-//     started, and concurrent read-modify-write Writes lose no update;
+//   - Writes are isolated: each sees every Write acknowledged before it
+//     started, and concurrent read-modify-write Writes of one row lose no
+//     update;
 //   - Read is one snapshot: a Write committed while it is open stays
 //     invisible to it, and it never waits for an in-flight Write;
 //   - a Write whose function panics returns an error, keeps nothing, and
