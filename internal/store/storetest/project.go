@@ -1,0 +1,201 @@
+package storetest
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/store"
+)
+
+func projectTests() []test {
+	return []test{
+		{"CreateGet", testProjectCreateGet},
+		{"EmptyChecks", testProjectEmptyChecks},
+		{"DuplicateName", testProjectDuplicateName},
+		{"Missing", testProjectMissing},
+		{"ListOrder", testProjectList},
+	}
+}
+
+func testProjectCreateGet(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	want := &continuo.Project{ID: continuo.NewID(continuo.PrefixProject, Base), Name: "web", Root: "/srv/web",
+		Checks:   map[string]string{"test": "go test ./...", "vet": "go vet ./...", "quote": `echo "a b" 'c' \ ü`},
+		Writable: true, CreatedAt: Base.Add(time.Second)}
+	ro := &continuo.Project{ID: continuo.NewID(continuo.PrefixProject, Base), Name: "docs",
+		Checks: map[string]string{"lint": "make lint"}, Writable: false, CreatedAt: Base}
+	MustWrite(t, s, func(tx store.Tx) error {
+		if err := tx.ProjectCreate(ctx, want); err != nil {
+			return err
+		}
+		return tx.ProjectCreate(ctx, ro)
+	})
+
+	got := mustGet(t, s, "ProjectGet", func(tx store.Tx) (*continuo.Project, error) { return tx.ProjectGet(ctx, want.ID) })
+	same(t, "ProjectGet", *got, *want, normProject)
+	if !got.Writable {
+		t.Error("Writable = false, want true")
+	}
+	got = mustGet(t, s, "ProjectGetByName", func(tx store.Tx) (*continuo.Project, error) { return tx.ProjectGetByName(ctx, "web") })
+	same(t, "ProjectGetByName", *got, *want, normProject)
+	got = mustGet(t, s, "ProjectGetByName", func(tx store.Tx) (*continuo.Project, error) { return tx.ProjectGetByName(ctx, "docs") })
+	same(t, "read-only project", *got, *ro, normProject)
+	if got.Writable {
+		t.Error("Writable = true, want false")
+	}
+}
+
+func testProjectEmptyChecks(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	nilChecks := &continuo.Project{ID: continuo.NewID(continuo.PrefixProject, Base), Name: "a", CreatedAt: Base}
+	emptyChecks := &continuo.Project{ID: continuo.NewID(continuo.PrefixProject, Base), Name: "b", Checks: map[string]string{},
+		CreatedAt: Base}
+	MustWrite(t, s, func(tx store.Tx) error {
+		if err := tx.ProjectCreate(ctx, nilChecks); err != nil {
+			return err
+		}
+		return tx.ProjectCreate(ctx, emptyChecks)
+	})
+	for _, p := range []*continuo.Project{nilChecks, emptyChecks} {
+		got := mustGet(t, s, "ProjectGet", func(tx store.Tx) (*continuo.Project, error) { return tx.ProjectGet(ctx, p.ID) })
+		if len(got.Checks) != 0 {
+			t.Errorf("Checks of project %s = %v, want empty", p.Name, got.Checks)
+		}
+		if got.Root != "" {
+			t.Errorf("Root of project %s = %q, want empty", p.Name, got.Root)
+		}
+		same(t, "project "+p.Name, *got, *p, normProject)
+	}
+}
+
+func testProjectDuplicateName(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	first := Project(t, s, "web")
+	dup := &continuo.Project{ID: continuo.NewID(continuo.PrefixProject, Base), Name: "web", CreatedAt: Base}
+	err := s.Write(ctx, func(tx store.Tx) error { return tx.ProjectCreate(ctx, dup) })
+	wantErr(t, err, store.ErrConflict, "ProjectCreate with a taken name")
+	dupID := &continuo.Project{ID: first.ID, Name: "api", CreatedAt: Base}
+	err = s.Write(ctx, func(tx store.Tx) error { return tx.ProjectCreate(ctx, dupID) })
+	wantErr(t, err, store.ErrConflict, "ProjectCreate with a taken ID")
+	list := mustGet(t, s, "ProjectList", func(tx store.Tx) ([]continuo.Project, error) { return tx.ProjectList(ctx) })
+	sameList(t, "ProjectList after the refused duplicates", list, []continuo.Project{*first}, normProject)
+}
+
+func testProjectMissing(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	_, err := read(t, s, func(tx store.Tx) (*continuo.Project, error) {
+		return tx.ProjectGet(ctx, continuo.NewID(continuo.PrefixProject, Base))
+	})
+	wantErr(t, err, store.ErrNotFound, "ProjectGet of an unknown ID")
+	_, err = read(t, s, func(tx store.Tx) (*continuo.Project, error) { return tx.ProjectGetByName(ctx, "nope") })
+	wantErr(t, err, store.ErrNotFound, "ProjectGetByName of an unknown name")
+}
+
+func testProjectList(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	empty := mustGet(t, s, "ProjectList", func(tx store.Tx) ([]continuo.Project, error) { return tx.ProjectList(ctx) })
+	if len(empty) != 0 {
+		t.Errorf("ProjectList of an empty store = %v, want none", empty)
+	}
+	web, api, docs := Project(t, s, "web"), Project(t, s, "api"), Project(t, s, "docs")
+	list := mustGet(t, s, "ProjectList", func(tx store.Tx) ([]continuo.Project, error) { return tx.ProjectList(ctx) })
+	sameList(t, "ProjectList (by name)", list, []continuo.Project{*api, *docs, *web}, normProject)
+}
+
+func grantTests() []test {
+	return []test{
+		{"PutGet", testGrantSetGet},
+		{"Upgrade", testGrantUpgrade},
+		{"Missing", testGrantMissing},
+		{"List", testGrantList},
+	}
+}
+
+func getGrant(t *testing.T, s store.Store, projectID, groupID string) (continuo.Access, error) {
+	t.Helper()
+	return read(t, s, func(tx store.Tx) (continuo.Access, error) { return tx.GrantGet(t.Context(), projectID, groupID) })
+}
+
+func testGrantSetGet(t *testing.T, s store.Store) {
+	g := Group(t, s, "alpha")
+	r, w := Project(t, s, "reader"), Project(t, s, "writer")
+	Grant(t, s, r.ID, g.ID, continuo.AccessRead)
+	Grant(t, s, w.ID, g.ID, continuo.AccessWrite)
+	for p, want := range map[string]continuo.Access{r.ID: continuo.AccessRead, w.ID: continuo.AccessWrite} {
+		got, err := getGrant(t, s, p, g.ID)
+		noErr(t, err, "GrantGet")
+		if got != want {
+			t.Errorf("GrantGet(%s) = %q, want %q", p, got, want)
+		}
+	}
+}
+
+func testGrantUpgrade(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	g := Group(t, s, "alpha")
+	p := Project(t, s, "web")
+	Grant(t, s, p.ID, g.ID, continuo.AccessRead)
+	Grant(t, s, p.ID, g.ID, continuo.AccessWrite)
+	got, err := getGrant(t, s, p.ID, g.ID)
+	noErr(t, err, "GrantGet")
+	if got != continuo.AccessWrite {
+		t.Errorf("GrantGet after upgrade = %q, want write", got)
+	}
+	list := mustGet(t, s, "GrantList", func(tx store.Tx) ([]continuo.Grant, error) { return tx.GrantList(ctx, g.ID) })
+	sameList(t, "GrantList after upgrade (one row)", list,
+		[]continuo.Grant{{ProjectID: p.ID, GroupID: g.ID, Access: continuo.AccessWrite}}, identity)
+
+	// A second put replaces the level both ways.
+	Grant(t, s, p.ID, g.ID, continuo.AccessRead)
+	got, err = getGrant(t, s, p.ID, g.ID)
+	noErr(t, err, "GrantGet")
+	if got != continuo.AccessRead {
+		t.Errorf("GrantGet after downgrade = %q, want read", got)
+	}
+}
+
+func testGrantMissing(t *testing.T, s store.Store) {
+	g1, g2 := Group(t, s, "alpha"), Group(t, s, "bravo")
+	p1, p2 := Project(t, s, "web"), Project(t, s, "api")
+	Grant(t, s, p1.ID, g1.ID, continuo.AccessWrite)
+	_, err := getGrant(t, s, p1.ID, g2.ID)
+	wantErr(t, err, store.ErrNotFound, "GrantGet of another group's grant")
+	_, err = getGrant(t, s, p2.ID, g1.ID)
+	wantErr(t, err, store.ErrNotFound, "GrantGet of an ungranted project")
+	_, err = getGrant(t, s, continuo.NewID(continuo.PrefixProject, Base), continuo.NewID(continuo.PrefixGroup, Base))
+	wantErr(t, err, store.ErrNotFound, "GrantGet of unknown IDs")
+}
+
+func testGrantList(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	g1, g2 := Group(t, s, "alpha"), Group(t, s, "bravo")
+	p1, p2, p3 := Project(t, s, "web"), Project(t, s, "api"), Project(t, s, "docs")
+	// Granted out of project order.
+	Grant(t, s, p3.ID, g1.ID, continuo.AccessRead)
+	Grant(t, s, p1.ID, g1.ID, continuo.AccessWrite)
+	Grant(t, s, p1.ID, g2.ID, continuo.AccessRead)
+	Grant(t, s, p2.ID, g2.ID, continuo.AccessWrite)
+
+	list := func(groupID string) []continuo.Grant {
+		t.Helper()
+		return mustGet(t, s, "GrantList", func(tx store.Tx) ([]continuo.Grant, error) { return tx.GrantList(ctx, groupID) })
+	}
+	byProject := func(gs ...continuo.Grant) []continuo.Grant {
+		slices.SortFunc(gs, func(a, b continuo.Grant) int { return strings.Compare(a.ProjectID, b.ProjectID) })
+		return gs
+	}
+	sameList(t, "GrantList(alpha) (by project ID)", list(g1.ID), byProject(
+		continuo.Grant{ProjectID: p3.ID, GroupID: g1.ID, Access: continuo.AccessRead},
+		continuo.Grant{ProjectID: p1.ID, GroupID: g1.ID, Access: continuo.AccessWrite},
+	), identity)
+	sameList(t, "GrantList(bravo) (by project ID)", list(g2.ID), byProject(
+		continuo.Grant{ProjectID: p2.ID, GroupID: g2.ID, Access: continuo.AccessWrite},
+		continuo.Grant{ProjectID: p1.ID, GroupID: g2.ID, Access: continuo.AccessRead},
+	), identity)
+	if got := list(continuo.NewID(continuo.PrefixGroup, Base)); len(got) != 0 {
+		t.Errorf("GrantList of an unknown group = %v, want none", got)
+	}
+}
