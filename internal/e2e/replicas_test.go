@@ -34,6 +34,15 @@ func replicas(t *testing.T, repo string) (r1, r2 *server, d1, d2 string) {
 	return r1, r2, d1, d2
 }
 
+// writer makes a token for principal (and its own group) that may write
+// sessions in the project "demo".
+func writer(t *testing.T, dataDir, principal string) string {
+	t.Helper()
+	tok := token(t, dataDir, principal, "sessions:read,sessions:write")
+	cli(t, dataDir, "project", "grant", "demo", principal+":write")
+	return tok
+}
+
 // connectVersion opens an MCP session at a given protocol version
 // (2025-11-25: a stateful session; 2026-07-28: stateless).
 func connectVersion(t *testing.T, url, tok, version string) *mcp.ClientSession {
@@ -154,8 +163,7 @@ func TestReplicasRoundRobin(t *testing.T) {
 	pgtest.BaseURL(t)
 	repo := gitRepo(t)
 	r1, r2, d1, _ := replicas(t, repo)
-	tok := token(t, d1, "alice", "sessions:read,sessions:write")
-	cli(t, d1, "project", "grant", "demo", "alice:write")
+	tok := writer(t, d1, "alice")
 	lb := newRoundRobin(t, r1.Base, r2.Base)
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(version, func(t *testing.T) {
@@ -188,8 +196,7 @@ func TestReplicasIdenticalKeyedPosts(t *testing.T) {
 	pgtest.BaseURL(t)
 	repo := gitRepo(t)
 	r1, r2, d1, _ := replicas(t, repo)
-	tok := token(t, d1, "alice", "sessions:read,sessions:write")
-	cli(t, d1, "project", "grant", "demo", "alice:write")
+	tok := writer(t, d1, "alice")
 	sid := must(t, connect(t, r1.URL, tok), "work_on_project", map[string]any{"project": "demo", "instruction": "race"})["session_id"].(string)
 	const clients, each = 10, 5
 	var sessions []*mcp.ClientSession
@@ -238,8 +245,7 @@ func TestReplicasKill(t *testing.T) {
 	pgtest.BaseURL(t)
 	repo := gitRepo(t)
 	r1, r2, d1, _ := replicas(t, repo)
-	tok := token(t, d1, "writer", "sessions:read,sessions:write")
-	cli(t, d1, "project", "grant", "demo", "writer:write")
+	tok := writer(t, d1, "writer")
 	sid := must(t, connect(t, r2.URL, tok), "work_on_project", map[string]any{"project": "demo", "instruction": "write through a replica's death"})["session_id"].(string)
 
 	const writers = 8
@@ -340,8 +346,7 @@ func TestReplicasSessionRefs(t *testing.T) {
 	pgtest.BaseURL(t)
 	repo := gitRepo(t)
 	r1, r2, d1, _ := replicas(t, repo)
-	tok := token(t, d1, "alice", "sessions:read,sessions:write")
-	cli(t, d1, "project", "grant", "demo", "alice:write")
+	tok := writer(t, d1, "alice")
 	const clients, each = 8, 10
 	refs := make(chan string, clients*each)
 	var wg sync.WaitGroup
