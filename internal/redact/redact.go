@@ -4,19 +4,24 @@
 // handoff briefs, capsules and delegated prompts that other models read
 // (CONTRACT.md §1, "Redaction"). An assistant that pasted a key into a note
 // must not leak it to every later reader, so every projection passes its text
-// through String.
+// through String, and error details through Value.
 //
 // The rules are heuristics with a deliberate bias: a recognisable credential
 // is always removed, even when that costs a false positive in code-like text,
 // but ordinary prose ("the key decision", "token bucket", "password reset
 // flow") is left alone because briefs are useless if they are full of holes.
+// The provider shapes follow the gitleaks default rule set and Yelp's
+// detect-secrets plugins (each rule names the one it follows); the corpus in
+// testdata/corpus holds a sample of every rule and the text that must stay.
 //
-// String is idempotent. Every rule skips values that already are
-// "[redacted]"; the shape rules (URL password, Bearer, key prefixes) match
-// no '[' or ']' and do not look at their neighbours (the one exception,
-// Continuo's "cto_", runs after the others), so no replacement can turn a
-// non-match into a match on a second pass. FuzzString checks this, and that
-// a planted key never survives wherever it lands.
+// String is deterministic and idempotent. Every rule skips values that
+// already are "[redacted]"; the shape rules (URL password, Bearer, key
+// prefixes, command-line passwords) match no '[' or ']' in the credential
+// and do not look at their neighbours (the exceptions, a few bounded
+// prefixes and Continuo's "cto_", treat the end of a replacement as the
+// boundary it becomes), so no replacement can turn a non-match into a match
+// on a second pass. FuzzString checks this, and that a planted key never
+// survives wherever it lands.
 package redact
 
 import (
@@ -36,12 +41,14 @@ func String(s string) (string, bool) {
 	out := s
 	// The whole-block and structural rules run first, so that a URL keeps
 	// its user and host and a header keeps its scheme word; the free-standing
-	// token shapes run next; the name=value rule runs last so that it sees
-	// values the earlier rules already replaced and leaves them alone.
+	// token shapes run next, then the command-line options (which keep the
+	// user in "curl -u user:pw"); the name=value rule runs last so that it
+	// sees values the earlier rules already replaced and leaves them alone.
 	out = redactPEM(out)
 	out = redactURLPasswords(out)
 	out = redactBearer(out)
 	out = redactTokens(out)
+	out = redactCommands(out)
 	out = redactAssignments(out)
 	return out, out != s
 }
@@ -49,37 +56,184 @@ func String(s string) (string, bool) {
 // pemRE matches a private key block. The END line is optional (\z) so that a
 // key truncated by an excerpt limit is still removed up to the end of the
 // text; (?s) lets the body span lines, and the lazy .*? stops at the first END.
-// " BLOCK" covers PGP's "PRIVATE KEY BLOCK" armour.
+// " BLOCK" covers PGP's "PRIVATE KEY BLOCK" armour. (gitleaks private-key,
+// detect-secrets private_key.)
 var pemRE = regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)`)
 
+// puttyRE matches the private half of a PuTTY key file
+// (PuTTY-User-Key-File-2/3; detect-secrets private_key): the whole base64
+// lines after "Private-Lines: N" (group 1). The label, the public half and
+// the MAC stay.
+var puttyRE = regexp.MustCompile(`Private-Lines: *[0-9]+\r?\n([A-Za-z0-9+/=]+(?:\r?\n[A-Za-z0-9+/=]+)*)(?:\r?\n|\z)`)
+
 func redactPEM(s string) string {
-	if !strings.Contains(s, "-----BEGIN ") { // cheap pre-check: the common case has no key
-		return s
+	if strings.Contains(s, "-----BEGIN ") { // cheap pre-check: the common case has no key
+		s = pemRE.ReplaceAllLiteralString(s, Placeholder)
 	}
-	return pemRE.ReplaceAllLiteralString(s, Placeholder)
+	if strings.Contains(s, "Private-Lines:") {
+		var spans []span
+		for _, m := range puttyRE.FindAllStringSubmatchIndex(s, -1) {
+			spans = append(spans, span{m[2], m[3]})
+		}
+		s = replaceSpans(s, spans)
+	}
+	return s
 }
 
-// urlRE matches scheme://user:password@ and captures the password. The
-// password runs to the last '@' before the host (greedy, as URL parsers read
-// it) but never crosses whitespace, a path, query or fragment, or a quote,
-// so it cannot swallow the text around a URL. Brackets are not allowed in
-// userinfo (RFC 3986), and excluding them means a match can never contain an
-// earlier "[redacted]", which keeps the rule idempotent.
-var urlRE = regexp.MustCompile("[A-Za-z][A-Za-z0-9+.-]*://[^\\s:/?#@\"'`\\[\\]]*:([^\\s/?#\"'`\\[\\]]+)@")
-
+// redactURLPasswords replaces the password of scheme://user:password@host
+// (detect-secrets basic_auth; gitleaks finds them only through its generic
+// rule). It is a scan from each "://", with the meaning of the regexp
+//
+//	[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@"'`\[\]]*:([^\s/?#"'`\[\]]+)@
+//
+// (TestURLScanMatchesRegexp holds it to that): the password runs to the last
+// '@' before the host (greedy, as URL parsers read it) but never crosses
+// whitespace, a path, query or fragment, or a quote, so it cannot swallow the
+// text around a URL. Brackets are not allowed in userinfo (RFC 3986), and
+// excluding them means a match can never contain an earlier "[redacted]",
+// which keeps the rule idempotent. A regexp that must find its scheme
+// without a literal to start from tried a match at every letter of the
+// text; it was most of String's cost.
 func redactURLPasswords(s string) string {
 	if !strings.Contains(s, "://") {
 		return s
 	}
-	return replaceGroup(s, urlRE, 1, func(string) bool { return true })
+	return replaceSpans(s, urlPasswords(s))
 }
 
-// bearerRE matches "Bearer <token>" (RFC 6750 token68 characters, at least
-// eight of them, so "Bearer abc" in an example stays readable). It has no
-// word boundary before "bearer" on purpose: every rule that runs before the
-// name=value rule looks only at the characters it matches, never at their
-// neighbours, so a later replacement cannot turn a non-match into a match.
-var bearerRE = regexp.MustCompile(`(?i)bearer[ \t]+([A-Za-z0-9._~+/=-]{8,})`)
+// urlPasswords returns the password span of every URL with userinfo, as
+// FindAllStringSubmatchIndex would for the regexp above.
+func urlPasswords(s string) []span {
+	var out []span
+	last := 0 // end of the last match
+	for i := last; ; {
+		k := strings.Index(s[i:], "://")
+		if k < 0 {
+			return out
+		}
+		p := i + k
+		i = p + 1
+		// The scheme: the leftmost letter of the run of scheme characters
+		// that ends at p, not before the last match.
+		q := p
+		for q > last && isSchemeChar(s[q-1]) {
+			q--
+		}
+		for q < p && !isLetter(s[q]) {
+			q++
+		}
+		if q == p {
+			continue
+		}
+		// user, then ':', then the password up to the last '@' of its run.
+		u := p + 3
+		for u < len(s) && isUserChar(s[u]) {
+			u++
+		}
+		if u == len(s) || s[u] != ':' {
+			continue
+		}
+		pw := u + 1
+		r, at := pw, -1
+		for r < len(s) && isPasswordChar(s[r]) {
+			if s[r] == '@' && r > pw {
+				at = r
+			}
+			r++
+		}
+		if at < 0 {
+			continue
+		}
+		out = append(out, span{pw, at})
+		last = at + 1
+		i = last
+	}
+}
+
+func isSchemeChar(c byte) bool {
+	return isLetter(c) || isDigit(c) || c == '+' || c == '.' || c == '-'
+}
+
+// isPasswordChar is [^\s/?#"'`\[\]]; isUserChar also excludes ':' and '@'.
+func isPasswordChar(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', '\v', '\f', '/', '?', '#', '"', '\'', '`', '[', ']':
+		return false
+	}
+	return true
+}
+
+func isUserChar(c byte) bool { return c != ':' && c != '@' && isPasswordChar(c) }
+
+// redactBearer replaces the token of "Bearer <token>" (RFC 6750 token68
+// characters, at least eight of them, so "Bearer abc" in an example stays
+// readable). It is a scan with the meaning of the regexp
+//
+//	(?i)bearer[ \t]+([A-Za-z0-9._~+/=-]{8,})
+//
+// (TestBearerScanMatchesRegexp). It has no word boundary before "bearer" on
+// purpose: every rule that runs before the name=value rule looks only at the
+// characters it matches, never at their neighbours, so a later replacement
+// cannot turn a non-match into a match.
+//
+// A token that reads as prose (see proseWordRE) stays, and unlike a regexp
+// match it does not hide what follows: in "bearer token-based-bearer
+// AccountKey=x" the second "bearer" still counts. (Hidden, it would surface
+// on a second pass once another rule removed the first: not idempotent.)
+func redactBearer(s string) string {
+	return replaceSpans(s, bearerTokens(s, func(tok string) bool { return !proseWordRE.MatchString(tok) }))
+}
+
+// bearerTokens returns the token span of every "bearer <token>" for which
+// keep(token) is true; a token it rejects is not consumed.
+func bearerTokens(s string, keep func(string) bool) []span {
+	var out []span
+	lower, upper := -1, -1 // the next 'b' and 'B' at or after i, once known
+	for i := 0; i+6 <= len(s); i++ {
+		// IndexByte is vectorised: finding the b's is most of the work.
+		if lower < i {
+			if lower = strings.IndexByte(s[i:], 'b'); lower < 0 {
+				lower = len(s)
+			} else {
+				lower += i
+			}
+		}
+		if upper < i {
+			if upper = strings.IndexByte(s[i:], 'B'); upper < 0 {
+				upper = len(s)
+			} else {
+				upper += i
+			}
+		}
+		if i = min(lower, upper); i+6 > len(s) {
+			break
+		}
+		if !strings.EqualFold(s[i:i+6], "bearer") {
+			continue
+		}
+		j := i + 6
+		for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+			j++
+		}
+		if j == i+6 {
+			continue
+		}
+		k := j
+		for k < len(s) && isToken68(s[k]) {
+			k++
+		}
+		if k-j < 8 || !keep(s[j:k]) {
+			continue
+		}
+		out = append(out, span{j, k})
+		i = k - 1
+	}
+	return out
+}
+
+func isToken68(c byte) bool {
+	return isLetter(c) || isDigit(c) || c == '.' || c == '_' || c == '~' || c == '+' || c == '/' || c == '=' || c == '-'
+}
 
 // proseWordRE matches what follows "bearer" in prose: lower-case words such
 // as "authentication" or "token-based". Real tokens carry digits, capitals or
@@ -87,123 +241,6 @@ var bearerRE = regexp.MustCompile(`(?i)bearer[ \t]+([A-Za-z0-9._~+/=-]{8,})`)
 // prefix of such words ("token-"), because a later rule may cut the word
 // short with "[redacted]" and the rule must then still say "prose".
 var proseWordRE = regexp.MustCompile(`^[a-z]+(?:[-/][a-z]+)*(?:[-/]|\.*)$`)
-
-func redactBearer(s string) string {
-	return replaceGroup(s, bearerRE, 1, func(tok string) bool { return !proseWordRE.MatchString(tok) })
-}
-
-// tokenRule is a credential recognisable by its own shape. hints are
-// literals one of which every match contains; they let the common text
-// without any of them skip the regexp entirely.
-type tokenRule struct {
-	hints []string
-	re    *regexp.Regexp
-}
-
-// tokenRules have no left boundary on purpose: a key glued to a preceding
-// word ("mykeysk-...") is still a key, and the prefixes are rare enough in
-// prose that this costs no false positives. Generic "sk-" must contain a run
-// of 16 letters/digits, so that slugs like "task-management-overview" (words
-// ending in "sk") are not taken for keys; real keys are long random runs.
-// None of the character classes contains '[' or ']', so a match can never
-// include an earlier "[redacted]".
-var tokenRules = []tokenRule{
-	{[]string{"sk-"}, regexp.MustCompile(`sk-(?:ant-[A-Za-z0-9_-]{16,}|proj-[A-Za-z0-9_-]{16,}|[A-Za-z0-9_-]*?[A-Za-z0-9]{16}[A-Za-z0-9_-]*)`)},
-	{[]string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, regexp.MustCompile(`g(?:h[pousr]_[A-Za-z0-9]{20,}|ithub_pat_[A-Za-z0-9_]{20,})`)},
-	{[]string{"AKIA", "ASIA"}, regexp.MustCompile(`A(?:KIA|SIA)[0-9A-Z]{16}`)},
-	{[]string{"xox"}, regexp.MustCompile(`xox[abprs]-[A-Za-z0-9-]{10,}`)},
-	{[]string{"AIza"}, regexp.MustCompile(`AIza[0-9A-Za-z_-]{35}`)},
-	{[]string{"eyJ"}, regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`)},
-}
-
-func redactTokens(s string) string {
-	for _, r := range tokenRules {
-		for _, h := range r.hints {
-			if strings.Contains(s, h) {
-				s = r.re.ReplaceAllLiteralString(s, Placeholder)
-				break
-			}
-		}
-	}
-	// Continuo's own tokens run last: they are the one shape that looks at
-	// its left neighbour, so every other replacement must already be done.
-	return redactContinuoTokens(s)
-}
-
-// redactContinuoTokens removes Continuo tokens: "cto_" and at least 16 token
-// characters. Plain "cto_" needs a non-alphanumeric character (or the start
-// of the text) before it, so identifiers like "de_facto_standard_for_all"
-// survive; the documented personal-access-token form "cto_pat_" is redacted
-// wherever it appears. This is a hand-written scan rather than a regexp
-// because RE2 has no look-behind, and because a rejected candidate may hide
-// a real token later in the same run ("de_facto_cto_pat_...").
-func redactContinuoTokens(s string) string {
-	const prefix, pat, minLen = "cto_", "cto_pat_", 16
-	var b strings.Builder
-	last, runEnd := 0, 0
-	for i := 0; ; {
-		k := strings.Index(s[i:], prefix)
-		if k < 0 {
-			break
-		}
-		o := i + k
-		// All characters from a previous candidate to runEnd are token
-		// characters, so a candidate inside that run ends where it does:
-		// reusing runEnd keeps the scan linear on "xcto_xcto_xcto_...".
-		if o >= runEnd {
-			runEnd = o + len(prefix)
-			for runEnd < len(s) && isTokenChar(s[runEnd]) {
-				runEnd++
-			}
-		}
-		body := runEnd - o - len(prefix)
-		if body < minLen {
-			i = runEnd // later candidates in this run are shorter still
-			continue
-		}
-		boundary := o == 0 || !(isLetter(s[o-1]) || isDigit(s[o-1]))
-		if !boundary && !(strings.HasPrefix(s[o:], pat) && runEnd-o-len(pat) >= minLen) {
-			i = o + 1
-			continue
-		}
-		b.WriteString(s[last:o])
-		b.WriteString(Placeholder)
-		last, i = runEnd, runEnd
-	}
-	if last == 0 {
-		return s
-	}
-	b.WriteString(s[last:])
-	return b.String()
-}
-
-func isTokenChar(c byte) bool { return isLetter(c) || isDigit(c) || c == '_' || c == '-' }
-
-// replaceGroup replaces capture group g of every match of re with the
-// placeholder when redact(group) says so. A group that already is the
-// placeholder is left as it is, which keeps the rule idempotent.
-func replaceGroup(s string, re *regexp.Regexp, g int, redact func(string) bool) string {
-	idx := re.FindAllStringSubmatchIndex(s, -1)
-	if idx == nil {
-		return s
-	}
-	var b strings.Builder
-	last := 0
-	for _, m := range idx {
-		start, end := m[2*g], m[2*g+1]
-		if start < 0 || s[start:end] == Placeholder || !redact(s[start:end]) {
-			continue
-		}
-		b.WriteString(s[last:start])
-		b.WriteString(Placeholder)
-		last = end
-	}
-	if last == 0 {
-		return s
-	}
-	b.WriteString(s[last:])
-	return b.String()
-}
 
 // redactAssignments redacts the values of secret-named assignments:
 // "API_KEY=abc", `export OPENAI_API_KEY="..."`, "password: hunter2",
@@ -355,8 +392,10 @@ func valueSpan(s string, i int, name, sep string) (start, end int, ok bool) {
 // scanValue reads one value at i: a quoted string ("...", '...', `...`, or
 // \"...\" inside JSON-in-a-string, with backslash escapes, ending at the
 // closing quote or, when unterminated, at the end of the line) or a bare
-// word ending at whitespace, a quote or a comma. inner is the value without
-// its quotes.
+// word ending at whitespace, a quote, a comma or a semicolon (which ends a
+// value in connection strings, "AccountKey=...;EndpointSuffix=...", and in
+// shell and code: gitleaks' generic rule stops there too). inner is the value
+// without its quotes.
 func scanValue(s string, i int) (start, end int, inner string, quoted bool) {
 	start = i
 	if i >= len(s) {
@@ -386,7 +425,7 @@ func scanValue(s string, i int) (start, end int, inner string, quoted bool) {
 		return start, end, inner, true
 	}
 	j := i
-	for j < len(s) && !isSpace(s[j]) && s[j] != '"' && s[j] != '\'' && s[j] != '`' && s[j] != ',' {
+	for j < len(s) && !isSpace(s[j]) && s[j] != '"' && s[j] != '\'' && s[j] != '`' && s[j] != ',' && s[j] != ';' {
 		j++
 	}
 	return start, j, s[i:j], false
@@ -471,11 +510,14 @@ var authSchemes = map[string]bool{
 func isAuthScheme(v string) bool { return authSchemes[strings.ToLower(v)] }
 
 // secretStems are the name fragments that mark a secret (case-insensitive).
-var secretStems = []string{"key", "token", "secret", "password", "passwd", "pwd", "credential", "auth"}
+// gitleaks' generic-api-key rule and detect-secrets' keyword plugin use the
+// same words, and "creds" and "passphrase" from them; see also "pass" in
+// secretName.
+var secretStems = []string{"key", "token", "secret", "password", "passwd", "pwd", "credential", "creds", "auth", "passphrase", "passcode"}
 
 // strongStems never name anything but a secret, so prose exceptions do not
 // apply to them.
-var strongStems = []string{"secret", "password", "passwd", "pwd", "credential", "authoriz", "authoris"}
+var strongStems = []string{"secret", "password", "passwd", "pwd", "credential", "authoriz", "authoris", "passphrase"}
 
 // benignWords contain a stem without being about secrets.
 var benignWords = map[string]bool{
@@ -516,12 +558,18 @@ var modifiers = map[string]bool{
 // secretName reports whether an assignment's name names a secret. The name
 // is split into words (snake, kebab, dotted and camelCase); the last word
 // holding a stem must not be a benign word or a lookup key, and no modifier
-// may follow it.
+// may follow it. "pass" counts only as the last word of a longer name
+// (DB_PASS, smtpPass, as detect-secrets' db_pass and key_pass): alone it is
+// too often prose ("First pass: 20 files").
 func secretName(name string) bool {
 	ws := words(name)
 	last := -1
 	for i, w := range ws {
 		if benignWords[w] || (w == "key" && i > 0 && keyKinds[ws[i-1]]) {
+			continue
+		}
+		if w == "pass" && i > 0 && i == len(ws)-1 {
+			last = i
 			continue
 		}
 		for _, stem := range secretStems {

@@ -95,6 +95,38 @@ func TestString(t *testing.T) {
 		{"url empty user", "redis://:hunter2@cache:6379", "redis://:[redacted]@cache:6379"},
 		{"url password with at", "https://u:p@ss@host/x", "https://u:[redacted]@host/x"},
 		{"url secret-named user", "https://token:abc@host/x", "https://token:[redacted]@host/x"},
+
+		// Provider shapes added from gitleaks' rule set (the corpus has one
+		// of each; these pin what stays around them).
+		{"slack webhook keeps the host", "https://hooks.slack.com/services/T0123ABCD/B0123ABCDEF/" + strings.Repeat("aB3d", 6),
+			"https://hooks.slack.com/services/[redacted]"},
+		{"stripe live", "key=" + "sk_live_" + strings.Repeat("4eC3", 6) + ",", "key=[redacted],"},
+		{"gitlab pat", "glpat-" + strings.Repeat("xY_9", 5) + " ok", "[redacted] ok"},
+		{"npm", "token npm_" + strings.Repeat("a1B2", 9), "token [redacted]"},
+		{"hugging face", "(hf_" + strings.Repeat("AbCd", 9) + ")", "([redacted])"},
+		{"sendgrid", "SG." + strings.Repeat("aB3-", 5) + "xy." + strings.Repeat("Zq8_", 11), "[redacted]"},
+		{"aws secret next to its id", "AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "[redacted] [redacted]"},
+		{"aws id alone keeps a git hash", "AKIAIOSFODNN7EXAMPLE at 4f1c2a9d8e7b6a5f4c3d2e1f0a9b8c7d6e5f4a3b", "[redacted] at 4f1c2a9d8e7b6a5f4c3d2e1f0a9b8c7d6e5f4a3b"},
+		{"bounded prefix after a space", "ctx ACCA" + "ABCDEFGH23456723", "ctx [redacted]"},
+		{"bounded prefix after a replacement", "AIza" + strings.Repeat("x", 35) + "ACCA" + "ABCDEFGH23456723", "[redacted][redacted]"},
+
+		// Passwords on command lines keep the command and the user.
+		{"curl user", "curl -u admin:s3cret https://x", "curl -u admin:[redacted] https://x"},
+		{"curl api key as user", "curl -u k3yk3yk3y: https://x", "curl -u [redacted]: https://x"},
+		{"curl continued line", "curl https://x \\\n  --user 'bob:p w'", "curl https://x \\\n  --user 'bob:[redacted]'"},
+		{"mysql glued", "mysql -uroot -phunter2 db", "mysql -uroot -p[redacted] db"},
+		{"mysql quoted", `mysqldump -p"a b" db`, `mysqldump -p"[redacted]" db`},
+		{"redis", "redis-cli -a hunter2 ping", "redis-cli -a [redacted] ping"},
+
+		// A value ends at ';' as in connection strings and shell.
+		{"connection string", "AccountName=a;AccountKey=abc+/def==;EndpointSuffix=core.windows.net",
+			"AccountName=a;AccountKey=[redacted];EndpointSuffix=core.windows.net"},
+		{"shell semicolon", "export PASSWORD=abc; ./run", "export PASSWORD=[redacted]; ./run"},
+		{"db pass", "DB_PASS=x smtpPass: y", "DB_PASS=[redacted] smtpPass: [redacted]"},
+		{"passphrase", `ssh_passphrase: "a b c"`, `ssh_passphrase: "[redacted]"`},
+
+		// PuTTY keys: the private lines, not the label or the MAC.
+		{"putty", "Private-Lines: 2\nAAAAgQ\nBBBB==\nPrivate-MAC: ab12", "Private-Lines: 2\n[redacted]\nPrivate-MAC: ab12"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -160,6 +192,15 @@ func TestStringLeavesProse(t *testing.T) {
 		"tokenizer: cl100k_base",
 		"keyboard: us",
 		"ünïcödé prose — with key: ideas welcome",
+		"First pass: 20 files fixed",
+		"pass_rate: 0.95",
+		"var authEnabled = true;",
+		"docker run -u 1000:1000 img; git push -u origin main",
+		"mysql -u root -p mydb",
+		"curl -u deploy https://x",
+		"xoxo-everyone-who-helped",
+		"ses_ACCAABCDEFGH23456723ABCD prj_A3TXABCDEFGH2345672ABCDE",
+		"4f1c2a9d8e7b6a5f4c3d2e1f0a9b8c7d6e5f4a3b 3f2504e0-4f89-11d3-9a0c-0305e82c3301",
 	}
 	for _, in := range tests {
 		if got, changed := String(in); got != in || changed {
@@ -195,8 +236,9 @@ func plant(prefix string, seed []byte, n int, alphabet string) string {
 }
 
 const (
-	alnumChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-	tokenChars = alnumChars + "_-"
+	alnumChars  = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	tokenChars  = alnumChars + "_-"
+	upperDigits = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 )
 
 func FuzzString(f *testing.F) {
@@ -215,6 +257,17 @@ func FuzzString(f *testing.F) {
 		"task-0123456789abcdef0123 de_facto_cto_standard",
 		"Bearer sk-" + strings.Repeat("a", 24),
 		jwt + " " + slackToken + " " + googleKey,
+		// Shapes of the rules added from gitleaks; command lines; AWS pairs.
+		"glpat-" + strings.Repeat("xY_9", 5) + " npm_" + strings.Repeat("a1B2", 9) + " hf_" + strings.Repeat("AbCd", 9),
+		"sk_live_" + strings.Repeat("4eC3", 6) + " rk_test_" + strings.Repeat("Zz9", 5) + " SG.aaaaaaaaaaaaaaaaaaaa.bbbbbbbbbbbbbbbbbbbb",
+		"https://hooks.slack.com/services/T0/B0/" + strings.Repeat("x", 24),
+		"AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY ACCAABCDEFGH23456723",
+		"x ACCAABCDEFGH23456723 SK0123456789abcdef0123456789abcdef EAAA" + strings.Repeat("a", 30),
+		"abc8Q~" + strings.Repeat("a.", 17) + " key-0123456789abcdef0123456789abcdef",
+		"curl -u u:p -U x:y --user 'a b:c' \\\n -u k:",
+		"mysql -pX; redis-cli -a Y; sshpass -p Z; mongosh -p W",
+		"AccountKey=abc;x DB_PASS=y; Private-Lines: 1\nAAAA\n",
+		"sk-sk-sk-sk-eyJeyJ.eyJ.AKIAAKIAAKIA",
 	}
 	for i, s := range seeds {
 		f.Add(s, []byte(s), uint16(i*7))
@@ -237,6 +290,11 @@ func FuzzString(f *testing.F) {
 		for _, secret := range []string{
 			plant("sk-", seed, 24, alnumChars),
 			plant("cto_pat_", seed, 32, tokenChars),
+			plant("glpat-", seed, 20, tokenChars),
+			plant("npm_", seed, 36, alnumChars),
+			plant("sk_live_", seed, 24, alnumChars),
+			plant("AKIA", seed, 16, upperDigits),
+			plant("xoxb-", seed, 24, alnumChars),
 		} {
 			doc := text[:i] + secret + text[i:]
 			red, _ := String(doc)

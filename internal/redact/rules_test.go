@@ -1,0 +1,196 @@
+package redact
+
+import (
+	"math/rand/v2"
+	"regexp"
+	"regexp/syntax"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The regexps the URL and Bearer scans replaced; the scans must find
+// exactly their matches.
+var (
+	urlOracle    = regexp.MustCompile("[A-Za-z][A-Za-z0-9+.-]*://[^\\s:/?#@\"'`\\[\\]]*:([^\\s/?#\"'`\\[\\]]+)@")
+	bearerOracle = regexp.MustCompile(`(?i)bearer[ \t]+([A-Za-z0-9._~+/=-]{8,})`)
+)
+
+// iterations scales a randomized test down under -short and -race.
+func iterations(n int) int {
+	if testing.Short() || raceEnabled {
+		return n / 10
+	}
+	return n
+}
+
+func oracleSpans(re *regexp.Regexp, s string) []span {
+	var out []span
+	for _, m := range re.FindAllStringSubmatchIndex(s, -1) {
+		out = append(out, span{m[2], m[3]})
+	}
+	return out
+}
+
+// randomText draws from pieces that make the scans' decisions likely: scheme
+// characters, separators, "bearer" in several cases, quotes and brackets.
+func randomText(r *rand.Rand, pieces []string) string {
+	var b strings.Builder
+	for n := r.IntN(24); n > 0; n-- {
+		b.WriteString(pieces[r.IntN(len(pieces))])
+	}
+	return b.String()
+}
+
+func TestURLScanMatchesRegexp(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	pieces := []string{"://", "://", "://", "s://u:p@", "a://:", ":", ":", "@", "@", "@", "/", "?", "#", " ", "\t", "\n",
+		"a", "Z", "9", "+", ".", "-", "http", "x1", "'", "\"", "`", "[", "]", "[redacted]", "u", "pw", "@@", "ü", "\xff"}
+	matched := 0
+	for i := 0; i < iterations(200000); i++ {
+		s := randomText(r, pieces)
+		got, want := urlPasswords(s), oracleSpans(urlOracle, s)
+		if !slices.Equal(got, want) {
+			t.Fatalf("%q: scan %v, regexp %v", s, got, want)
+		}
+		matched += len(want)
+	}
+	if matched < iterations(200000)/20 {
+		t.Fatalf("only %d matches: the generator does not exercise the scan", matched)
+	}
+}
+
+func TestBearerScanMatchesRegexp(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	pieces := []string{"bearer", "Bearer", "BEARER", "bEaReR", "bear", "b", "B", "er", " ", "\t", "\n", "abcd", "1234",
+		"._~+/=-", "[", "]", "\"", "x", "ß", "\xff"}
+	matched := 0
+	for i := 0; i < iterations(200000); i++ {
+		s := randomText(r, pieces)
+		got, want := bearerTokens(s, func(string) bool { return true }), oracleSpans(bearerOracle, s)
+		if !slices.Equal(got, want) {
+			t.Fatalf("%q: scan %v, regexp %v", s, got, want)
+		}
+		matched += len(want)
+	}
+	if matched < iterations(200000)/20 {
+		t.Fatalf("only %d matches: the generator does not exercise the scan", matched)
+	}
+}
+
+// TestRulesAvoidPlaceholder checks what idempotency rests on: no token or
+// command rule can match a '[' or ']' (so no match contains an earlier
+// "[redacted]"), and no prefix can be found inside the placeholder.
+func TestRulesAvoidPlaceholder(t *testing.T) {
+	check := func(name, expr string) {
+		re, err := syntax.Parse(expr, syntax.Perl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var walk func(*syntax.Regexp)
+		walk = func(re *syntax.Regexp) {
+			switch re.Op {
+			case syntax.OpCharClass:
+				for i := 0; i < len(re.Rune); i += 2 {
+					for _, c := range "[]" {
+						if re.Rune[i] <= c && c <= re.Rune[i+1] {
+							t.Errorf("%s: class %v matches %q", name, re, c)
+						}
+					}
+				}
+			case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+				t.Errorf("%s: matches any character", name)
+			case syntax.OpLiteral:
+				if strings.ContainsAny(string(re.Rune), "[]") {
+					t.Errorf("%s: literal %q", name, string(re.Rune))
+				}
+			}
+			for _, sub := range re.Sub {
+				walk(sub)
+			}
+		}
+		walk(re)
+	}
+	for _, r := range tokenRules {
+		check(r.id, r.re.String())
+		for _, p := range r.prefixes {
+			if strings.Contains(Placeholder, p) || strings.ContainsAny(p, "[]") || len(p) < 2 {
+				t.Errorf("%s: prefix %q", r.id, p)
+			}
+		}
+	}
+	for _, r := range commandRules {
+		// Only the value groups are replaced. A bare value may hold
+		// brackets, but one that is already the placeholder is skipped.
+		for _, w := range r.words {
+			if strings.Contains(Placeholder, w) || len(w) < 2 {
+				t.Errorf("%s: word %q", r.id, w)
+			}
+		}
+	}
+	if len(tokenBuckets) > 255 {
+		t.Errorf("%d token buckets do not fit the uint8 index", len(tokenBuckets))
+	}
+}
+
+// TestIdempotentOnShapes strings together the rules' prefixes, bodies of
+// their characters, separators, command names and placeholders, which
+// random bytes seldom assemble, and checks that a second pass changes
+// nothing.
+func TestIdempotentOnShapes(t *testing.T) {
+	pieces := []string{" ", "\n", "\\\n", "=", ": ", ";", ",", "'", "\"", "@", "://", "/", ".", "-", "_", "~",
+		Placeholder, "[", "]", "bearer ", "Bearer ", "cto_", "cto_pat_", "curl ", "mysql ", "redis-cli ", " -u ", " -p",
+		" -a ", "password=", "token: ", "DB_PASS=", "Authorization: Basic ", "-----BEGIN PRIVATE KEY-----",
+		"Private-Lines: 1\n", "https://u:p@h", "AccountKey=", "x", "Q", "9", "ab12CD34ef56GH78", "0123456789abcdef",
+		"AKIAIOSFODNN7EXAMPLE", "hooks.slack.com/services/", "ses_", "ABCDEFGHIJKLMNOP", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", strings.Repeat("Ab9+", 26)}
+	for _, r := range tokenRules {
+		pieces = append(pieces, r.prefixes...)
+	}
+	rnd := rand.New(rand.NewPCG(13, 14))
+	for i := 0; i < iterations(100000); i++ {
+		var b strings.Builder
+		for k := rnd.IntN(16); k >= 0; k-- {
+			b.WriteString(pieces[rnd.IntN(len(pieces))])
+		}
+		in := b.String()
+		once, changed := String(in)
+		if changed != (once != in) {
+			t.Fatalf("changed = %v for %q -> %q", changed, in, once)
+		}
+		if twice, _ := String(once); twice != once {
+			t.Fatalf("not idempotent:\n in    %q\n once  %q\n twice %q", in, once, twice)
+		}
+	}
+}
+
+// TestLinearTime guards against a rule whose cost grows with the square of
+// the text: a prefix repeated many times ("sk-sk-sk-...", "eyJeyJ...") is
+// the worst case for rules tried at each prefix. Four times the text may
+// take at most about four times as long (eight, for noise; a quadratic rule
+// takes sixteen).
+func TestLinearTime(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("a timing test")
+	}
+	var pieces []string
+	for _, r := range tokenRules {
+		pieces = append(pieces, r.prefixes...)
+	}
+	pieces = append(pieces, "bearer ", "cto_", "://u:", "curl -u ", "mysql -p", "a=", "key: ", "Private-Lines: 1\n", "AKIAIOSFODNN7EXAMPLE ")
+	best := func(s string) time.Duration {
+		d := time.Duration(1 << 62)
+		for range 3 {
+			t0 := time.Now()
+			String(s)
+			d = min(d, time.Since(t0))
+		}
+		return d
+	}
+	for _, p := range pieces {
+		small, large := strings.Repeat(p, 4<<10/len(p)), strings.Repeat(p, 16<<10/len(p))
+		if ds, dl := best(small), best(large); dl > 8*ds+5*time.Millisecond {
+			t.Errorf("%q: 4 KiB in %v, 16 KiB in %v", p, ds, dl)
+		}
+	}
+}
