@@ -30,8 +30,6 @@ type rawResult struct {
 	Lat     []time.Duration
 }
 
-func (r rawResult) perSec() float64 { return float64(r.Commits) / r.Elapsed.Seconds() }
-
 // rawDB is the baseline: a fresh SQLite file opened with the server's
 // writer pragmas, written one single-row INSERT per transaction.
 type rawDB struct {
