@@ -134,6 +134,6 @@ func TestProbesAndMetrics(t *testing.T) {
 	check(down.URL+"/healthz", 200, `"ok"`)
 	check(s.URL+"/", 200, "/mcp")
 	check(s.URL+"/nope", 404, "")
-	check(s.URL+"/metrics", 200, `continuo_http_requests_total{route="/healthz",code="200"} 1`)
-	check(s.URL+"/metrics", 200, `continuo_http_requests_total{route="other",code="404"} 1`)
+	check(s.URL+"/metrics", 200, `continuo_http_requests_total{code="200",route="/healthz"} 1`)
+	check(s.URL+"/metrics", 200, `continuo_http_requests_total{code="404",route="other"} 1`)
 }
