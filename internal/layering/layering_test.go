@@ -86,8 +86,12 @@ var (
 )
 
 // testHelpers are packages for tests only: non-test code imports them only
-// from another test helper or a tool, so they never reach the binary.
-var testHelpers = []string{"internal/store/stores", "internal/store/pgtest", "internal/store/storetest"}
+// from another test helper or from helperImporters, so they never reach the
+// binary.
+var (
+	testHelpers     = []string{"internal/store/stores", "internal/store/pgtest", "internal/store/storetest"}
+	helperImporters = []string{"bench", "internal/e2e"}
+)
 
 // sqlstore is the shared query set; only the drivers import it, tests
 // included.
@@ -192,8 +196,8 @@ func check(own []pkg, std map[string]bool) []string {
 					layerNames[layer], layerNames[layers[to]]))
 			case slices.Contains(drivers, to) && !slices.Contains(driverImporters, from):
 				report(from, imp, "only "+strings.Join(driverImporters, ", ")+" and tests import a concrete driver")
-			case slices.Contains(testHelpers, to) && !slices.Contains(testHelpers, from) && layer != layerMain:
-				report(from, imp, "test helpers are imported only by tests, other test helpers and tools")
+			case slices.Contains(testHelpers, to) && !slices.Contains(testHelpers, from) && !slices.Contains(helperImporters, from):
+				report(from, imp, "test helpers are imported only by tests, other test helpers, "+strings.Join(helperImporters, ", "))
 			}
 		}
 		for _, imp := range slices.Concat(p.Imports, p.TestImports, p.XTestImports) {
