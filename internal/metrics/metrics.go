@@ -11,8 +11,8 @@
 //
 // Misuse that can only come from a programming error — an invalid or
 // duplicate name, bad buckets, the wrong number of label values — panics, as
-// client_golang's MustRegister and WithLabelValues do, at registration where
-// it can be detected there.
+// client_golang's MustRegister and WithLabelValues do; everything but the
+// number of label values is caught at registration.
 package metrics
 
 import (
