@@ -340,14 +340,6 @@ func truncPtr(t *time.Time) *time.Time {
 // precision.
 func sameTime(a, b time.Time) bool { return trunc(a).Equal(trunc(b)) }
 
-// sameTimePtr is sameTime for optional times: both nil, or both set and
-// the same.
-func sameTimePtr(a, b *time.Time) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
-	}
-	return sameTime(*a, *b)
-}
 
 func normGroup(g continuo.Group) continuo.Group { g.CreatedAt = trunc(g.CreatedAt); return g }
 

@@ -594,14 +594,14 @@ func testConcurrentMixedOutcomes(t *testing.T, s store.Store) {
 
 // writeRecover calls s.Write and reports a panic that escapes it instead of
 // crashing the test binary.
-func writeRecover(ctx context.Context, s store.Store, fn func(store.Tx) error) (err error, panicked any) {
+func writeRecover(ctx context.Context, s store.Store, fn func(store.Tx) error) (panicked any, err error) {
 	defer func() { panicked = recover() }()
-	return s.Write(ctx, fn), nil
+	return nil, s.Write(ctx, fn)
 }
 
 func testPanicRollsBack(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	err, p := writeRecover(ctx, s, func(tx store.Tx) error {
+	p, err := writeRecover(ctx, s, func(tx store.Tx) error {
 		if err := tx.MetaSet(ctx, "panicked", "kept?"); err != nil {
 			return err
 		}
@@ -633,7 +633,7 @@ func testPanicAmongConcurrentWrites(t *testing.T, s store.Store) {
 	const n, bad = 32, 11
 	panics := make([]any, n)
 	errs := parallel(n, func(i int) error {
-		err, p := writeRecover(ctx, s, func(tx store.Tx) error {
+		p, err := writeRecover(ctx, s, func(tx store.Tx) error {
 			if err := tx.MessageCreate(ctx, NewMessage(f.Session.ID, int64(i+1), continuo.KindNote, "m")); err != nil {
 				return err
 			}
