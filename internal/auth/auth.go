@@ -121,6 +121,23 @@ type IssuedToken struct {
 // CreateToken issues a token for principal, creating the principal (and a
 // group of the same name) when it does not exist yet. ttl 0 means no expiry.
 func (s *Service) CreateToken(ctx context.Context, principal string, scopes []continuo.Scope, ttl time.Duration) (*IssuedToken, error) {
+	return s.IssueToken(ctx, TokenSpec{Principal: principal, Scopes: scopes, TTL: ttl})
+}
+
+// TokenSpec describes a token to issue.
+type TokenSpec struct {
+	Principal string // created, with a group of the same name, when missing
+	Scopes    []continuo.Scope
+	TTL       time.Duration // 0: no expiry
+	// Grants gives the principal's group access to projects (project name
+	// → access) in the same transaction, so that the new token sees them at
+	// once. A grant never lowers the group's access: write stays write.
+	Grants map[string]continuo.Access
+}
+
+// IssueToken issues a token as spec says.
+func (s *Service) IssueToken(ctx context.Context, spec TokenSpec) (*IssuedToken, error) {
+	principal, scopes, ttl := spec.Principal, spec.Scopes, spec.TTL
 	if err := validName("principal", principal); err != nil {
 		return nil, err
 	}
@@ -143,6 +160,11 @@ func (s *Service) CreateToken(ctx context.Context, principal string, scopes []co
 			return err
 		}
 		out.PrincipalID, out.GroupID = p.ID, p.GroupID
+		for name, access := range spec.Grants {
+			if err := raiseGrant(ctx, tx, name, p.GroupID, access); err != nil {
+				return err
+			}
+		}
 		return tx.TokenCreate(ctx, &continuo.Token{ID: out.TokenID, PrincipalID: p.ID, Hash: hashToken(secret),
 			Scopes: scopes, CreatedAt: now, ExpiresAt: out.ExpiresAt})
 	})

@@ -92,6 +92,27 @@ func grant(ctx context.Context, tx store.Tx, projectID, group string, access con
 	return tx.GrantSet(ctx, continuo.Grant{ProjectID: projectID, GroupID: g.ID, Access: access})
 }
 
+// raiseGrant gives a group at least the access on a named project.
+func raiseGrant(ctx context.Context, tx store.Tx, project, groupID string, access continuo.Access) error {
+	if access != continuo.AccessRead && access != continuo.AccessWrite {
+		return continuo.Invalid("grant", "access must be read or write, not %q", access)
+	}
+	p, err := tx.ProjectGetByName(ctx, project)
+	if errors.Is(err, store.ErrNotFound) {
+		return continuo.NotFound("project", project)
+	} else if err != nil {
+		return err
+	}
+	had, err := tx.GrantGet(ctx, p.ID, groupID)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	if had == continuo.AccessWrite || had == access {
+		return nil
+	}
+	return tx.GrantSet(ctx, continuo.Grant{ProjectID: p.ID, GroupID: groupID, Access: access})
+}
+
 // Visible is a project as one group sees it.
 type Visible struct {
 	Project continuo.Project
