@@ -7,12 +7,14 @@ import (
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/auth"
+	"github.com/continuo-dev/continuo/internal/workspace"
 )
 
 func runToken(e *env, args []string) error {
-	sub := ""
-	if len(args) > 0 {
-		sub, args = args[0], args[1:]
+	sub, args, err := e.subcommand(args, "token create --principal NAME --scopes S1,S2 [--expires 720h] [--grant PROJECT:read|write …]",
+		"token revoke TOKEN_ID", "token list")
+	if err != nil {
+		return err
 	}
 	switch sub {
 	case "create":
@@ -20,6 +22,8 @@ func runToken(e *env, args []string) error {
 		principal := fs.String("principal", "", "principal `name` (created with a group of the same name if missing)")
 		scopes := fs.String("scopes", "", "comma-separated `scopes`: "+scopeList())
 		expires := fs.Duration("expires", 0, "lifetime, e.g. 720h (0: never expires)")
+		var grants listFlag
+		fs.Var(&grants, "grant", "give the principal's group `PROJECT:read|write` (repeatable; never lowers a grant it has)")
 		if _, err := e.parse(fs, args, 0); err != nil {
 			return err
 		}
@@ -30,8 +34,16 @@ func runToken(e *env, args []string) error {
 		if err != nil {
 			return err
 		}
+		gm := map[string]continuo.Access{}
+		for _, g := range grants {
+			project, access, err := parseAccess(g, "PROJECT")
+			if err != nil {
+				return err
+			}
+			gm[project] = access
+		}
 		return e.withAuth(func(a *auth.Service) error {
-			t, err := a.CreateToken(e.ctx, *principal, sc, *expires)
+			t, err := a.IssueToken(e.ctx, auth.TokenSpec{Principal: *principal, Scopes: sc, TTL: *expires, Grants: gm})
 			if err != nil {
 				return err
 			}
@@ -91,24 +103,28 @@ func scopeList() string {
 }
 
 // parseGrant parses GROUP:read|write.
-func parseGrant(s string) (string, continuo.Access, error) {
+func parseGrant(s string) (string, continuo.Access, error) { return parseAccess(s, "GROUP") }
+
+// parseAccess parses NAME:read|write; what names NAME in the error.
+func parseAccess(s, what string) (string, continuo.Access, error) {
 	g, a, ok := strings.Cut(s, ":")
 	acc := continuo.Access(a)
 	if !ok || g == "" || (acc != continuo.AccessRead && acc != continuo.AccessWrite) {
-		return "", "", fmt.Errorf("%w: grant %q: want GROUP:read or GROUP:write", errUsage, s)
+		return "", "", fmt.Errorf("%w: grant %q: want %s:read or %s:write", errUsage, s, what, what)
 	}
 	return g, acc, nil
 }
 
 func runProject(e *env, args []string) error {
-	sub := ""
-	if len(args) > 0 {
-		sub, args = args[0], args[1:]
+	sub, args, err := e.subcommand(args, "project add NAME [--root DIR] [--check name=cmd …] [--grant GROUP:read|write …] [--writable=false]",
+		"project grant NAME GROUP:read|write", "project revoke NAME GROUP", "project remove NAME [--force]", "project list")
+	if err != nil {
+		return err
 	}
 	switch sub {
 	case "add":
 		fs := e.flags("project add", "project add NAME [--root PATH] [--check name=cmd …] [--grant GROUP:read|write …] [--writable]")
-		root := fs.String("root", "", "`path` of the project's git checkout")
+		root := fs.String("root", "", "`path` of the project's git checkout (its top level, or a directory inside it)")
 		writable := fs.Bool("writable", true, "the server may write to the checkout (worktrees, validation runs)")
 		var checks, grants listFlag
 		fs.Var(&checks, "check", "named check `name=command` (repeatable)")
@@ -118,8 +134,12 @@ func runProject(e *env, args []string) error {
 			return err
 		}
 		spec := auth.ProjectSpec{Name: pos[0], Checks: map[string]string{}, Writable: *writable}
-		if spec.Root, err = absPath(*root); err != nil {
-			return err
+		if *root != "" {
+			// A root that is not a checkout would give every brief an
+			// unreadable workspace (basis.complete false) forever.
+			if spec.Root, err = workspace.CheckoutRoot(e.ctx, *root); err != nil {
+				return continuo.Invalid("root", "--root: %v", err)
+			}
 		}
 		for _, c := range checks {
 			name, cmd, ok := strings.Cut(c, "=")
