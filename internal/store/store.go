@@ -154,6 +154,12 @@ type Idempotency struct {
 	CreatedAt   time.Time
 }
 
+// IdempotencyDeleteParams selects keys to forget.
+type IdempotencyDeleteParams struct {
+	Scope    string
+	ResultID string // "": every key of the scope
+}
+
 // TokenRevokeParams revokes a token.
 type TokenRevokeParams struct {
 	ID string
