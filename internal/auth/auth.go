@@ -251,12 +251,58 @@ func (s *Service) Principal(ctx context.Context, name string, scopes []continuo.
 	return c, err
 }
 
-// Tokens lists every token record (never a secret), for the operator.
-func (s *Service) Tokens(ctx context.Context) ([]continuo.Token, error) {
-	var out []continuo.Token
-	err := s.store.Read(ctx, func(tx store.Tx) (err error) { out, err = tx.TokenList(ctx); return err })
-	if out == nil {
-		out = []continuo.Token{}
-	}
+// TokenInfo is a token as the operator sees it: whose it is, what it may
+// do, and whether it still works. Never its secret.
+type TokenInfo struct {
+	TokenID     string           `json:"token_id"`
+	Principal   string           `json:"principal"`
+	PrincipalID string           `json:"principal_id"`
+	Group       string           `json:"group"`
+	Scopes      []continuo.Scope `json:"scopes"`
+	CreatedAt   time.Time        `json:"created_at"`
+	ExpiresAt   *time.Time       `json:"expires_at,omitempty"`
+	RevokedAt   *time.Time       `json:"revoked_at,omitempty"`
+	State       string           `json:"state"` // active, expired or revoked
+}
+
+// Tokens lists every token (never a secret), by ID, for the operator.
+func (s *Service) Tokens(ctx context.Context) ([]TokenInfo, error) {
+	out := []TokenInfo{}
+	err := s.store.Read(ctx, func(tx store.Tx) error {
+		toks, err := tx.TokenList(ctx)
+		if err != nil {
+			return err
+		}
+		ps, err := tx.PrincipalList(ctx)
+		if err != nil {
+			return err
+		}
+		gs, err := tx.GroupList(ctx)
+		if err != nil {
+			return err
+		}
+		principals := make(map[string]continuo.Principal, len(ps))
+		for _, p := range ps {
+			principals[p.ID] = p
+		}
+		groups := make(map[string]string, len(gs))
+		for _, g := range gs {
+			groups[g.ID] = g.Name
+		}
+		now := s.now()
+		for _, k := range toks {
+			p := principals[k.PrincipalID]
+			state := "active"
+			switch {
+			case k.RevokedAt != nil:
+				state = "revoked"
+			case k.ExpiresAt != nil && !now.Before(*k.ExpiresAt):
+				state = "expired"
+			}
+			out = append(out, TokenInfo{TokenID: k.ID, Principal: p.Name, PrincipalID: k.PrincipalID, Group: groups[p.GroupID],
+				Scopes: k.Scopes, CreatedAt: k.CreatedAt, ExpiresAt: k.ExpiresAt, RevokedAt: k.RevokedAt, State: state})
+		}
+		return nil
+	})
 	return out, err
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/continuo-dev/continuo"
@@ -78,15 +79,23 @@ func runToken(e *env, args []string) error {
 				return err
 			}
 			var b strings.Builder
-			for _, t := range toks {
-				state := "active"
-				if t.RevokedAt != nil {
-					state = "revoked"
-				} else if t.ExpiresAt != nil && time.Now().After(*t.ExpiresAt) {
-					state = "expired"
+			tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "TOKEN_ID\tPRINCIPAL\tGROUP\tSTATE\tCREATED\tEXPIRES\tSCOPES")
+			day := func(t *time.Time) string {
+				if t == nil {
+					return "never"
 				}
-				fmt.Fprintf(&b, "%s  %s  %-7s  %v\n", t.ID, t.PrincipalID, state, t.Scopes)
+				return t.Format(time.DateOnly)
 			}
+			for _, t := range toks {
+				sc := make([]string, len(t.Scopes))
+				for i, s := range t.Scopes {
+					sc[i] = string(s)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.TokenID, t.Principal, t.Group, t.State,
+					t.CreatedAt.Format(time.DateOnly), day(t.ExpiresAt), strings.Join(sc, ","))
+			}
+			tw.Flush()
 			e.out(map[string]any{"tokens": toks}, strings.TrimSuffix(b.String(), "\n"))
 			return nil
 		})
@@ -182,6 +191,45 @@ func runProject(e *env, args []string) error {
 				fmt.Sprintf("granted %s %s access to %s", group, access, pos[0]))
 			return nil
 		})
+	case "revoke":
+		fs := e.flags("project revoke", "project revoke NAME GROUP")
+		pos, err := e.parse(fs, args, 2)
+		if err != nil {
+			return err
+		}
+		return e.withAuth(func(a *auth.Service) error {
+			if err := a.Revoke(e.ctx, pos[0], pos[1]); err != nil {
+				return err
+			}
+			e.out(map[string]any{"project": pos[0], "group": pos[1], "revoked": true},
+				fmt.Sprintf("revoked %s's access to %s (its sessions there stay, unseen, until a new grant)", pos[1], pos[0]))
+			return nil
+		})
+	case "remove":
+		fs := e.flags("project remove", "project remove NAME [--force]")
+		force := fs.Bool("force", false, "also delete the project's sessions (with their messages); without it, a project with sessions is refused")
+		pos, err := e.parse(fs, args, 1)
+		if err != nil {
+			return err
+		}
+		s, err := e.open(openOptions{})
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		r, err := e.services(s, nil).workflow.RemoveProject(e.ctx, pos[0], *force)
+		if err != nil {
+			return err
+		}
+		text := fmt.Sprintf("removed project %s (%s)", r.Project.Name, r.Project.ID)
+		if r.Sessions > 0 {
+			text += fmt.Sprintf(" and its %d session(s)", r.Sessions)
+		}
+		for _, w := range r.Worktrees {
+			text += "\nleft on disk (may hold uncommitted work): " + w
+		}
+		e.out(map[string]any{"project_id": r.Project.ID, "name": r.Project.Name, "removed": true, "sessions": r.Sessions, "worktrees": r.Worktrees}, text)
+		return nil
 	case "list":
 		fs := e.flags("project list", "project list")
 		if _, err := e.parse(fs, args, 0); err != nil {
@@ -200,5 +248,5 @@ func runProject(e *env, args []string) error {
 			return nil
 		})
 	}
-	return fmt.Errorf("%w: project takes add, grant or list", errUsage)
+	return fmt.Errorf("%w: project takes add, grant, revoke, remove or list", errUsage)
 }

@@ -1,11 +1,18 @@
 package cli
 
 import (
+	"context"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/auth"
+	"github.com/continuo-dev/continuo/internal/store/sqlite"
+	"github.com/continuo-dev/continuo/internal/workflow"
 )
 
 // Only serve, stdio, init and import make a database; every other command
@@ -165,5 +172,111 @@ func TestHelpVersionUsage(t *testing.T) {
 	}
 	if code, out, errs := run(t); code != 2 || out != "" || !strings.Contains(errs, "Usage") {
 		t.Errorf("no arguments: exit %d, stdout %q, stderr %q; want exit 2 and the usage on stderr", code, out, errs)
+	}
+}
+
+// project revoke takes a grant away; project remove refuses a project that
+// holds sessions unless --force, which deletes them with it.
+func TestProjectRevokeRemove(t *testing.T) {
+	ctx := context.Background()
+	d := filepath.Join(t.TempDir(), "data")
+	dd := []string{"--data-dir", d}
+	runJSON(t, append([]string{"init", "--project", "none"}, dd...)...)
+	runJSON(t, append([]string{"group", "create", "team"}, dd...)...)
+	runJSON(t, append([]string{"project", "add", "demo", "--grant", "admin:write", "--grant", "team:read"}, dd...)...)
+	if v := runJSON(t, append([]string{"project", "revoke", "demo", "team"}, dd...)...); v["revoked"] != true {
+		t.Fatalf("project revoke: %v", v)
+	}
+	for _, tc := range []struct{ args []string }{{[]string{"project", "revoke", "demo", "team"}}, {[]string{"project", "revoke", "demo", "nobody"}}} {
+		if code, out, _ := run(t, append(append(tc.args, "--json"), dd...)...); code != 1 || !strings.Contains(out, `"not_found"`) {
+			t.Errorf("continuo %v: exit %d %s", tc.args, code, out)
+		}
+	}
+
+	// A session in demo, with a keyed message.
+	db, err := sqlite.Open(ctx, filepath.Join(d, "continuo.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := auth.New(db, nil)
+	admin, err := a.Principal(ctx, "admin", continuo.AllScopes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf := workflow.New(db, a, nil)
+	r, err := wf.WorkOnProject(ctx, admin, workflow.WorkOn{Project: "demo", Instruction: "x", IdempotencyKey: "k1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := wf.PostMessage(ctx, admin, workflow.Post{SessionID: r.Session.ID, Kind: continuo.KindNote, Text: "n", DeliveryKey: "k2"}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	code, _, errs := run(t, append([]string{"project", "remove", "demo"}, dd...)...)
+	if code != 1 || !strings.Contains(errs, "has 1 session(s) (1 active)") || !strings.Contains(errs, "--force") {
+		t.Fatalf("project remove with a session: exit %d, %q", code, errs)
+	}
+	if ps := runJSON(t, append([]string{"project", "list"}, dd...)...)["projects"].([]any); len(ps) != 1 {
+		t.Fatalf("refused remove removed: %v", ps)
+	}
+	if v := runJSON(t, append([]string{"project", "remove", "demo", "--force"}, dd...)...); v["removed"] != true || v["sessions"] != float64(1) {
+		t.Fatalf("project remove --force: %v", v)
+	}
+	if ps := runJSON(t, append([]string{"project", "list"}, dd...)...)["projects"].([]any); len(ps) != 0 {
+		t.Fatalf("after remove: %v", ps)
+	}
+	file := filepath.Join(t.TempDir(), "x.jsonl")
+	runJSON(t, append([]string{"export", file}, dd...)...)
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"sessions", "session_instructions", "messages", "idempotency", "grants", "projects"} {
+		if strings.Contains(string(b), `"table":"`+table+`"`) {
+			t.Errorf("rows of %s are left after project remove --force", table)
+		}
+	}
+	runJSON(t, append([]string{"project", "add", "demo"}, dd...)...) // the name is free again
+}
+
+// token list names the principal and group, the scopes, when the token was
+// made and when it expires, and whether it still works.
+func TestTokenList(t *testing.T) {
+	dd := []string{"--data-dir", filepath.Join(t.TempDir(), "data")}
+	runJSON(t, append([]string{"init", "--project", "none"}, dd...)...)
+	tok := runJSON(t, append([]string{"token", "create", "--principal", "alice", "--scopes", "sessions:read", "--expires", "48h"}, dd...)...)
+	runJSON(t, append([]string{"token", "create", "--principal", "bob", "--scopes", "sessions:read,sessions:write"}, dd...)...)
+	runJSON(t, append([]string{"token", "revoke", tok["token_id"].(string)}, dd...)...)
+	code, out, _ := run(t, append([]string{"token", "list"}, dd...)...)
+	if code != 0 {
+		t.Fatal(code)
+	}
+	lines := strings.Split(out, "\n")
+	if !strings.Contains(lines[0], "PRINCIPAL") || !strings.Contains(lines[0], "EXPIRES") {
+		t.Fatalf("token list header: %q", lines[0])
+	}
+	exp := time.Now().Add(48 * time.Hour).UTC().Format(time.DateOnly)
+	var alice, bob string
+	for _, l := range lines {
+		if strings.Contains(l, " alice ") {
+			alice = l
+		}
+		if strings.Contains(l, " bob ") {
+			bob = l
+		}
+	}
+	if !strings.Contains(alice, "revoked") || !strings.Contains(alice, exp) || !strings.Contains(alice, "sessions:read") {
+		t.Errorf("alice's token: %q (want revoked, expiring %s)", alice, exp)
+	}
+	if !strings.Contains(bob, "active") || !strings.Contains(bob, "never") || !strings.Contains(bob, "sessions:read,sessions:write") {
+		t.Errorf("bob's token: %q", bob)
+	}
+	v := runJSON(t, append([]string{"token", "list"}, dd...)...)
+	for _, x := range v["tokens"].([]any) {
+		m := x.(map[string]any)
+		if m["principal"] == "" || m["group"] == "" || m["state"] == "" || m["created_at"] == "" {
+			t.Errorf("token list --json entry: %v", m)
+		}
 	}
 }

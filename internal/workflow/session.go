@@ -125,7 +125,7 @@ func (s *Service) resume(ctx context.Context, c *continuo.Caller, in WorkOn) (*W
 		return nil, err
 	}
 	var res *WorkResult
-	scope := "work:" + c.GroupID
+	scope := workScope(c.GroupID)
 	err := s.store.Write(ctx, func(tx store.Tx) error {
 		sess, p, err := s.resolveWithProject(ctx, tx, c, in.SessionID)
 		if err != nil {
@@ -202,7 +202,7 @@ func (s *Service) start(ctx context.Context, c *continuo.Caller, in WorkOn) (*Wo
 	var p *continuo.Project
 	var ref int64
 	var prior *WorkResult // a replay of a keyed start
-	scope := "work:" + c.GroupID
+	scope := workScope(c.GroupID)
 	// replayed loads the session of an earlier start with the same key.
 	// It is asked before anything is made (no worktree for a replay) and
 	// again in the write (a concurrent start with the key may have won).
