@@ -197,9 +197,11 @@ func runServe(e *env, args []string) error {
 	if u, err := url.Parse(e.cfg.Server.PublicURL); err == nil {
 		publicHost = u.Host
 	}
+	streams, closeStreams := context.WithCancel(context.WithoutCancel(e.ctx))
+	defer closeStreams()
 	srv := &http.Server{
-		Handler: web.Handler(web.Options{MCP: mcpSrv, Auth: a.auth, Ready: a.store.Ping, Metrics: a.metrics, Logger: e.log,
-			PublicHost: publicHost, PublicURL: e.cfg.Server.PublicURL, Sessions: sessions}),
+		Handler: endStreams(streams, web.Handler(web.Options{MCP: mcpSrv, Auth: a.auth, Ready: a.store.Ping, Metrics: a.metrics, Logger: e.log,
+			PublicHost: publicHost, PublicURL: e.cfg.Server.PublicURL, Sessions: sessions})),
 		// Bounded header reads; no write timeout, because MCP streams
 		// (server-sent events) legitimately stay open.
 		ReadHeaderTimeout: 10 * time.Second,
@@ -220,12 +222,32 @@ func runServe(e *env, args []string) error {
 	case <-e.ctx.Done():
 	}
 	e.log.Info("shutting down")
+	// Shutdown waits for requests in flight (tool calls finish), but a
+	// server-sent event stream never finishes by itself: end those at once.
+	closeStreams()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(e.ctx), 10*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	return nil
+}
+
+// endStreams ends GET requests — the server-sent event streams a client
+// keeps open to hear from the server — when done ends, so that a shutdown
+// does not wait for clients to hang up. Other requests keep their own
+// context and finish.
+func endStreams(done context.Context, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			stop := context.AfterFunc(done, cancel)
+			defer stop()
+			r = r.WithContext(ctx)
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // runInit creates and bootstraps a data directory without serving: the
