@@ -280,3 +280,25 @@ func TestTokenList(t *testing.T) {
 		}
 	}
 }
+
+// A first start registers the checkout --project names (its top level),
+// none for --project none, and refuses a directory that is not a checkout.
+func TestInitProject(t *testing.T) {
+	repo := gitRepo(t)
+	sub := filepath.Join(repo, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d := filepath.Join(t.TempDir(), "data")
+	code, out, errs := run(t, "init", "--project", t.TempDir(), "--data-dir", d)
+	if code != 1 || !strings.Contains(errs, "is not in a git checkout") || strings.Contains(out, "cto_pat_") {
+		t.Fatalf("init --project of a plain directory: exit %d\n%s\n%s", code, out, errs)
+	}
+	v := runJSON(t, "init", "--project", sub, "--data-dir", d)
+	if v["project"] != "demo" || v["project_root"] != repo || v["admin_token"] == nil {
+		t.Fatalf("init --project %s: %v", sub, v)
+	}
+	if v := runJSON(t, "init", "--project", "none", "--data-dir", filepath.Join(t.TempDir(), "data")); v["project"] != nil {
+		t.Fatalf("init --project none: %v", v)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -86,11 +87,14 @@ func (l *Lock) Unlock() error {
 
 // holder reads the pid a lock holder wrote into path, 0 if none.
 func holder(path string) int {
-	b, err := os.ReadFile(path)
-	if err != nil || len(b) > 32 {
+	f, err := os.Open(path)
+	if err != nil {
 		return 0
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	defer f.Close()
+	b := make([]byte, 32)
+	n, _ := io.ReadFull(f, b)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:n])))
 	if err != nil || pid <= 0 {
 		return 0
 	}
