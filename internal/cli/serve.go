@@ -321,7 +321,11 @@ func (e *env) announce(mcpURL, addr string, first *firstStart) {
 			secret = first.token.Token
 		}
 	} else {
-		fmt.Fprintf(w, "\nThe admin token was shown at first start. Make another with:\n  continuo token create --principal admin --scopes admin --data-dir %s\n", e.dataDir)
+		dd := ""
+		if e.dataDirFlagged() {
+			dd = " --data-dir " + e.dataDir
+		}
+		fmt.Fprintf(w, "\nThe admin token was shown at first start. Make another with:\n  continuo token create --principal admin --scopes admin%s\n", dd)
 	}
 	fmt.Fprintf(w, "\nConnect Claude Code:\n  claude mcp add --transport http continuo %s --header \"Authorization: Bearer %s\"\n", mcpURL, secret)
 	fmt.Fprintf(w, "Connect Codex CLI (~/.codex/config.toml):\n  [mcp_servers.continuo]\n  url = %q\n  bearer_token_env_var = \"CONTINUO_TOKEN\"\n", mcpURL)
@@ -342,9 +346,9 @@ func (e *env) printFirstStart(first *firstStart) {
 	if e.dataDirFlagged() {
 		dd = " --data-dir " + e.dataDir
 	}
-	grant, grantTo := "PROJECT", ""
+	grant, grantTo := "PROJECT", "once a project exists, --grant lets the token see it"
 	if p := first.project; p != nil {
-		grant = p.Name
+		grant, grantTo = p.Name, "--grant lets it see "+p.Name
 		fmt.Fprintf(w, "  Project:        %s (%s) registered for %s\n", p.Name, p.ID, p.Root)
 		if first.fromCwd {
 			fmt.Fprintf(w, "                  (the git checkout this first start ran in; remove it with\n"+
@@ -352,11 +356,10 @@ func (e *env) printFirstStart(first *firstStart) {
 		}
 	} else {
 		fmt.Fprintf(w, "  Project:        none (add one: continuo project add NAME --root DIR --grant admin:write%s)\n", dd)
-		grantTo = " (after adding a project)"
 	}
 	if first.token != nil {
 		fmt.Fprintf(w, "\nAdmin token (shown once; keep it secret):\n  %s\n", first.token.Token)
 	}
-	fmt.Fprintf(w, "\nGive each person or assistant its own token%s; tokens of one principal's group share sessions:\n"+
+	fmt.Fprintf(w, "\nGive each person or assistant its own token (tokens of one group share sessions); %s:\n"+
 		"  continuo token create --principal alice --scopes sessions:read,sessions:write --grant %s:write%s\n", grantTo, grant, dd)
 }
