@@ -330,7 +330,7 @@ func databaseIdentity(driver, target string) string {
 func (e *env) noDatabase(driver, target string) error {
 	switch {
 	case driver == "postgres":
-		return continuo.Errorf(continuo.CodeNotFound, "the PostgreSQL database of --database-url has no Continuo schema; run `continuo init` with the same --database-url first, or check the URL")
+		return continuo.Errorf(continuo.CodeNotFound, "the PostgreSQL database the database URL names has no Continuo schema; run `continuo init` with the same URL first, or check the URL")
 	case target == filepath.Join(e.dataDir, "continuo.db"):
 		return continuo.Errorf(continuo.CodeNotFound, "no Continuo data directory at %s; run `continuo init`, or pass --data-dir", e.dataDir)
 	}
