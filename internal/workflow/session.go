@@ -186,8 +186,8 @@ func (s *Service) restoreWorktree(ctx context.Context, c *continuo.Caller, ref s
 	// path (or to check its branch out elsewhere) until it forgets it.
 	_ = s.git.RemoveWorktree(ctx, p.Root, sess.WorktreePath)
 	if err := s.git.AddWorktree(ctx, p.Root, sess.WorktreePath, sess.WorktreeBranch); err != nil {
-		return continuo.Errorf(continuo.CodeInvalidState, "the worktree of session %s was deleted and could not be made again on branch %s; the operator should check the project's checkout",
-			continuo.SessionRef(sess.Ref), sess.WorktreeBranch)
+		return continuo.Errorf(continuo.CodeInvalidState, "the worktree of session %s was deleted and could not be made again on branch %s; the server log has the details",
+			continuo.SessionRef(sess.Ref), sess.WorktreeBranch).Because(err)
 	}
 	return nil
 }
