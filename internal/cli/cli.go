@@ -271,8 +271,9 @@ func (e *env) open(o openOptions) (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	lost := marked && m.Database == ident && !o.reinit
-	s, err := e.openDriver(driver, target, o, lost)
+	// A directory whose marker names this database must still have it.
+	mustExist := marked && m.Database == ident && !o.reinit
+	s, err := e.openDriver(driver, target, o, mustExist)
 	if errors.Is(err, store.ErrNoDatabase) {
 		return nil, e.lostDatabase(m, driver, target)
 	}
