@@ -121,6 +121,23 @@ type IssuedToken struct {
 // CreateToken issues a token for principal, creating the principal (and a
 // group of the same name) when it does not exist yet. ttl 0 means no expiry.
 func (s *Service) CreateToken(ctx context.Context, principal string, scopes []continuo.Scope, ttl time.Duration) (*IssuedToken, error) {
+	return s.IssueToken(ctx, TokenSpec{Principal: principal, Scopes: scopes, TTL: ttl})
+}
+
+// TokenSpec describes a token to issue.
+type TokenSpec struct {
+	Principal string // created, with a group of the same name, when missing
+	Scopes    []continuo.Scope
+	TTL       time.Duration // 0: no expiry
+	// Grants gives the principal's group access to projects (project name
+	// → access) in the same transaction, so that the new token sees them at
+	// once. A grant never lowers the group's access: write stays write.
+	Grants map[string]continuo.Access
+}
+
+// IssueToken issues a token as spec says.
+func (s *Service) IssueToken(ctx context.Context, spec TokenSpec) (*IssuedToken, error) {
+	principal, scopes, ttl := spec.Principal, spec.Scopes, spec.TTL
 	if err := validName("principal", principal); err != nil {
 		return nil, err
 	}
@@ -143,6 +160,11 @@ func (s *Service) CreateToken(ctx context.Context, principal string, scopes []co
 			return err
 		}
 		out.PrincipalID, out.GroupID = p.ID, p.GroupID
+		for name, access := range spec.Grants {
+			if err := raiseGrant(ctx, tx, name, p.GroupID, access); err != nil {
+				return err
+			}
+		}
 		return tx.TokenCreate(ctx, &continuo.Token{ID: out.TokenID, PrincipalID: p.ID, Hash: hashToken(secret),
 			Scopes: scopes, CreatedAt: now, ExpiresAt: out.ExpiresAt})
 	})
@@ -229,12 +251,58 @@ func (s *Service) Principal(ctx context.Context, name string, scopes []continuo.
 	return c, err
 }
 
-// Tokens lists every token record (never a secret), for the operator.
-func (s *Service) Tokens(ctx context.Context) ([]continuo.Token, error) {
-	var out []continuo.Token
-	err := s.store.Read(ctx, func(tx store.Tx) (err error) { out, err = tx.TokenList(ctx); return err })
-	if out == nil {
-		out = []continuo.Token{}
-	}
+// TokenInfo is a token as the operator sees it: whose it is, what it may
+// do, and whether it still works. Never its secret.
+type TokenInfo struct {
+	TokenID     string           `json:"token_id"`
+	Principal   string           `json:"principal"`
+	PrincipalID string           `json:"principal_id"`
+	Group       string           `json:"group"`
+	Scopes      []continuo.Scope `json:"scopes"`
+	CreatedAt   time.Time        `json:"created_at"`
+	ExpiresAt   *time.Time       `json:"expires_at,omitempty"`
+	RevokedAt   *time.Time       `json:"revoked_at,omitempty"`
+	State       string           `json:"state"` // active, expired or revoked
+}
+
+// Tokens lists every token (never a secret), by ID, for the operator.
+func (s *Service) Tokens(ctx context.Context) ([]TokenInfo, error) {
+	out := []TokenInfo{}
+	err := s.store.Read(ctx, func(tx store.Tx) error {
+		toks, err := tx.TokenList(ctx)
+		if err != nil {
+			return err
+		}
+		ps, err := tx.PrincipalList(ctx)
+		if err != nil {
+			return err
+		}
+		gs, err := tx.GroupList(ctx)
+		if err != nil {
+			return err
+		}
+		principals := make(map[string]continuo.Principal, len(ps))
+		for _, p := range ps {
+			principals[p.ID] = p
+		}
+		groups := make(map[string]string, len(gs))
+		for _, g := range gs {
+			groups[g.ID] = g.Name
+		}
+		now := s.now()
+		for _, k := range toks {
+			p := principals[k.PrincipalID]
+			state := "active"
+			switch {
+			case k.RevokedAt != nil:
+				state = "revoked"
+			case k.ExpiresAt != nil && !now.Before(*k.ExpiresAt):
+				state = "expired"
+			}
+			out = append(out, TokenInfo{TokenID: k.ID, Principal: p.Name, PrincipalID: k.PrincipalID, Group: groups[p.GroupID],
+				Scopes: k.Scopes, CreatedAt: k.CreatedAt, ExpiresAt: k.ExpiresAt, RevokedAt: k.RevokedAt, State: state})
+		}
+		return nil
+	})
 	return out, err
 }

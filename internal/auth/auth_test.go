@@ -108,6 +108,58 @@ func testBootstrapOnce(t *testing.T) {
 	if err != nil || tok2 != nil || p2 != nil {
 		t.Fatalf("second bootstrap made something: %v %v %v", tok2, p2, err)
 	}
+	if done, err := a.Bootstrapped(ctx); !done || err != nil {
+		t.Fatalf("Bootstrapped = %v, %v", done, err)
+	}
+}
+
+// A token made with grants sees those projects at once; a grant it carries
+// never lowers the access its group has.
+func TestTokenWithGrants(t *testing.T) { stores.Each(t, testTokenWithGrants) }
+
+func testTokenWithGrants(t *testing.T) {
+	ctx := context.Background()
+	a, db, _ := setup(t)
+	if done, err := a.Bootstrapped(ctx); done || err != nil {
+		t.Fatalf("Bootstrapped before bootstrap = %v, %v", done, err)
+	}
+	p, err := a.AddProject(ctx, auth.ProjectSpec{Name: "demo"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := []continuo.Scope{continuo.ScopeSessionsRead}
+	tok, err := a.IssueToken(ctx, auth.TokenSpec{Principal: "alice", Scopes: sc, Grants: map[string]continuo.Access{"demo": continuo.AccessWrite}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := a.Authenticate(ctx, tok.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	access := func() continuo.Access {
+		var acc continuo.Access
+		if err := db.Read(ctx, func(tx store.Tx) (err error) { acc, err = a.Access(ctx, tx, c, p.ID); return err }); err != nil {
+			t.Fatal(err)
+		}
+		return acc
+	}
+	if got := access(); got != continuo.AccessWrite {
+		t.Fatalf("access after token create --grant demo:write = %q", got)
+	}
+	if _, err := a.IssueToken(ctx, auth.TokenSpec{Principal: "alice", Scopes: sc, Grants: map[string]continuo.Access{"demo": continuo.AccessRead}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := access(); got != continuo.AccessWrite {
+		t.Fatalf("a read grant lowered write to %q", got)
+	}
+	// An unknown project fails the whole command: no principal, no token.
+	_, err = a.IssueToken(ctx, auth.TokenSpec{Principal: "bob", Scopes: sc, Grants: map[string]continuo.Access{"nope": continuo.AccessRead}})
+	if code(err) != continuo.CodeNotFound {
+		t.Fatalf("grant on an unknown project: %v", err)
+	}
+	if _, err := a.Principal(ctx, "bob", sc); code(err) != continuo.CodeNotFound {
+		t.Fatalf("bob exists after a failed token create: %v", err)
+	}
 }
 
 func TestProjectsAndGrants(t *testing.T) { stores.Each(t, testProjectsAndGrants) }

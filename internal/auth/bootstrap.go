@@ -64,6 +64,18 @@ func (s *Service) Bootstrap(ctx context.Context, first *ProjectSpec, issueToken 
 	return issued, project, nil
 }
 
+// Bootstrapped reports whether the database was bootstrapped already.
+func (s *Service) Bootstrapped(ctx context.Context) (bool, error) {
+	err := s.store.Read(ctx, func(tx store.Tx) error {
+		_, err := tx.MetaGet(ctx, bootstrappedKey)
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 const sessionKeyMeta = "mcp_session_key"
 
 // SessionKey returns the key that signs MCP session IDs, creating it on

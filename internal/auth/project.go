@@ -79,6 +79,30 @@ func (s *Service) Grant(ctx context.Context, project, group string, access conti
 	})
 }
 
+// Revoke takes a group's grant on a project away. The group's sessions in
+// the project stay, unseen by it, until it is granted the project again.
+func (s *Service) Revoke(ctx context.Context, project, group string) error {
+	return s.store.Write(ctx, func(tx store.Tx) error {
+		p, err := tx.ProjectGetByName(ctx, project)
+		if errors.Is(err, store.ErrNotFound) {
+			return continuo.NotFound("project", project)
+		} else if err != nil {
+			return err
+		}
+		g, err := tx.GroupGetByName(ctx, group)
+		if errors.Is(err, store.ErrNotFound) {
+			return continuo.NotFound("group", group)
+		} else if err != nil {
+			return err
+		}
+		err = tx.GrantDelete(ctx, p.ID, g.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			return continuo.Errorf(continuo.CodeNotFound, "group %q has no grant on project %q", group, project)
+		}
+		return err
+	})
+}
+
 func grant(ctx context.Context, tx store.Tx, projectID, group string, access continuo.Access) error {
 	if access != continuo.AccessRead && access != continuo.AccessWrite {
 		return continuo.Invalid("grant", "access must be read or write, not %q", access)
@@ -90,6 +114,27 @@ func grant(ctx context.Context, tx store.Tx, projectID, group string, access con
 		return err
 	}
 	return tx.GrantSet(ctx, continuo.Grant{ProjectID: projectID, GroupID: g.ID, Access: access})
+}
+
+// raiseGrant gives a group at least the access on a named project.
+func raiseGrant(ctx context.Context, tx store.Tx, project, groupID string, access continuo.Access) error {
+	if access != continuo.AccessRead && access != continuo.AccessWrite {
+		return continuo.Invalid("grant", "access must be read or write, not %q", access)
+	}
+	p, err := tx.ProjectGetByName(ctx, project)
+	if errors.Is(err, store.ErrNotFound) {
+		return continuo.NotFound("project", project)
+	} else if err != nil {
+		return err
+	}
+	had, err := tx.GrantGet(ctx, p.ID, groupID)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	if had == continuo.AccessWrite || had == access {
+		return nil
+	}
+	return tx.GrantSet(ctx, continuo.Grant{ProjectID: p.ID, GroupID: groupID, Access: access})
 }
 
 // Visible is a project as one group sees it.

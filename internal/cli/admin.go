@@ -3,16 +3,19 @@ package cli
 import (
 	"fmt"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/auth"
+	"github.com/continuo-dev/continuo/internal/workspace"
 )
 
 func runToken(e *env, args []string) error {
-	sub := ""
-	if len(args) > 0 {
-		sub, args = args[0], args[1:]
+	sub, args, err := e.subcommand(args, "token create --principal NAME --scopes S1,S2 [--expires 720h] [--grant PROJECT:read|write …]",
+		"token revoke TOKEN_ID", "token list")
+	if err != nil {
+		return err
 	}
 	switch sub {
 	case "create":
@@ -20,6 +23,8 @@ func runToken(e *env, args []string) error {
 		principal := fs.String("principal", "", "principal `name` (created with a group of the same name if missing)")
 		scopes := fs.String("scopes", "", "comma-separated `scopes`: "+scopeList())
 		expires := fs.Duration("expires", 0, "lifetime, e.g. 720h (0: never expires)")
+		var grants listFlag
+		fs.Var(&grants, "grant", "give the principal's group `PROJECT:read|write` (repeatable; never lowers a grant it has)")
 		if _, err := e.parse(fs, args, 0); err != nil {
 			return err
 		}
@@ -30,8 +35,16 @@ func runToken(e *env, args []string) error {
 		if err != nil {
 			return err
 		}
+		gm := map[string]continuo.Access{}
+		for _, g := range grants {
+			project, access, err := parseAccess(g, "PROJECT")
+			if err != nil {
+				return err
+			}
+			gm[project] = access
+		}
 		return e.withAuth(func(a *auth.Service) error {
-			t, err := a.CreateToken(e.ctx, *principal, sc, *expires)
+			t, err := a.IssueToken(e.ctx, auth.TokenSpec{Principal: *principal, Scopes: sc, TTL: *expires, Grants: gm})
 			if err != nil {
 				return err
 			}
@@ -66,15 +79,23 @@ func runToken(e *env, args []string) error {
 				return err
 			}
 			var b strings.Builder
-			for _, t := range toks {
-				state := "active"
-				if t.RevokedAt != nil {
-					state = "revoked"
-				} else if t.ExpiresAt != nil && time.Now().After(*t.ExpiresAt) {
-					state = "expired"
+			tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "TOKEN_ID\tPRINCIPAL\tGROUP\tSTATE\tCREATED\tEXPIRES\tSCOPES")
+			day := func(t *time.Time) string {
+				if t == nil {
+					return "never"
 				}
-				fmt.Fprintf(&b, "%s  %s  %-7s  %v\n", t.ID, t.PrincipalID, state, t.Scopes)
+				return t.Format(time.DateOnly)
 			}
+			for _, t := range toks {
+				sc := make([]string, len(t.Scopes))
+				for i, s := range t.Scopes {
+					sc[i] = string(s)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.TokenID, t.Principal, t.Group, t.State,
+					t.CreatedAt.Format(time.DateOnly), day(t.ExpiresAt), strings.Join(sc, ","))
+			}
+			tw.Flush()
 			e.out(map[string]any{"tokens": toks}, strings.TrimSuffix(b.String(), "\n"))
 			return nil
 		})
@@ -91,24 +112,28 @@ func scopeList() string {
 }
 
 // parseGrant parses GROUP:read|write.
-func parseGrant(s string) (string, continuo.Access, error) {
+func parseGrant(s string) (string, continuo.Access, error) { return parseAccess(s, "GROUP") }
+
+// parseAccess parses NAME:read|write; what names NAME in the error.
+func parseAccess(s, what string) (string, continuo.Access, error) {
 	g, a, ok := strings.Cut(s, ":")
 	acc := continuo.Access(a)
 	if !ok || g == "" || (acc != continuo.AccessRead && acc != continuo.AccessWrite) {
-		return "", "", fmt.Errorf("%w: grant %q: want GROUP:read or GROUP:write", errUsage, s)
+		return "", "", fmt.Errorf("%w: grant %q: want %s:read or %s:write", errUsage, s, what, what)
 	}
 	return g, acc, nil
 }
 
 func runProject(e *env, args []string) error {
-	sub := ""
-	if len(args) > 0 {
-		sub, args = args[0], args[1:]
+	sub, args, err := e.subcommand(args, "project add NAME [--root DIR] [--check name=cmd …] [--grant GROUP:read|write …] [--writable=false]",
+		"project grant NAME GROUP:read|write", "project revoke NAME GROUP", "project remove NAME [--force]", "project list")
+	if err != nil {
+		return err
 	}
 	switch sub {
 	case "add":
 		fs := e.flags("project add", "project add NAME [--root PATH] [--check name=cmd …] [--grant GROUP:read|write …] [--writable]")
-		root := fs.String("root", "", "`path` of the project's git checkout")
+		root := fs.String("root", "", "`path` of the project's git checkout (its top level, or a directory inside it)")
 		writable := fs.Bool("writable", true, "the server may write to the checkout (worktrees, validation runs)")
 		var checks, grants listFlag
 		fs.Var(&checks, "check", "named check `name=command` (repeatable)")
@@ -118,8 +143,12 @@ func runProject(e *env, args []string) error {
 			return err
 		}
 		spec := auth.ProjectSpec{Name: pos[0], Checks: map[string]string{}, Writable: *writable}
-		if spec.Root, err = absPath(*root); err != nil {
-			return err
+		if *root != "" {
+			// A root that is not a checkout would give every brief an
+			// unreadable workspace (basis.complete false) forever.
+			if spec.Root, err = workspace.CheckoutRoot(e.ctx, *root); err != nil {
+				return continuo.Invalid("root", "--root: %v", err)
+			}
 		}
 		for _, c := range checks {
 			name, cmd, ok := strings.Cut(c, "=")
@@ -162,6 +191,45 @@ func runProject(e *env, args []string) error {
 				fmt.Sprintf("granted %s %s access to %s", group, access, pos[0]))
 			return nil
 		})
+	case "revoke":
+		fs := e.flags("project revoke", "project revoke NAME GROUP")
+		pos, err := e.parse(fs, args, 2)
+		if err != nil {
+			return err
+		}
+		return e.withAuth(func(a *auth.Service) error {
+			if err := a.Revoke(e.ctx, pos[0], pos[1]); err != nil {
+				return err
+			}
+			e.out(map[string]any{"project": pos[0], "group": pos[1], "revoked": true},
+				fmt.Sprintf("revoked %s's access to %s (its sessions there stay, unseen, until a new grant)", pos[1], pos[0]))
+			return nil
+		})
+	case "remove":
+		fs := e.flags("project remove", "project remove NAME [--force]")
+		force := fs.Bool("force", false, "also delete the project's sessions (with their messages); without it, a project with sessions is refused")
+		pos, err := e.parse(fs, args, 1)
+		if err != nil {
+			return err
+		}
+		s, err := e.open(openOptions{})
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		r, err := e.services(s, nil).workflow.RemoveProject(e.ctx, pos[0], *force)
+		if err != nil {
+			return err
+		}
+		text := fmt.Sprintf("removed project %s (%s)", r.Project.Name, r.Project.ID)
+		if r.Sessions > 0 {
+			text += fmt.Sprintf(" and its %d session(s)", r.Sessions)
+		}
+		for _, w := range r.Worktrees {
+			text += "\nleft on disk (may hold uncommitted work): " + w
+		}
+		e.out(map[string]any{"project_id": r.Project.ID, "name": r.Project.Name, "removed": true, "sessions": r.Sessions, "worktrees": r.Worktrees}, text)
+		return nil
 	case "list":
 		fs := e.flags("project list", "project list")
 		if _, err := e.parse(fs, args, 0); err != nil {
@@ -180,5 +248,5 @@ func runProject(e *env, args []string) error {
 			return nil
 		})
 	}
-	return fmt.Errorf("%w: project takes add, grant or list", errUsage)
+	return fmt.Errorf("%w: project takes add, grant, revoke, remove or list", errUsage)
 }

@@ -5,6 +5,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,14 +13,19 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/auth"
+	"github.com/continuo-dev/continuo/internal/datadir"
+	"github.com/continuo-dev/continuo/internal/mcpserver"
 	"github.com/continuo-dev/continuo/internal/store"
 	"github.com/continuo-dev/continuo/internal/store/postgres"
 	"github.com/continuo-dev/continuo/internal/store/sqlite"
@@ -45,6 +51,7 @@ type env struct {
 	json    bool
 	cfg     Config
 	log     *slog.Logger
+	flagOut bytes.Buffer // what the flag package prints: help goes to stdout, errors to stderr
 }
 
 type command struct {
@@ -55,6 +62,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"init", "init [--project DIR|none] [--database-url URL]   create a data directory and its admin token, without serving", runInit},
 		{"serve", "serve [--listen ADDR] [--database-url URL]   run the HTTP server (MCP at /mcp)", runServe},
 		{"stdio", "stdio [--principal NAME] [--scopes S1,S2]   serve MCP over stdin/stdout", runStdio},
 		{"migrate", "migrate up                                   apply database migrations", runMigrate},
@@ -63,7 +71,8 @@ func commands() []command {
 		{"group", "group create NAME                            create an authority group", runGroup},
 		{"principal", "principal create NAME --group GROUP          create a principal", runPrincipal},
 		{"token", "token create|revoke|list                     manage personal access tokens", runToken},
-		{"project", "project add|grant|list                       manage projects and grants", runProject},
+		{"project", "project add|grant|revoke|remove|list         manage projects and grants", runProject},
+		{"version", "version                                      print the version", runVersion},
 	}
 }
 
@@ -72,17 +81,21 @@ func usage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintln(w, "  "+c.usage)
 	}
-	fmt.Fprintln(w, "\nEvery command takes --config FILE, --data-dir DIR (default ./continuo-data) and --json.\nRun 'continuo COMMAND --help' for a command's flags.")
+	fmt.Fprintln(w, "\nEvery command takes --config FILE, --data-dir DIR and --json. The data directory defaults to\n$CONTINUO_DATA_DIR, else $XDG_DATA_HOME/continuo, else ~/.local/share/continuo.\nRun 'continuo COMMAND --help' for a command's flags; 'continuo --version' for the version.")
 }
 
 // Main runs the continuo command and returns its exit status.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
 		usage(stdout)
-		if len(args) == 0 {
-			return 2
-		}
 		return 0
+	case "-version", "--version":
+		args = append([]string{"version"}, args[1:]...)
 	}
 	for _, c := range commands() {
 		if c.name != args[0] {
@@ -130,12 +143,12 @@ func (e *env) fail(err error) {
 // flags returns a flag set with the common flags registered.
 func (e *env) flags(name, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs.SetOutput(&e.flagOut)
 	fs.StringVar(&e.config, "config", "", "TOML configuration `file`")
-	fs.StringVar(&e.dataDir, "data-dir", "continuo-data", "data `directory` (created on first use)")
+	fs.StringVar(&e.dataDir, "data-dir", "", "data `directory` (default $CONTINUO_DATA_DIR, else $XDG_DATA_HOME/continuo, else ~/.local/share/continuo)")
 	fs.BoolVar(&e.json, "json", false, "print one JSON object on stdout")
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: continuo %s\n\nFlags:\n", usage)
+		fmt.Fprintf(fs.Output(), "Usage: continuo %s\n\nFlags:\n", usage)
 		fs.PrintDefaults()
 	}
 	return fs
@@ -143,14 +156,41 @@ func (e *env) flags(name, usage string) *flag.FlagSet {
 
 // parse parses flags that may come before, between or after positional
 // arguments (`project add NAME --root PATH`), which the flag package alone
-// does not allow. It returns the positional arguments.
+// does not allow. It returns the positional arguments. Help asked for goes
+// to stdout (exit 0); usage printed for a mistake goes to stderr.
 func (e *env) parse(fs *flag.FlagSet, args []string, wantPos int) ([]string, error) {
+	pos, err := e.parseFlags(fs, args, wantPos)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := LoadConfig(e.config)
+	if err != nil {
+		return nil, err
+	}
+	cfg.ApplyEnv(os.Getenv)
+	e.cfg = cfg
+	if e.dataDir == "" {
+		if e.dataDir, err = datadir.Default(os.Getenv, os.UserHomeDir); err != nil {
+			return nil, err
+		}
+	}
+	if e.dataDir, err = filepath.Abs(e.dataDir); err != nil {
+		return nil, err
+	}
+	return pos, nil
+}
+
+// parseFlags is parse without the configuration: flags and positional
+// arguments only.
+func (e *env) parseFlags(fs *flag.FlagSet, args []string, wantPos int) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				_, _ = e.flagOut.WriteTo(e.stdout)
 				return nil, err
 			}
+			_, _ = e.flagOut.WriteTo(e.stderr)
 			return nil, fmt.Errorf("%w: %v", errUsage, err)
 		}
 		args = fs.Args()
@@ -162,14 +202,12 @@ func (e *env) parse(fs *flag.FlagSet, args []string, wantPos int) ([]string, err
 	}
 	if len(pos) != wantPos {
 		fs.Usage()
+		_, _ = e.flagOut.WriteTo(e.stderr)
+		if len(pos) > wantPos {
+			return nil, fmt.Errorf("%w: unexpected argument %q", errUsage, pos[wantPos])
+		}
 		return nil, fmt.Errorf("%w: want %d argument(s), got %d", errUsage, wantPos, len(pos))
 	}
-	cfg, err := LoadConfig(e.config)
-	if err != nil {
-		return nil, err
-	}
-	cfg.ApplyEnv(os.Getenv)
-	e.cfg = cfg
 	return pos, nil
 }
 
@@ -177,13 +215,30 @@ func (e *env) parse(fs *flag.FlagSet, args []string, wantPos int) ([]string, err
 type openOptions struct {
 	migrate  store.MigrateMode
 	onCommit func(d time.Duration, writes int)
+	// create lets the command make a new database (serve, stdio, init,
+	// import); every other command refuses to run without one.
+	create bool
+	// reinit lets it make a new database even where the data directory's
+	// marker says one existed and is gone (--init; import, which restores).
+	reinit bool
+	// prepare runs on the opened store under the data directory's init
+	// lock, so that first starts at once (several stdio servers launched by
+	// one client) migrate and bootstrap one after the other.
+	prepare func(store.Store) error
 }
 
-// open opens the configured store, creating the data directory.
+// The files of a data directory, besides the database.
+const (
+	serveLockName = "serve.lock" // held by the one `continuo serve` of the directory
+	initLockName  = "init.lock"  // held while a database is opened, created, migrated, bootstrapped
+)
+
+// initLockWait bounds how long a start waits for another one's first start.
+const initLockWait = 2 * time.Minute
+
+// open opens the configured store. Only commands given o.create make a new
+// database, and then under the data directory's init lock.
 func (e *env) open(o openOptions) (store.Store, error) {
-	if err := os.MkdirAll(e.dataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("create data directory: %w", err)
-	}
 	if err := e.cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -191,13 +246,111 @@ func (e *env) open(o openOptions) (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	ident := databaseIdentity(driver, target)
+	if !o.create {
+		s, err := e.openDriver(driver, target, o, true)
+		if errors.Is(err, store.ErrNoDatabase) {
+			if m, marked, _ := datadir.ReadMarker(e.dataDir); marked && m.Database == ident {
+				return nil, e.lostDatabase(m, driver, target)
+			}
+			return nil, e.noDatabase(driver, target)
+		}
+		return s, err
+	}
+	if err := os.MkdirAll(e.dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(e.ctx, initLockWait)
+	lock, err := datadir.WaitLock(ctx, filepath.Join(e.dataDir, initLockName))
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("data directory %s: waited %v for another continuo to finish creating or opening its database: %w", e.dataDir, initLockWait, err)
+	}
+	defer lock.Unlock()
+	m, marked, err := datadir.ReadMarker(e.dataDir)
+	if err != nil {
+		return nil, err
+	}
+	// A directory whose marker names this database must still have it.
+	mustExist := marked && m.Database == ident && !o.reinit
+	s, err := e.openDriver(driver, target, o, mustExist)
+	if errors.Is(err, store.ErrNoDatabase) {
+		return nil, e.lostDatabase(m, driver, target)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if o.prepare != nil {
+		if err := o.prepare(s); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	if !marked || m.Database != ident || o.reinit {
+		if err := datadir.WriteMarker(e.dataDir, ident, time.Now()); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("write %s: %w", filepath.Join(e.dataDir, datadir.MarkerName), err)
+		}
+	}
+	return s, nil
+}
+
+// openDriver opens the database; existing refuses one without a schema.
+func (e *env) openDriver(driver, target string, o openOptions, existing bool) (store.Store, error) {
 	switch driver {
 	case "sqlite":
-		return sqlite.Open(e.ctx, target, &sqlite.Options{Migrate: o.migrate, OnCommit: o.onCommit})
+		return sqlite.Open(e.ctx, target, &sqlite.Options{Migrate: o.migrate, OnCommit: o.onCommit, Existing: existing})
 	case "postgres":
-		return postgres.Open(e.ctx, target, &postgres.Options{Migrate: o.migrate, OnCommit: o.onCommit})
+		return postgres.Open(e.ctx, target, &postgres.Options{Migrate: o.migrate, OnCommit: o.onCommit, Existing: existing})
 	}
 	return nil, fmt.Errorf("unsupported database driver %q", driver)
+}
+
+// databaseIdentity names a database in the data directory's marker: a
+// SQLite file's absolute path, or a PostgreSQL URL's host, database and
+// schema (never its user or password).
+func databaseIdentity(driver, target string) string {
+	if driver == "sqlite" {
+		if abs, err := filepath.Abs(target); err == nil {
+			return abs
+		}
+		return target
+	}
+	u, err := url.Parse(target)
+	if err != nil {
+		return "postgres"
+	}
+	id := "postgres://" + u.Host + u.Path
+	if sp := u.Query().Get("search_path"); sp != "" {
+		id += "?search_path=" + url.QueryEscape(sp)
+	}
+	return id
+}
+
+// noDatabase is the refusal of a command that does not create databases.
+func (e *env) noDatabase(driver, target string) error {
+	switch {
+	case driver == "postgres":
+		return continuo.Errorf(continuo.CodeNotFound, "the PostgreSQL database the database URL names has no Continuo schema; run `continuo init` with the same URL first, or check the URL")
+	case target == filepath.Join(e.dataDir, "continuo.db"):
+		return continuo.Errorf(continuo.CodeNotFound, "no Continuo data directory at %s; run `continuo init`, or pass --data-dir", e.dataDir)
+	}
+	return continuo.Errorf(continuo.CodeNotFound, "no Continuo database at %s; run `continuo init`, or check the database URL", target)
+}
+
+// lostDatabase is the refusal to start over in a data directory whose
+// database disappeared.
+func (e *env) lostDatabase(m datadir.Marker, driver, target string) error {
+	what := fmt.Sprintf("its database %s is gone (deleted or moved)", target)
+	restore := fmt.Sprintf("put back a copy of the database file (a backup taken with `sqlite3 %s \".backup FILE\"`, or a copy of the stopped directory)", target)
+	if driver == "postgres" {
+		what = "its PostgreSQL database has no Continuo schema any more (dropped, or --database-url names another database)"
+		restore = "restore the database (pg_restore of a pg_dump, or your server's backups)"
+	}
+	return continuo.Errorf(continuo.CodeInvalidState, "the data directory %s had a Continuo database (created %s), but %s. "+
+		"Continuo does not start over with an empty database by itself: its tokens, projects and sessions would be gone. To restore, %s, "+
+		"or load an export into it: `continuo import FILE --data-dir %s`. To start over with a new, empty database instead, run again with --init.",
+		e.dataDir, m.CreatedAt, what, restore, e.dataDir)
 }
 
 // out prints v as JSON with --json, or the text otherwise.
@@ -223,7 +376,7 @@ func runMigrate(e *env, args []string) error {
 	if *dbURL != "" {
 		e.cfg.Database.URL = *dbURL
 	}
-	s, err := e.open(openOptions{migrate: store.MigrateUp}) // opening applies every pending migration
+	s, err := e.open(openOptions{migrate: store.MigrateUp}) // opening applies every pending migration (of an existing database)
 	if err != nil {
 		return err
 	}
@@ -281,17 +434,50 @@ func runPrincipal(e *env, args []string) error {
 	})
 }
 
+// subcommand splits off a command's subcommand. Asking for help instead
+// prints the command's forms on stdout and ends it (exit 0).
+func (e *env) subcommand(args []string, forms ...string) (string, []string, error) {
+	if len(args) == 0 {
+		return "", nil, nil
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		cmd := strings.Fields(forms[0])[0]
+		fmt.Fprintf(e.stdout, "Usage: continuo %s SUBCOMMAND\n\n", cmd)
+		for _, f := range forms {
+			fmt.Fprintln(e.stdout, "  continuo "+f)
+		}
+		fmt.Fprintf(e.stdout, "\nRun 'continuo %s SUBCOMMAND --help' for its flags.\n", cmd)
+		return "", nil, flag.ErrHelp
+	}
+	return args[0], args[1:], nil
+}
+
 // listFlag collects a repeatable flag.
 type listFlag []string
 
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
-func absPath(p string) (string, error) {
-	if p == "" {
-		return "", nil
+// runVersion prints the version: Continuo's, and the Go toolchain's and the
+// source revision's when the build recorded them.
+func runVersion(e *env, args []string) error {
+	fs := e.flags("version", "version")
+	if _, err := e.parseFlags(fs, args, 0); err != nil {
+		return err
 	}
-	return filepath.Abs(p)
+	v := map[string]string{"version": mcpserver.Version, "go": runtime.Version()}
+	text := "continuo " + mcpserver.Version + " (" + runtime.Version()
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				v["revision"] = s.Value
+				text += ", " + s.Value
+			}
+		}
+	}
+	e.out(v, text+")")
+	return nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {

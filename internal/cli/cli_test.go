@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,6 +39,9 @@ func runJSON(t *testing.T, args ...string) map[string]any {
 func TestCLIForms(t *testing.T) {
 	d := filepath.Join(t.TempDir(), "data")
 	dd := []string{"--data-dir", d}
+	if v := runJSON(t, append([]string{"init", "--project", "none"}, dd...)...); v["created"] != true || !strings.HasPrefix(v["admin_token"].(string), "cto_pat_") {
+		t.Fatalf("init: %v", v)
+	}
 	if v := runJSON(t, append([]string{"migrate", "up"}, dd...)...); v["schema_version"] != float64(1) {
 		t.Fatalf("migrate up: %v", v)
 	}
@@ -58,7 +63,7 @@ func TestCLIForms(t *testing.T) {
 		t.Fatal("bob joined team")
 	}
 	// Flags may come after the positional argument.
-	prj := runJSON(t, append([]string{"project", "add", "demo", "--root", t.TempDir(), "--check", "test=go test ./...", "--grant", "team:read"}, dd...)...)
+	prj := runJSON(t, append([]string{"project", "add", "demo", "--root", gitRepo(t), "--check", "test=go test ./...", "--grant", "team:read"}, dd...)...)
 	if !strings.HasPrefix(prj["project_id"].(string), "prj_") {
 		t.Fatalf("project add: %v", prj)
 	}
@@ -72,7 +77,7 @@ func TestCLIForms(t *testing.T) {
 		t.Fatalf("token revoke: %v", v)
 	}
 	list := runJSON(t, append([]string{"token", "list"}, dd...)...)
-	if s, _ := json.Marshal(list); len(list["tokens"].([]any)) != 2 || strings.Contains(string(s), "cto_pat_") {
+	if s, _ := json.Marshal(list); len(list["tokens"].([]any)) != 3 || strings.Contains(string(s), "cto_pat_") {
 		t.Fatalf("token list: %s", s)
 	}
 
@@ -104,6 +109,7 @@ func TestExportImport(t *testing.T) {
 	src := []string{"--data-dir", filepath.Join(t.TempDir(), "src")}
 	dst := []string{"--data-dir", filepath.Join(t.TempDir(), "dst")}
 	file := filepath.Join(t.TempDir(), "dump.jsonl")
+	runJSON(t, append([]string{"init", "--project", "none"}, src...)...)
 	tok := runJSON(t, append([]string{"token", "create", "--principal", "alice", "--scopes", "sessions:read"}, src...)...)["token"].(string)
 	runJSON(t, append([]string{"project", "add", "demo", "--grant", "alice:write"}, src...)...)
 	exp := runJSON(t, append([]string{"export", file}, src...)...)
@@ -129,5 +135,55 @@ func TestExportImport(t *testing.T) {
 	code, out, _ := run(t, append([]string{"import", file, "--json"}, dst...)...)
 	if code != 1 || !strings.Contains(out, "empty database") {
 		t.Fatalf("second import: %d %s", code, out)
+	}
+}
+
+// gitRepo makes a git checkout with one commit and returns its path.
+func gitRepo(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "demo")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"commit", "-q", "--allow-empty", "-m", "first"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "HOME="+dir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	return dir
+}
+
+// project add takes only a git checkout as a root: a directory inside one
+// registers the checkout's top level; anything else is refused, saying why.
+func TestProjectAddRoot(t *testing.T) {
+	dd := []string{"--data-dir", filepath.Join(t.TempDir(), "data")}
+	runJSON(t, append([]string{"init", "--project", "none"}, dd...)...)
+	repo := gitRepo(t)
+	if err := os.Mkdir(filepath.Join(repo, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	runJSON(t, append([]string{"project", "add", "demo", "--root", filepath.Join(repo, "sub")}, dd...)...)
+	ps := runJSON(t, append([]string{"project", "list"}, dd...)...)["projects"].([]any)
+	if root := ps[0].(map[string]any)["root"]; len(ps) != 1 || root != repo {
+		t.Fatalf("project list: %v, want the root %s", ps, repo)
+	}
+	notRepo := t.TempDir()
+	for _, tc := range []struct{ root, want string }{
+		{filepath.Join(notRepo, "missing"), "does not exist"},
+		{notRepo, "is not in a git checkout"},
+		{"/", "system directory"},
+		{"/etc", "system directory"},
+	} {
+		code, out, errs := run(t, append([]string{"project", "add", "p", "--root", tc.root, "--json"}, dd...)...)
+		if code != 1 || !strings.Contains(errs, tc.want) || !strings.Contains(out, `"invalid_input"`) {
+			t.Errorf("project add --root %s: exit %d, stdout %q, stderr %q; want exit 1 and %q", tc.root, code, out, errs, tc.want)
+		}
+	}
+	if ps := runJSON(t, append([]string{"project", "list"}, dd...)...)["projects"].([]any); len(ps) != 1 {
+		t.Fatalf("a refused root was registered: %v", ps)
 	}
 }

@@ -219,165 +219,180 @@ func (c *Config) ApplyEnv(getenv func(string) string) {
 //
 // Values that may hold credentials (the database URL) are never echoed.
 func (c Config) Validate() error {
-	var errs []error
-	add := func(key, msg string) {
-		errs = append(errs, errors.New(key+": "+msg))
-	}
-	// envName reports whether s is an environment variable name:
-	// [A-Z_][A-Z0-9_]*, or with lower-case letters too if lower is set.
-	envName := func(s string, lower bool) bool {
-		if s == "" {
-			return false
-		}
-		for i := 0; i < len(s); i++ {
-			ch := s[i]
-			ok := ch == '_' || ('A' <= ch && ch <= 'Z') ||
-				(lower && 'a' <= ch && ch <= 'z') || (i > 0 && '0' <= ch && ch <= '9')
-			if !ok {
-				return false
-			}
-		}
-		return true
-	}
-	// httpURL returns why s is not an absolute http(s) URL with a host, or
-	// "" if it is.
-	httpURL := func(s string) string {
-		u, err := url.Parse(s)
-		switch {
-		case err != nil:
-			return "not a valid URL"
-		case u.Scheme != "http" && u.Scheme != "https":
-			return fmt.Sprintf("must be an absolute http:// or https:// URL, got scheme %q", u.Scheme)
-		case u.Host == "":
-			return "must be an absolute URL with a host"
-		}
-		return ""
-	}
+	var p problems
+	c.Server.validate(&p)
+	c.Database.validate(&p)
+	validateProviders(c.Providers, &p)
+	c.Swarm.validate(&p)
+	return errors.Join(p...)
+}
 
-	// [server]
-	if host, port, err := net.SplitHostPort(c.Server.Listen); err != nil {
-		add("server.listen", fmt.Sprintf("%q is not host:port (for example 127.0.0.1:7300)", c.Server.Listen))
+// problems collects what Validate finds, each prefixed with its key.
+type problems []error
+
+func (p *problems) add(key, msg string) { *p = append(*p, errors.New(key+": "+msg)) }
+
+// validate checks the [server] table.
+func (s ServerConfig) validate(p *problems) {
+	if host, port, err := net.SplitHostPort(s.Listen); err != nil {
+		p.add("server.listen", fmt.Sprintf("%q is not host:port (for example 127.0.0.1:7300)", s.Listen))
 	} else if _, err := strconv.ParseUint(port, 10, 16); err != nil {
-		add("server.listen", fmt.Sprintf("port %q of %q is not a number from 0 to 65535", port, net.JoinHostPort(host, port)))
+		p.add("server.listen", fmt.Sprintf("port %q of %q is not a number from 0 to 65535", port, net.JoinHostPort(host, port)))
 	}
-	if p := c.Server.PublicURL; p != "" {
-		if why := httpURL(p); why != "" {
-			add("server.public_url", why)
-		} else if strings.ContainsAny(p, "?#") {
+	if u := s.PublicURL; u != "" {
+		if why := httpURL(u); why != "" {
+			p.add("server.public_url", why)
+		} else if strings.ContainsAny(u, "?#") {
 			// The public URL is a base that paths are appended to; a
 			// query or fragment would end up in the middle of every link.
-			add("server.public_url", "must not have a query or fragment")
-		} else if u, _ := url.Parse(p); u.User != nil {
+			p.add("server.public_url", "must not have a query or fragment")
+		} else if pu, _ := url.Parse(u); pu.User != nil {
 			// It is published in OAuth metadata, so credentials in it
 			// would be handed to every client.
-			add("server.public_url", "must not contain user info")
+			p.add("server.public_url", "must not contain user info")
 		}
 	}
-	for i, k := range c.Server.TrustedCarrierMetaKeys {
+	for i, k := range s.TrustedCarrierMetaKeys {
 		if len(k) == 0 || len(k) > 128 {
-			add(fmt.Sprintf("server.trusted_carrier_meta_keys[%d]", i),
+			p.add(fmt.Sprintf("server.trusted_carrier_meta_keys[%d]", i),
 				fmt.Sprintf("must be 1 to 128 bytes long, got %d", len(k)))
 		}
 	}
+}
 
-	// [database]
-	if c.Database.URL != "" {
-		if _, _, err := ParseDatabaseURL(c.Database.URL); err != nil {
-			add("database.url", err.Error())
+// validate checks the [database] table.
+func (d DatabaseConfig) validate(p *problems) {
+	if d.URL != "" {
+		if _, _, err := ParseDatabaseURL(d.URL); err != nil {
+			p.add("database.url", err.Error())
 		}
 	}
+}
 
-	// [[providers]]
-	firstIndex := make(map[string]int, len(c.Providers))
-	for i, p := range c.Providers {
+// validateProviders checks the [[providers]] entries.
+func validateProviders(providers []ProviderConfig, p *problems) {
+	firstIndex := make(map[string]int, len(providers))
+	for i, pc := range providers {
 		key := func(field string) string { return fmt.Sprintf("providers[%d].%s", i, field) }
 
 		switch {
-		case p.ID == "":
-			add(key("id"), "required")
-		case len(p.ID) > 64:
-			add(key("id"), fmt.Sprintf("must be at most 64 characters, got %d", len(p.ID)))
-		case strings.IndexFunc(p.ID, func(r rune) bool {
+		case pc.ID == "":
+			p.add(key("id"), "required")
+		case len(pc.ID) > 64:
+			p.add(key("id"), fmt.Sprintf("must be at most 64 characters, got %d", len(pc.ID)))
+		case strings.IndexFunc(pc.ID, func(r rune) bool {
 			return !(r == '_' || r == '.' || r == '-' || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9'))
 		}) >= 0:
-			add(key("id"), fmt.Sprintf("%q may only contain letters, digits, '_', '.' and '-'", p.ID))
+			p.add(key("id"), fmt.Sprintf("%q may only contain letters, digits, '_', '.' and '-'", pc.ID))
 		default:
-			if j, dup := firstIndex[p.ID]; dup {
-				add(key("id"), fmt.Sprintf("duplicate id %q (also providers[%d])", p.ID, j))
+			if j, dup := firstIndex[pc.ID]; dup {
+				p.add(key("id"), fmt.Sprintf("duplicate id %q (also providers[%d])", pc.ID, j))
 			} else {
-				firstIndex[p.ID] = i
+				firstIndex[pc.ID] = i
 			}
 		}
 
-		switch p.Kind {
+		switch pc.Kind {
 		case "openai-responses", "openai-chat":
-			if p.BaseURL == "" {
-				add(key("base_url"), "required for kind "+p.Kind)
-			} else if why := httpURL(p.BaseURL); why != "" {
-				add(key("base_url"), why)
+			if pc.BaseURL == "" {
+				p.add(key("base_url"), "required for kind "+pc.Kind)
+			} else if why := httpURL(pc.BaseURL); why != "" {
+				p.add(key("base_url"), why)
 			}
-			if p.Model == "" {
-				add(key("model"), "required for kind "+p.Kind)
+			if pc.Model == "" {
+				p.add(key("model"), "required for kind "+pc.Kind)
 			}
 			// A command or env on an HTTP provider would be silently
 			// ignored; it almost certainly means the kind is wrong.
-			if len(p.Command) > 0 {
-				add(key("command"), "only valid for kind acp")
+			if len(pc.Command) > 0 {
+				p.add(key("command"), "only valid for kind acp")
 			}
-			if len(p.Env) > 0 {
-				add(key("env"), "only valid for kind acp")
+			if len(pc.Env) > 0 {
+				p.add(key("env"), "only valid for kind acp")
 			}
 		case "acp":
-			if len(p.Command) == 0 || p.Command[0] == "" {
-				add(key("command"), "required for kind acp (the agent's argv)")
+			if len(pc.Command) == 0 || pc.Command[0] == "" {
+				p.add(key("command"), "required for kind acp (the agent's argv)")
 			}
-			if p.BaseURL != "" {
-				add(key("base_url"), "not valid for kind acp")
+			if pc.BaseURL != "" {
+				p.add(key("base_url"), "not valid for kind acp")
 			}
-			if p.APIKeyEnv != "" {
-				add(key("api_key_env"), "not valid for kind acp (pass secrets through env)")
+			if pc.APIKeyEnv != "" {
+				p.add(key("api_key_env"), "not valid for kind acp (pass secrets through env)")
 			}
-			for name, src := range p.Env {
+			for name, src := range pc.Env {
 				// Lower case is allowed here because conventional
 				// variables such as http_proxy are lower case.
 				if !envName(name, true) {
-					add(key("env"), fmt.Sprintf("%q is not a valid environment variable name", name))
+					p.add(key("env"), fmt.Sprintf("%q is not a valid environment variable name", name))
 				}
 				if !envName(src, true) {
-					add(key("env."+name), fmt.Sprintf("%q is not a valid environment variable name", src))
+					p.add(key("env."+name), fmt.Sprintf("%q is not a valid environment variable name", src))
 				}
 			}
 		case "":
-			add(key("kind"), "required (want openai-responses, openai-chat or acp)")
+			p.add(key("kind"), "required (want openai-responses, openai-chat or acp)")
 		default:
-			add(key("kind"), fmt.Sprintf("unknown kind %q (want openai-responses, openai-chat or acp)", p.Kind))
+			p.add(key("kind"), fmt.Sprintf("unknown kind %q (want openai-responses, openai-chat or acp)", pc.Kind))
 		}
 
-		if p.APIKeyEnv != "" && !envName(p.APIKeyEnv, false) {
-			add(key("api_key_env"), fmt.Sprintf("%q is not a valid environment variable name ([A-Z_][A-Z0-9_]*)", p.APIKeyEnv))
+		if pc.APIKeyEnv != "" && !envName(pc.APIKeyEnv, false) {
+			p.add(key("api_key_env"), fmt.Sprintf("%q is not a valid environment variable name ([A-Z_][A-Z0-9_]*)", pc.APIKeyEnv))
 		}
-		if p.MaxConcurrency < 0 || p.MaxConcurrency > 64 {
-			add(key("max_concurrency"), fmt.Sprintf("must be 0 (meaning 1) to 64, got %d", p.MaxConcurrency))
+		if pc.MaxConcurrency < 0 || pc.MaxConcurrency > 64 {
+			p.add(key("max_concurrency"), fmt.Sprintf("must be 0 (meaning 1) to 64, got %d", pc.MaxConcurrency))
 		}
-		for j, proj := range p.Projects {
+		for j, proj := range pc.Projects {
 			if proj == "" {
-				add(fmt.Sprintf("providers[%d].projects[%d]", i, j), "must not be empty")
+				p.add(fmt.Sprintf("providers[%d].projects[%d]", i, j), "must not be empty")
 			}
 		}
 	}
+}
 
-	// [swarm]
-	switch c.Swarm.Runtime {
+// validate checks the [swarm] table.
+func (s SwarmConfig) validate(p *problems) {
+	switch s.Runtime {
 	case "manual":
 	case "process":
-		if len(c.Swarm.ProcessCommand) == 0 || c.Swarm.ProcessCommand[0] == "" {
-			add("swarm.process_command", "required for runtime process")
+		if len(s.ProcessCommand) == 0 || s.ProcessCommand[0] == "" {
+			p.add("swarm.process_command", "required for runtime process")
 		}
 	default:
-		add("swarm.runtime", fmt.Sprintf("unknown runtime %q (want manual or process)", c.Swarm.Runtime))
+		p.add("swarm.runtime", fmt.Sprintf("unknown runtime %q (want manual or process)", s.Runtime))
 	}
+}
 
-	return errors.Join(errs...)
+// envName reports whether s is an environment variable name:
+// [A-Z_][A-Z0-9_]*, or with lower-case letters too if lower is set.
+func envName(s string, lower bool) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		ok := ch == '_' || ('A' <= ch && ch <= 'Z') ||
+			(lower && 'a' <= ch && ch <= 'z') || (i > 0 && '0' <= ch && ch <= '9')
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// httpURL returns why s is not an absolute http(s) URL with a host, or ""
+// if it is.
+func httpURL(s string) string {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return "not a valid URL"
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Sprintf("must be an absolute http:// or https:// URL, got scheme %q", u.Scheme)
+	case u.Host == "":
+		return "must be an absolute URL with a host"
+	}
+	return ""
 }
 
 // DatabaseURL returns the database URL to use: the configured one, or a

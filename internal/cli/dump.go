@@ -134,7 +134,9 @@ func runImport(e *env, args []string) error {
 		defer f.Close()
 		r = f
 	}
-	s, err := e.open(openOptions{})
+	// Import is how a lost database is restored, so it may create one,
+	// also where the data directory says a database existed.
+	s, err := e.open(openOptions{create: true, reinit: true})
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/auth"
+	"github.com/continuo-dev/continuo/internal/datadir"
 	"github.com/continuo-dev/continuo/internal/mcpserver"
 	"github.com/continuo-dev/continuo/internal/metrics"
 	"github.com/continuo-dev/continuo/internal/store"
@@ -31,33 +32,76 @@ type app struct {
 	metrics  *metrics.Registry
 }
 
-// wire opens the store and builds the services.
-func (e *env) wire() (*app, error) {
+// wire opens the store and builds the services. With prepare, the store
+// may be created (serve, stdio, init) and prepare runs under the init lock.
+func (e *env) wire(o openOptions) (*app, error) {
 	reg := metrics.NewRegistry()
 	commits := reg.Histogram("continuo_db_commit_seconds", "Duration of database commits (one commit may carry several writes).", metrics.DefBuckets)
 	writes := reg.Counter("continuo_db_commit_writes_total", "Writes committed (group commit: several per commit).")
-	s, err := e.open(openOptions{onCommit: func(d time.Duration, n int) {
+	o.onCommit = func(d time.Duration, n int) {
 		commits.Observe(d.Seconds())
 		writes.Add(float64(n))
-	}})
+	}
+	s, err := e.open(o)
 	if err != nil {
 		return nil, err
 	}
-	a := auth.New(s, nil)
-	wf := workflow.New(s, a, &workflow.Options{WorktreeDir: filepath.Join(e.dataDir, "worktrees")})
-	return &app{store: s, auth: a, workflow: wf, metrics: reg}, nil
+	return e.services(s, reg), nil
 }
 
-// bootstrap prepares a fresh database: the admin identity and, when the
-// current directory is a git checkout, a project for it.
-func (e *env) bootstrap(a *app, issueToken bool) (*auth.IssuedToken, *continuo.Project, error) {
-	var first *auth.ProjectSpec
-	if cwd, err := os.Getwd(); err == nil && workspace.IsRepo(e.ctx, cwd) {
-		if top, err := workspace.TopLevel(e.ctx, cwd); err == nil {
+// services builds the services on an open store.
+func (e *env) services(s store.Store, reg *metrics.Registry) *app {
+	a := auth.New(s, nil)
+	wf := workflow.New(s, a, &workflow.Options{WorktreeDir: filepath.Join(e.dataDir, "worktrees")})
+	return &app{store: s, auth: a, workflow: wf, metrics: reg}
+}
+
+// firstStart is what a first start made: the admin token (when asked for
+// one) and the project it registered, with the reason it chose that one.
+type firstStart struct {
+	token   *auth.IssuedToken
+	project *continuo.Project
+	fromCwd bool // the project is the checkout the command ran in (no --project)
+	fresh   bool // this start bootstrapped the database
+}
+
+// bootstrapper returns an openOptions.prepare that bootstraps a fresh
+// database into *out: the admin identity and a first project — the
+// checkout named by --project (projectFlag), none for --project none, else
+// the git checkout the command runs in, if any.
+func (e *env) bootstrapper(projectFlag string, issueToken bool, out *firstStart) func(store.Store) error {
+	return func(s store.Store) error {
+		a := auth.New(s, nil)
+		if done, err := a.Bootstrapped(e.ctx); err != nil || done {
+			return err
+		}
+		var first *auth.ProjectSpec
+		switch projectFlag {
+		case "none":
+		case "":
+			if cwd, err := os.Getwd(); err == nil && workspace.IsRepo(e.ctx, cwd) {
+				if top, err := workspace.CheckoutRoot(e.ctx, cwd); err == nil {
+					first = &auth.ProjectSpec{Name: projectName(filepath.Base(top)), Root: top, Writable: true}
+					out.fromCwd = true
+				}
+			}
+		default:
+			top, err := workspace.CheckoutRoot(e.ctx, projectFlag)
+			if err != nil {
+				return continuo.Invalid("project", "--project: %v (or --project none)", err)
+			}
 			first = &auth.ProjectSpec{Name: projectName(filepath.Base(top)), Root: top, Writable: true}
 		}
+		var err error
+		out.token, out.project, err = a.Bootstrap(e.ctx, first, issueToken)
+		// Another replica on the same PostgreSQL database may have won:
+		// then Bootstrap made nothing and issued no token.
+		out.fresh = err == nil && (out.token != nil || !issueToken)
+		if out.project == nil {
+			out.fromCwd = false
+		}
+		return err
 	}
-	return a.auth.Bootstrap(e.ctx, first, issueToken)
 }
 
 // projectName turns a directory name into a valid project name.
@@ -92,9 +136,11 @@ func tuneGC() {
 }
 
 func runServe(e *env, args []string) error {
-	fs := e.flags("serve", "serve [--listen 127.0.0.1:7300] [--database-url sqlite://PATH | postgres://USER@HOST/DB]")
+	fs := e.flags("serve", "serve [--listen 127.0.0.1:7300] [--database-url sqlite://PATH | postgres://USER@HOST/DB] [--project DIR|none] [--init]")
 	listen := fs.String("listen", "", "`address` to listen on (default 127.0.0.1:7300)")
 	dbURL := fs.String("database-url", "", "database `url`: sqlite://PATH (default DATA_DIR/continuo.db) or postgres://USER@HOST/DB")
+	project := fs.String("project", "", "on a first start, register the git checkout `DIR` as the first project (none: no project; default: the checkout the command runs in)")
+	reinit := fs.Bool("init", false, "create a new, empty database even though this data directory's database was lost")
 	if _, err := e.parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -104,19 +150,42 @@ func runServe(e *env, args []string) error {
 	if *dbURL != "" {
 		e.cfg.Database.URL = *dbURL
 	}
+	if err := e.cfg.Validate(); err != nil {
+		return err
+	}
 	tuneGC()
-	a, err := e.wire()
+	// One server per data directory: a second one would share its
+	// worktrees and, on SQLite, its database with the first.
+	if err := os.MkdirAll(e.dataDir, 0o700); err != nil {
+		return fmt.Errorf("create data directory: %w", err)
+	}
+	lock, err := datadir.TryLock(filepath.Join(e.dataDir, serveLockName))
+	var locked *datadir.LockedError
+	if errors.As(err, &locked) {
+		who := "another continuo serve"
+		if locked.PID > 0 {
+			who += fmt.Sprintf(" (pid %d)", locked.PID)
+		}
+		return continuo.Errorf(continuo.CodeConflict, "%s is already serving the data directory %s; stop it first, or give this server its own --data-dir", who, e.dataDir)
+	} else if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	// Bind before anything is created: a first start that cannot listen
+	// must not make the database and print its admin token into a failure.
+	ln, err := net.Listen("tcp", e.cfg.Server.Listen)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	var first firstStart
+	a, err := e.wire(openOptions{create: true, reinit: *reinit, prepare: e.bootstrapper(*project, true, &first)})
 	if err != nil {
 		return err
 	}
 	defer a.store.Close()
-	token, project, err := e.bootstrap(a, true)
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", e.cfg.Server.Listen)
-	if err != nil {
-		return err
+	if *project != "" && !first.fresh {
+		fmt.Fprintf(e.stderr, "continuo: --project applies to a first start only; this data directory exists already (use `continuo project add`)\n")
 	}
 	key, err := a.auth.SessionKey(e.ctx)
 	if err != nil {
@@ -128,9 +197,11 @@ func runServe(e *env, args []string) error {
 	if u, err := url.Parse(e.cfg.Server.PublicURL); err == nil {
 		publicHost = u.Host
 	}
+	streams, closeStreams := context.WithCancel(context.WithoutCancel(e.ctx))
+	defer closeStreams()
 	srv := &http.Server{
-		Handler: web.Handler(web.Options{MCP: mcpSrv, Auth: a.auth, Ready: a.store.Ping, Metrics: a.metrics, Logger: e.log,
-			PublicHost: publicHost, PublicURL: e.cfg.Server.PublicURL, Sessions: sessions}),
+		Handler: endStreams(streams, web.Handler(web.Options{MCP: mcpSrv, Auth: a.auth, Ready: a.store.Ping, Metrics: a.metrics, Logger: e.log,
+			PublicHost: publicHost, PublicURL: e.cfg.Server.PublicURL, Sessions: sessions})),
 		// Bounded header reads; no write timeout, because MCP streams
 		// (server-sent events) legitimately stay open.
 		ReadHeaderTimeout: 10 * time.Second,
@@ -141,7 +212,7 @@ func runServe(e *env, args []string) error {
 	if base == "" {
 		base = "http://" + ln.Addr().String()
 	}
-	e.announce(strings.TrimSuffix(base, "/")+"/mcp", ln.Addr().String(), token, project)
+	e.announce(strings.TrimSuffix(base, "/")+"/mcp", ln.Addr().String(), &first)
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -151,6 +222,9 @@ func runServe(e *env, args []string) error {
 	case <-e.ctx.Done():
 	}
 	e.log.Info("shutting down")
+	// Shutdown waits for requests in flight (tool calls finish), but a
+	// server-sent event stream never finishes by itself: end those at once.
+	closeStreams()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(e.ctx), 10*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
@@ -159,34 +233,133 @@ func runServe(e *env, args []string) error {
 	return nil
 }
 
+// endStreams ends GET requests — the server-sent event streams a client
+// keeps open to hear from the server — when done ends, so that a shutdown
+// does not wait for clients to hang up. Other requests keep their own
+// context and finish.
+func endStreams(done context.Context, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			stop := context.AfterFunc(done, cancel)
+			defer stop()
+			r = r.WithContext(ctx)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// runInit creates and bootstraps a data directory without serving: the
+// database, the admin group, principal and token (printed once), and a
+// first project. On an initialised directory it changes nothing and prints
+// no secret.
+func runInit(e *env, args []string) error {
+	fs := e.flags("init", "init [--database-url sqlite://PATH | postgres://USER@HOST/DB] [--project DIR|none] [--init]")
+	dbURL := fs.String("database-url", "", "database `url`: sqlite://PATH (default DATA_DIR/continuo.db) or postgres://USER@HOST/DB")
+	project := fs.String("project", "", "register the git checkout `DIR` as the first project (none: no project; default: the checkout the command runs in)")
+	reinit := fs.Bool("init", false, "create a new, empty database even though this data directory's database was lost")
+	if _, err := e.parse(fs, args, 0); err != nil {
+		return err
+	}
+	if *dbURL != "" {
+		e.cfg.Database.URL = *dbURL
+	}
+	var first firstStart
+	s, err := e.open(openOptions{create: true, reinit: *reinit, prepare: e.bootstrapper(*project, true, &first)})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if e.json {
+		v := map[string]any{"data_dir": e.dataDir, "created": first.fresh}
+		if first.token != nil {
+			v["admin_token"], v["admin_token_id"] = first.token.Token, first.token.TokenID
+		}
+		if first.project != nil {
+			v["project"], v["project_id"], v["project_root"] = first.project.Name, first.project.ID, first.project.Root
+		}
+		e.out(v, "")
+		return nil
+	}
+	w := e.stdout
+	if !first.fresh {
+		fmt.Fprintf(w, "The data directory %s is initialised already; nothing changed.\n", e.dataDir)
+		if *project != "" {
+			fmt.Fprintf(w, "(--project applies to a first start only: use `continuo project add NAME --root DIR --grant admin:write`.)\n")
+		}
+		return nil
+	}
+	fmt.Fprintf(w, "Initialised the Continuo data directory %s.\n", e.dataDir)
+	e.printFirstStart(&first)
+	return nil
+}
+
 // announce tells the operator how to connect. With --json it prints one
 // JSON object (scripts and tests read it); otherwise a short text.
-func (e *env) announce(mcpURL, addr string, token *auth.IssuedToken, project *continuo.Project) {
+func (e *env) announce(mcpURL, addr string, first *firstStart) {
 	if e.json {
 		v := map[string]any{"mcp_url": mcpURL, "listen": addr, "data_dir": e.dataDir}
-		if token != nil {
-			v["admin_token"] = token.Token
-			v["admin_token_id"] = token.TokenID
+		if first.token != nil {
+			v["admin_token"] = first.token.Token
+			v["admin_token_id"] = first.token.TokenID
 		}
-		if project != nil {
-			v["project_id"] = project.ID
-			v["project"] = project.Name
+		if first.project != nil {
+			v["project_id"] = first.project.ID
+			v["project"] = first.project.Name
+			v["project_root"] = first.project.Root
 		}
 		e.out(v, "")
 		return
 	}
 	w := e.stdout
 	fmt.Fprintf(w, "Continuo is running.\n  MCP endpoint:   %s\n  Data directory: %s\n", mcpURL, e.dataDir)
-	if project != nil {
-		fmt.Fprintf(w, "  Project:        %s (%s) registered for %s\n", project.Name, project.ID, project.Root)
-	}
 	secret := "<TOKEN>"
-	if token != nil {
-		secret = token.Token
-		fmt.Fprintf(w, "\nAdmin token (shown once; keep it secret):\n  %s\n", token.Token)
+	if first.fresh {
+		e.printFirstStart(first)
+		if first.token != nil {
+			secret = first.token.Token
+		}
 	} else {
-		fmt.Fprintf(w, "\nThe admin token was shown at first start. Make another with:\n  continuo token create --principal NAME --scopes sessions:read,sessions:write --data-dir %s\n", e.dataDir)
+		dd := ""
+		if e.dataDirFlagged() {
+			dd = " --data-dir " + e.dataDir
+		}
+		fmt.Fprintf(w, "\nThe admin token was shown at first start. Make another with:\n  continuo token create --principal admin --scopes admin%s\n", dd)
 	}
 	fmt.Fprintf(w, "\nConnect Claude Code:\n  claude mcp add --transport http continuo %s --header \"Authorization: Bearer %s\"\n", mcpURL, secret)
 	fmt.Fprintf(w, "Connect Codex CLI (~/.codex/config.toml):\n  [mcp_servers.continuo]\n  url = %q\n  bearer_token_env_var = \"CONTINUO_TOKEN\"\n", mcpURL)
+}
+
+// dataDirFlagged reports whether the data directory is not the default
+// one, so that printed commands must name it.
+func (e *env) dataDirFlagged() bool {
+	def, err := datadir.Default(os.Getenv, os.UserHomeDir)
+	return err != nil || def != e.dataDir
+}
+
+// printFirstStart says what a first start made, and the exact commands
+// that give another person or assistant a token that sees the project.
+func (e *env) printFirstStart(first *firstStart) {
+	w := e.stdout
+	dd := ""
+	if e.dataDirFlagged() {
+		dd = " --data-dir " + e.dataDir
+	}
+	grant, grantTo := "PROJECT", "once a project exists, --grant lets the token see it"
+	if p := first.project; p != nil {
+		grant, grantTo = p.Name, "--grant lets it see "+p.Name
+		fmt.Fprintf(w, "  Project:        %s (%s) registered for %s\n", p.Name, p.ID, p.Root)
+		if first.fromCwd {
+			fmt.Fprintf(w, "                  (the git checkout this first start ran in; remove it with\n"+
+				"                  `continuo project remove %s%s`; a first start takes --project DIR|none to choose)\n", p.Name, dd)
+		}
+	} else {
+		fmt.Fprintf(w, "  Project:        none (add one: continuo project add NAME --root DIR --grant admin:write%s)\n", dd)
+	}
+	if first.token != nil {
+		fmt.Fprintf(w, "\nAdmin token (shown once; keep it secret):\n  %s\n", first.token.Token)
+	}
+	fmt.Fprintf(w, "\nGive each person or assistant its own token (tokens of one group share sessions); %s:\n"+
+		"  continuo token create --principal alice --scopes sessions:read,sessions:write --grant %s:write%s\n", grantTo, grant, dd)
 }

@@ -14,6 +14,8 @@ func runStdio(e *env, args []string) error {
 	fs := e.flags("stdio", "stdio [--principal NAME] [--scopes S1,S2]")
 	principal := fs.String("principal", "", "the `name` of the principal this connection acts as (default: [stdio] principal, else admin)")
 	scopes := fs.String("scopes", "", "comma-separated `scopes` of the connection (default: every scope)")
+	project := fs.String("project", "", "on a first start, register the git checkout `DIR` as the first project (none: no project; default: the checkout the command runs in)")
+	reinit := fs.Bool("init", false, "create a new, empty database even though this data directory's database was lost")
 	if _, err := e.parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -35,19 +37,24 @@ func runStdio(e *env, args []string) error {
 		}
 	}
 	tuneGC()
-	a, err := e.wire()
+	// Several stdio servers may share a data directory (a client starts
+	// one per conversation): SQLite serializes their writes. The init lock
+	// makes their first starts, which create and migrate the database,
+	// take turns.
+	var first firstStart
+	a, err := e.wire(openOptions{create: true, reinit: *reinit, prepare: e.bootstrapper(*project, false, &first)})
 	if err != nil {
 		return err
 	}
 	defer a.store.Close()
-	if _, _, err := e.bootstrap(a, false); err != nil {
-		return err
+	if first.project != nil {
+		e.log.Info("first start: registered a project", "project", first.project.Name, "root", first.project.Root)
 	}
 	caller, err := a.auth.Principal(e.ctx, name, sc)
 	if err != nil {
 		return err
 	}
-	e.log.Info("serving MCP on stdio", "principal", name)
+	e.log.Info("serving MCP on stdio", "principal", name, "data_dir", e.dataDir)
 	srv := mcpserver.New(mcpserver.Options{Workflow: a.workflow, Caller: caller, Metrics: a.metrics, Logger: e.log})
 	return srv.Run(e.ctx, &mcp.StdioTransport{})
 }

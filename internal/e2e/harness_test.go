@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -95,10 +96,7 @@ func databaseURL(dir string) string {
 // command runs the continuo binary on dataDir (and its database).
 func command(dataDir string, args ...string) *exec.Cmd {
 	cmd := exec.Command(binary, append(args, "--data-dir", dataDir)...)
-	cmd.Env = os.Environ()
-	if u := databaseURL(dataDir); u != "" {
-		cmd.Env = append(cmd.Env, "CONTINUO_DATABASE_URL="+u)
-	}
+	cmd.Env = append(os.Environ(), databaseEnv(dataDir)...)
 	return cmd
 }
 
@@ -119,10 +117,11 @@ func eachEngine(t *testing.T, fn func(t *testing.T, engine string)) {
 }
 
 // start runs `continuo serve` on dataDir, from workDir (which decides the
-// bootstrapped project), and waits until it has announced itself.
-func start(t *testing.T, dataDir, workDir string) *server {
+// bootstrapped project), with extra flags, and waits until it has announced
+// itself.
+func start(t *testing.T, dataDir, workDir string, extra ...string) *server {
 	t.Helper()
-	cmd := command(dataDir, "serve", "--json", "--listen", "127.0.0.1:0")
+	cmd := command(dataDir, append([]string{"serve", "--json", "--listen", "127.0.0.1:0"}, extra...)...)
 	cmd.Dir = workDir
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -162,6 +161,35 @@ func start(t *testing.T, dataDir, workDir string) *server {
 		t.Fatalf("continuo serve did not announce itself: %s", stderr.String())
 	}
 	return s
+}
+
+// startFails runs `continuo serve` on dataDir where it must refuse to
+// start, and returns its exit status and stderr.
+func startFails(t *testing.T, dataDir, workDir string, extra ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	args := append([]string{"serve", "--json", "--listen", "127.0.0.1:0", "--data-dir", dataDir}, extra...)
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = append(os.Environ(), databaseEnv(dataDir)...)
+	cmd.Dir = workDir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || ctx.Err() != nil {
+		t.Fatalf("continuo serve should have refused to start: %v\nstdout %s\nstderr %s", err, out, stderr.String())
+	}
+	return exit.ExitCode(), stderr.String()
+}
+
+// databaseEnv is the environment that binds a command to dataDir's
+// PostgreSQL database, if it has one.
+func databaseEnv(dataDir string) []string {
+	if u := databaseURL(dataDir); u != "" {
+		return []string{"CONTINUO_DATABASE_URL=" + u}
+	}
+	return nil
 }
 
 // kill stops the process with SIGKILL: no shutdown code runs.

@@ -83,6 +83,8 @@ type ReadSessionHandoffArgs struct {
 // ProjectsResult is the result of list_projects.
 type ProjectsResult struct {
 	Projects []workflow.ProjectView `json:"projects"`
+	// Hint says, when there are no projects, why and what to ask for.
+	Hint string `json:"hint,omitempty"`
 }
 
 // Worktree is a session's own git worktree.
@@ -209,11 +211,11 @@ func (s *server) registerSessionTools(srv *mcp.Server) {
 	add(s, srv, tool{name: "list_projects", title: "List projects", readOnly: true, idempotent: true,
 		desc: "List the projects your group can reach, with your access, whether the server has the project's checkout, and its named checks."},
 		func(ctx context.Context, c *continuo.Caller, _ *ListProjectsArgs) (*ProjectsResult, error) {
-			ps, err := wf.Projects(ctx, c)
+			ps, hint, err := wf.Projects(ctx, c)
 			if err != nil {
 				return nil, err
 			}
-			return &ProjectsResult{Projects: ps}, nil
+			return &ProjectsResult{Projects: ps, Hint: hint}, nil
 		})
 
 	add(s, srv, tool{name: "work_on_project", title: "Start or resume a session",

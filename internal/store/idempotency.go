@@ -8,4 +8,7 @@ type IdempotencyTx interface {
 	// IdempotencyCreate records a key; a key already recorded in the scope
 	// is ErrConflict.
 	IdempotencyCreate(ctx context.Context, rec Idempotency) error
+	// IdempotencyDelete forgets the keys of a scope: all of them, or only
+	// those whose result is p.ResultID. Forgetting none is not an error.
+	IdempotencyDelete(ctx context.Context, p IdempotencyDeleteParams) error
 }

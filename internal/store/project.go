@@ -19,4 +19,10 @@ type ProjectTx interface {
 	GrantGet(ctx context.Context, projectID, groupID string) (continuo.Access, error)
 	// GrantList lists a group's grants by project ID.
 	GrantList(ctx context.Context, groupID string) ([]continuo.Grant, error)
+	// GrantDelete takes a group's grant on a project away; ErrNotFound when
+	// it had none.
+	GrantDelete(ctx context.Context, projectID, groupID string) error
+	// ProjectDelete deletes a project and its grants; ErrNotFound for an
+	// unknown ID. Its sessions must be deleted first.
+	ProjectDelete(ctx context.Context, id string) error
 }

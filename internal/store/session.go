@@ -29,4 +29,11 @@ type SessionTx interface {
 	SessionList(ctx context.Context, p SessionListParams) ([]continuo.Session, int64, error)
 
 	InstructionAppend(ctx context.Context, in Instruction) error
+
+	// SessionListByProject lists the sessions of every group in a project,
+	// by ID (for the operator: removing a project).
+	SessionListByProject(ctx context.Context, projectID string) ([]continuo.Session, error)
+	// SessionDelete deletes a session with its instructions and messages;
+	// ErrNotFound for an unknown ID.
+	SessionDelete(ctx context.Context, id string) error
 }

@@ -72,6 +72,9 @@ var (
 	// ErrSchema is returned by Open for a database whose schema the binary
 	// cannot use as it is (older: migrate; newer: upgrade the binary).
 	ErrSchema = errors.New("store: schema version mismatch")
+	// ErrNoDatabase is returned by Open, when asked to open an existing
+	// database only, for one that does not exist or has no schema yet.
+	ErrNoDatabase = errors.New("store: no Continuo database")
 )
 
 // Store is a database.
@@ -90,7 +93,9 @@ type Store interface {
 	// state it waits for after every wake-up and also every PollInterval.
 	// The subscription ends, and the channel is closed, when ctx ends.
 	Listen(ctx context.Context, channel string) (<-chan string, error)
-	// Ping reports whether the database answers.
+	// Ping reports whether the database answers and is still the one
+	// that was opened (a SQLite file deleted or replaced under the open
+	// handle is an error: writes to it would be lost).
 	Ping(ctx context.Context) error
 	// Close releases the database.
 	Close() error
@@ -147,6 +152,12 @@ type Idempotency struct {
 	RequestHash string
 	ResultID    string
 	CreatedAt   time.Time
+}
+
+// IdempotencyDeleteParams selects keys to forget.
+type IdempotencyDeleteParams struct {
+	Scope    string
+	ResultID string // "": every key of the scope
 }
 
 // TokenRevokeParams revokes a token.

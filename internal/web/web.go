@@ -37,7 +37,8 @@ type Options struct {
 	// Limits bound bodies and sessions; zero fields take their defaults.
 	Limits Limits
 	// PublicURL is the configured public URL; its origin may call /mcp from
-	// a browser, as may loopback origins and AllowedOrigins.
+	// a browser, as may loopback origins and AllowedOrigins, and the landing
+	// page shows the MCP endpoint under it.
 	PublicURL      string
 	AllowedOrigins []string
 	// PublicHost is the host (and port) of the configured public URL. A
@@ -118,7 +119,7 @@ func Handler(o Options) http.Handler {
 	}
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_ = landing.Execute(w, map[string]string{"MCP": "//" + r.Host + "/mcp", "Version": mcpserver.Version})
+		_ = landing.Execute(w, map[string]string{"MCP": mcpURL(o.PublicURL, r), "Version": mcpserver.Version})
 	})
 	var h http.Handler = mux
 	if o.Metrics != nil {
@@ -131,10 +132,24 @@ var landing = template.Must(template.New("landing").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Continuo</title></head>
 <body><h1>Continuo {{.Version}}</h1>
 <p>Durable continuity for AI work. Connect an MCP client to <code>{{.MCP}}</code> with a bearer token
-(<code>continuo token create --principal NAME --scopes sessions:read,sessions:write --json</code>).</p>
+(<code>continuo token create --principal NAME --scopes sessions:read,sessions:write --grant PROJECT:write --json</code>).</p>
 <p><a href="/healthz">healthz</a> · <a href="/readyz">readyz</a> · <a href="/metrics">metrics</a></p>
 </body></html>
 `))
+
+// mcpURL is the absolute URL of the MCP endpoint as a client should use
+// it: under the public URL when one is configured, else on the host the
+// request named, over https when the request came over TLS.
+func mcpURL(publicURL string, r *http.Request) string {
+	if publicURL != "" {
+		return strings.TrimSuffix(publicURL, "/") + "/mcp"
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + "/mcp"
+}
 
 type callerKey struct{}
 

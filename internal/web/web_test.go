@@ -137,3 +137,36 @@ func TestProbesAndMetrics(t *testing.T) {
 	check(s.URL+"/metrics", 200, `continuo_http_requests_total{code="200",route="/healthz"} 1`)
 	check(s.URL+"/metrics", 200, `continuo_http_requests_total{code="404",route="other"} 1`)
 }
+
+// The landing page shows the MCP endpoint as an absolute URL a client can
+// paste: under the public URL when one is set, https over TLS.
+func TestLandingURL(t *testing.T) {
+	page := func(s *httptest.Server, c *http.Client) string {
+		t.Helper()
+		resp, err := c.Get(s.URL + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	h := func(public string) http.Handler {
+		return web.Handler(web.Options{MCP: mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil), Auth: tokens{}, PublicURL: public})
+	}
+	plain := httptest.NewServer(h(""))
+	defer plain.Close()
+	if body := page(plain, http.DefaultClient); !strings.Contains(body, "<code>"+plain.URL+"/mcp</code>") {
+		t.Errorf("plain HTTP: want %s/mcp in\n%s", plain.URL, body)
+	}
+	tls := httptest.NewTLSServer(h(""))
+	defer tls.Close()
+	if body := page(tls, tls.Client()); !strings.Contains(body, "<code>https://"+strings.TrimPrefix(tls.URL, "https://")+"/mcp</code>") {
+		t.Errorf("TLS: want %s/mcp in\n%s", tls.URL, body)
+	}
+	public := httptest.NewServer(h("https://continuo.example.com/"))
+	defer public.Close()
+	if body := page(public, http.DefaultClient); !strings.Contains(body, "<code>https://continuo.example.com/mcp</code>") {
+		t.Errorf("public URL: want https://continuo.example.com/mcp in\n%s", body)
+	}
+}

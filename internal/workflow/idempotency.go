@@ -17,6 +17,11 @@ import (
 // input is a conflict. The record is written in the same transaction as
 // the mutation, so it is exactly as durable.
 
+// The scopes keys are unique within: a session's messages, and a group's
+// work_on_project calls (whose result is a session).
+func messageScope(sessionID string) string { return "msg:" + sessionID }
+func workScope(groupID string) string      { return "work:" + groupID }
+
 // fingerprint hashes what "the same input" means for one kind of mutation.
 func fingerprint(parts ...any) string {
 	b, _ := json.Marshal(parts) // plain strings and slices: cannot fail

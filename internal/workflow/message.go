@@ -50,7 +50,7 @@ func (s *Service) PostMessage(ctx context.Context, c *continuo.Caller, in Post) 
 		if err != nil {
 			return err
 		}
-		scope := "msg:" + sess.ID
+		scope := messageScope(sess.ID)
 		if id, err := replay(ctx, tx, scope, in.DeliveryKey, in.fingerprint()); err != nil {
 			return err
 		} else if id != "" {

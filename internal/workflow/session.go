@@ -2,7 +2,10 @@ package workflow
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"sort"
 	"strconv"
 	"unicode/utf8"
@@ -21,13 +24,17 @@ type ProjectView struct {
 	Checks    []string        `json:"checks"`
 }
 
-// Projects lists the projects the caller's group may reach.
-func (s *Service) Projects(ctx context.Context, c *continuo.Caller) ([]ProjectView, error) {
+// Projects lists the projects the caller's group may reach. When there
+// are none, hint says why and what the operator runs to change that (the
+// same words whether or not other groups have projects: a group learns
+// nothing about others' projects).
+func (s *Service) Projects(ctx context.Context, c *continuo.Caller) (projects []ProjectView, hint string, err error) {
 	if err := c.Require(continuo.ScopeSessionsRead); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	var out []ProjectView
-	err := s.store.Read(ctx, func(tx store.Tx) error {
+	group := ""
+	err = s.store.Read(ctx, func(tx store.Tx) error {
 		vis, err := s.auth.Projects(ctx, tx, c)
 		if err != nil {
 			return err
@@ -37,10 +44,33 @@ func (s *Service) Projects(ctx context.Context, c *continuo.Caller) ([]ProjectVi
 			out = append(out, ProjectView{ProjectID: v.Project.ID, Name: v.Project.Name, Access: v.Access,
 				HasRoot: v.Project.Root != "", Writable: v.Project.Writable, Checks: checkNames(v.Project.Checks)})
 		}
+		if len(out) == 0 {
+			g, err := tx.GroupGet(ctx, c.GroupID)
+			if err != nil {
+				return err
+			}
+			group = g.Name
+		}
 		return nil
 	})
+	if err != nil {
+		return nil, "", err
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, err
+	if len(out) == 0 {
+		hint = noProjectsHint(group)
+	}
+	return out, hint, nil
+}
+
+// noProjectsHint explains an empty list_projects: projects are reached only
+// through a grant to the caller's group, which the operator gives.
+func noProjectsHint(group string) string {
+	return fmt.Sprintf("Your group %q has no grant on any project, so there is nothing to work on yet. "+
+		"Tell the user: the operator of this Continuo server gives access with "+
+		"`continuo project grant PROJECT %s:write` (or registers a checkout with "+
+		"`continuo project add NAME --root DIR --grant %s:write`, or makes your token with "+
+		"`continuo token create --principal NAME --scopes sessions:read,sessions:write --grant PROJECT:write`).", group, group, group)
 }
 
 func checkNames(m map[string]string) []string {
@@ -91,8 +121,11 @@ func (s *Service) WorkOnProject(ctx context.Context, c *continuo.Caller, in Work
 }
 
 func (s *Service) resume(ctx context.Context, c *continuo.Caller, in WorkOn) (*WorkResult, error) {
+	if err := s.restoreWorktree(ctx, c, in.SessionID); err != nil {
+		return nil, err
+	}
 	var res *WorkResult
-	scope := "work:" + c.GroupID
+	scope := workScope(c.GroupID)
 	err := s.store.Write(ctx, func(tx store.Tx) error {
 		sess, p, err := s.resolveWithProject(ctx, tx, c, in.SessionID)
 		if err != nil {
@@ -130,6 +163,35 @@ func (s *Service) resume(ctx context.Context, c *continuo.Caller, in WorkOn) (*W
 	return res, nil
 }
 
+// restoreWorktree makes the worktree of an active worktree-mode session
+// again when its directory was deleted, on the session's branch (which
+// keeps its commits; uncommitted changes went with the directory), so that
+// a resume never hands out a path that does not exist. It runs before the
+// resume's write, because git must not run inside one; a session it cannot
+// see is left to that write to report.
+func (s *Service) restoreWorktree(ctx context.Context, c *continuo.Caller, ref string) error {
+	var sess *continuo.Session
+	var p *continuo.Project
+	err := s.store.Read(ctx, func(tx store.Tx) (err error) {
+		sess, p, err = s.resolveWithProject(ctx, tx, c, ref)
+		return err
+	})
+	if err != nil || sess.Mode != continuo.ModeWorktree || sess.WorktreePath == "" || sess.Lifecycle != continuo.LifecycleActive {
+		return nil
+	}
+	if _, err := os.Stat(sess.WorktreePath); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	// git still lists the deleted worktree, and refuses to add one at its
+	// path (or to check its branch out elsewhere) until it forgets it.
+	_ = s.git.RemoveWorktree(ctx, p.Root, sess.WorktreePath)
+	if err := s.git.AddWorktree(ctx, p.Root, sess.WorktreePath, sess.WorktreeBranch); err != nil {
+		return continuo.Errorf(continuo.CodeInvalidState, "the worktree of session %s was deleted and could not be made again on branch %s; the server log has the details",
+			continuo.SessionRef(sess.Ref), sess.WorktreeBranch).Because(err)
+	}
+	return nil
+}
+
 func (s *Service) start(ctx context.Context, c *continuo.Caller, in WorkOn) (*WorkResult, error) {
 	mode := in.Mode
 	if mode == "" {
@@ -140,7 +202,7 @@ func (s *Service) start(ctx context.Context, c *continuo.Caller, in WorkOn) (*Wo
 	var p *continuo.Project
 	var ref int64
 	var prior *WorkResult // a replay of a keyed start
-	scope := "work:" + c.GroupID
+	scope := workScope(c.GroupID)
 	// replayed loads the session of an earlier start with the same key.
 	// It is asked before anything is made (no worktree for a replay) and
 	// again in the write (a concurrent start with the key may have won).

@@ -295,6 +295,58 @@ func testWorktreeMode(t *testing.T) {
 	if err != nil || !res.Resumed || res.Worktree != r.Worktree {
 		t.Fatalf("resume: %+v %v", res, err)
 	}
+
+	// A resume never hands out a worktree that does not exist: a deleted
+	// one is made again, on the session's branch with its commits.
+	if err := os.WriteFile(filepath.Join(r.Worktree, "work.txt"), []byte("done\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git := func(dir string, args ...string) string {
+		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e", "HOME="+root)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git(r.Worktree, "add", "work.txt")
+	git(r.Worktree, "commit", "-q", "-m", "work")
+	head := git(r.Worktree, "rev-parse", "HEAD")
+	if err := os.RemoveAll(r.Worktree); err != nil {
+		t.Fatal(err)
+	}
+	res, err = f.wf.WorkOnProject(f.ctx, f.caller, workflow.WorkOn{SessionID: "~s1", Instruction: "z"})
+	if err != nil || res.Worktree != r.Worktree {
+		t.Fatalf("resume after the worktree was deleted: %+v %v", res, err)
+	}
+	st, err = workspace.Probe(f.ctx, res.Worktree)
+	if err != nil || st.Branch != "continuo/s1" || st.Head != head {
+		t.Fatalf("recreated worktree: %+v %v; want branch continuo/s1 at %s", st, err, head)
+	}
+}
+
+// list_projects with nothing to show says why, as a hint in the result.
+func TestProjectsHint(t *testing.T) { stores.Each(t, testProjectsHint) }
+
+func testProjectsHint(t *testing.T) {
+	f := setup(t, "", workflow.Git{})
+	ps, hint, err := f.wf.Projects(f.ctx, f.caller)
+	if err != nil || len(ps) != 1 || hint != "" {
+		t.Fatalf("with a grant: %v %q %v", ps, hint, err)
+	}
+	tok, err := f.auth.CreateToken(f.ctx, "bob", []continuo.Scope{continuo.ScopeSessionsRead}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, err := f.auth.Authenticate(f.ctx, tok.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, hint, err = f.wf.Projects(f.ctx, bob)
+	if err != nil || len(ps) != 0 || !strings.Contains(hint, `group "bob" has no grant`) || !strings.Contains(hint, "continuo project grant PROJECT bob:write") {
+		t.Fatalf("without a grant: %v %q %v", ps, hint, err)
+	}
 }
 
 // The diagnostic view is model-facing too: it is redacted like the brief.

@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -206,4 +207,70 @@ func TopLevel(ctx context.Context, dir string) (string, error) {
 		return "", fmt.Errorf("workspace: top level: git printed a relative path %q", top)
 	}
 	return top, nil
+}
+
+// systemDirs are directories that are never a project's checkout, even
+// when git says they are one (etckeeper keeps /etc in git): a project's
+// root is where sessions make worktrees and run checks.
+var systemDirs = map[string]bool{
+	"/": true, "/bin": true, "/boot": true, "/dev": true, "/etc": true, "/home": true, "/lib": true,
+	"/lib32": true, "/lib64": true, "/libx32": true, "/media": true, "/mnt": true, "/opt": true,
+	"/proc": true, "/root": true, "/run": true, "/sbin": true, "/srv": true, "/sys": true, "/tmp": true,
+	"/usr": true, "/usr/bin": true, "/usr/lib": true, "/usr/local": true, "/usr/sbin": true,
+	"/usr/share": true, "/var": true, "/var/lib": true, "/var/tmp": true,
+	"/Applications": true, "/Library": true, "/System": true, "/Users": true, "/Volumes": true,
+	"/private": true, "/private/etc": true, "/private/tmp": true, "/private/var": true,
+}
+
+// CheckoutRoot validates a directory given as a project's root and returns
+// the top level of the git checkout it is in: dir must exist, be a
+// directory, be inside a git work tree, and neither it nor that top level
+// may be the filesystem root or a system directory. Errors are sentences
+// for the operator who typed dir.
+func CheckoutRoot(ctx context.Context, dir string) (string, error) {
+	if dir == "" {
+		return "", errors.New("the project root is empty")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", fmt.Errorf("%s does not exist", abs)
+	case err != nil:
+		return "", fmt.Errorf("%s cannot be read: %v", abs, err)
+	case !fi.IsDir():
+		return "", fmt.Errorf("%s is not a directory", abs)
+	}
+	if err := notSystem(abs); err != nil {
+		return "", err
+	}
+	if !IsRepo(ctx, abs) {
+		return "", fmt.Errorf("%s is not in a git checkout (a project's root is the top level of one, e.g. after git clone or git init)", abs)
+	}
+	top, err := TopLevel(ctx, abs)
+	if err != nil {
+		return "", fmt.Errorf("%s: cannot find the top level of its git checkout: %v", abs, err)
+	}
+	if err := notSystem(top); err != nil {
+		return "", err
+	}
+	return top, nil
+}
+
+// notSystem refuses the filesystem root and system directories, also when
+// reached through a symbolic link.
+func notSystem(dir string) error {
+	real := dir
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		real = r
+	}
+	for _, d := range []string{filepath.Clean(dir), filepath.Clean(real)} {
+		if systemDirs[filepath.ToSlash(d)] || filepath.Dir(d) == d {
+			return fmt.Errorf("%s is a system directory, not a project's checkout", dir)
+		}
+	}
+	return nil
 }

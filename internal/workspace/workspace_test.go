@@ -671,3 +671,34 @@ func TestProbeIgnoresInheritedGitDir(t *testing.T) {
 		t.Fatal("Probe read the repository named by GIT_DIR instead of root")
 	}
 }
+
+// CheckoutRoot takes a checkout's top level or any directory inside it, and
+// refuses, with a sentence saying why, what cannot be a project's root.
+func TestCheckoutRoot(t *testing.T) {
+	ctx := context.Background()
+	repo := newRepo(t)
+	commit(t, repo, "sub/a.txt", "a")
+	notRepo := t.TempDir()
+	file := filepath.Join(notRepo, "f")
+	write(t, notRepo, "f", "x")
+	for _, dir := range []string{repo, filepath.Join(repo, "sub")} {
+		top, err := CheckoutRoot(ctx, dir)
+		if err != nil || !sameFile(top, repo) {
+			t.Errorf("CheckoutRoot(%s) = %q, %v; want %s", dir, top, err, repo)
+		}
+	}
+	for _, tc := range []struct{ dir, want string }{
+		{filepath.Join(notRepo, "missing"), "does not exist"},
+		{file, "is not a directory"},
+		{notRepo, "is not in a git checkout"},
+		{filepath.Join(repo, ".git"), "is not in a git checkout"},
+		{"/", "system directory"},
+		{"/etc", "system directory"},
+		{"/usr", "system directory"},
+		{"", "empty"},
+	} {
+		if top, err := CheckoutRoot(ctx, tc.dir); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("CheckoutRoot(%q) = %q, %v; want an error containing %q", tc.dir, top, err, tc.want)
+		}
+	}
+}

@@ -20,8 +20,10 @@ func Migrations() ([]store.Migration, error) { return store.LoadMigrations(migra
 const migrateLock = 0x636f6e74696e756f // "continuo"
 
 // migrate applies the migrations the mode allows, each in its own
-// transaction, holding a session advisory lock for the whole run.
-func migrate(ctx context.Context, pool *pgxpool.Pool, mode store.MigrateMode) error {
+// transaction, holding a session advisory lock for the whole run. With
+// existing, a database without the schema (in the search path's first
+// schema) is store.ErrNoDatabase and is not touched.
+func migrate(ctx context.Context, pool *pgxpool.Pool, mode store.MigrateMode, existing bool) error {
 	ms, err := Migrations()
 	if err != nil {
 		return err
@@ -35,6 +37,20 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, mode store.MigrateMode) er
 		return fmt.Errorf("postgres: take the migration lock: %w", err)
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", int64(migrateLock)) //nolint:errcheck // released with the session anyway
+	if existing {
+		var version int
+		var present bool
+		err := conn.QueryRow(ctx, "SELECT to_regclass('schema_migrations') IS NOT NULL").Scan(&present)
+		if err == nil && present {
+			err = conn.QueryRow(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&version)
+		}
+		if err != nil {
+			return fmt.Errorf("postgres: read schema version: %w", err)
+		}
+		if version == 0 {
+			return fmt.Errorf("%w: the PostgreSQL database has no Continuo schema", store.ErrNoDatabase)
+		}
+	}
 	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version bigint PRIMARY KEY, name text NOT NULL)`); err != nil {
 		return fmt.Errorf("postgres: create schema_migrations: %w", err)
 	}

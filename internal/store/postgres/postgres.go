@@ -44,6 +44,9 @@ type Options struct {
 	// Migrate says what Open may do to the schema: migrate an empty
 	// database (the default) or every pending step.
 	Migrate store.MigrateMode
+	// Existing opens only a database that has Continuo's schema: an empty
+	// one is store.ErrNoDatabase and is left as it was.
+	Existing bool
 	// MaxAttempts bounds how often a Write's function runs when it keeps
 	// losing serialization races; 0 means 64.
 	MaxAttempts int
@@ -114,7 +117,7 @@ func (db *DB) init(ctx context.Context) error {
 	if schema != "public" {
 		db.channel = "continuo_" + schema
 	}
-	return migrate(ctx, db.pool, db.opts.Migrate)
+	return migrate(ctx, db.pool, db.opts.Migrate, db.opts.Existing)
 }
 
 // Read implements store.Store.

@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/continuo-dev/continuo/internal/store"
@@ -26,4 +27,20 @@ func open(t testing.TB, url string, opts *postgres.Options) *postgres.DB {
 func TestConformance(t *testing.T) {
 	pgtest.BaseURL(t)
 	storetest.Run(t, func(t *testing.T) store.Store { return open(t, pgtest.Schema(t), nil) })
+}
+
+// TestExisting: with Existing, an empty database is ErrNoDatabase and is
+// left empty; once migrated, it opens.
+func TestExisting(t *testing.T) {
+	pgtest.BaseURL(t)
+	url := pgtest.Schema(t)
+	if _, err := postgres.Open(t.Context(), url, &postgres.Options{Existing: true}); !errors.Is(err, store.ErrNoDatabase) {
+		t.Fatalf("Open(empty, Existing) = %v, want ErrNoDatabase", err)
+	}
+	// It stays refused: the first look created nothing that counts as a schema.
+	if _, err := postgres.Open(t.Context(), url, &postgres.Options{Existing: true}); !errors.Is(err, store.ErrNoDatabase) {
+		t.Fatalf("second Open(empty, Existing) = %v, want ErrNoDatabase", err)
+	}
+	open(t, url, nil).Close()
+	open(t, url, &postgres.Options{Existing: true})
 }

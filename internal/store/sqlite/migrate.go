@@ -18,10 +18,26 @@ func Migrations() ([]store.Migration, error) { return store.LoadMigrations(migra
 // migrate applies the migrations the mode allows, each in its own
 // transaction. BEGIN IMMEDIATE takes the write lock before the version is
 // read, so two processes migrating one file at once apply each step once.
-func migrate(ctx context.Context, conn *sql.Conn, mode store.MigrateMode) error {
+// With existing, a database without a schema is store.ErrNoDatabase and is
+// not touched.
+func migrate(ctx context.Context, conn *sql.Conn, mode store.MigrateMode, existing bool) error {
 	ms, err := Migrations()
 	if err != nil {
 		return err
+	}
+	if existing {
+		var version int
+		var tables int
+		err := conn.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'").Scan(&tables)
+		if err == nil && tables > 0 {
+			err = conn.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&version)
+		}
+		if err != nil {
+			return fmt.Errorf("read schema version: %w", err)
+		}
+		if version == 0 {
+			return fmt.Errorf("%w: the file has no Continuo schema", store.ErrNoDatabase)
+		}
 	}
 	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL) STRICT`); err != nil {

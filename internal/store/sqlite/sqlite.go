@@ -42,6 +42,10 @@ type Options struct {
 	// Migrate says what Open may do to the schema: migrate an empty
 	// database (the default) or every pending step.
 	Migrate store.MigrateMode
+	// Existing opens only a database that exists and has a schema: a
+	// missing file, or one without Continuo's tables, is
+	// store.ErrNoDatabase and is left as it was.
+	Existing bool
 }
 
 // DB is a SQLite-backed store.Store.
@@ -59,7 +63,14 @@ type DB struct {
 	stopped  chan struct{}
 	closeMu  sync.Once
 	closeErr error
-	hub      store.Hub // notifications: in-process only
+	hub      store.Hub  // notifications: in-process only
+	files    []openFile // the files the open handles use
+}
+
+// openFile is a file as it was when the database was opened.
+type openFile struct {
+	path string
+	info os.FileInfo
 }
 
 type writeReq struct {
@@ -105,7 +116,11 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	if o.MaxBatch <= 0 {
 		o.MaxBatch = 256
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	if o.Existing {
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s does not exist", store.ErrNoDatabase, path)
+		}
+	} else if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create database directory: %w", err)
 	}
 	writer, err := sql.Open("sqlite", dsn(path, false))
@@ -124,9 +139,19 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 		db.closeHandles()
 		return nil, err
 	}
-	if err := migrate(ctx, conn, o.Migrate); err != nil {
+	if err := migrate(ctx, conn, o.Migrate, o.Existing); err != nil {
 		db.closeHandles()
 		return nil, err
+	}
+	// The database file and its write-ahead log exist now (the migration
+	// check read through them), and stay while a connection is open.
+	for _, p := range []string{path, path + "-wal"} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			db.closeHandles()
+			return nil, fmt.Errorf("open %s: %w", path, err)
+		}
+		db.files = append(db.files, openFile{path: p, info: fi})
 	}
 	db.readers, err = sql.Open("sqlite", dsn(path, true))
 	if err != nil {
@@ -292,6 +317,11 @@ func (db *DB) commit(batch []*writeReq) {
 	}
 	if kept == 0 {
 		db.rollback(ctx)
+	} else if err := db.checkFiles(); err != nil {
+		// Committing into a deleted file would acknowledge writes that
+		// vanish at the next start.
+		db.abort(ctx, batch, err)
+		return
 	} else if _, err := db.conn.ExecContext(ctx, "COMMIT"); err != nil {
 		db.abort(ctx, batch, fmt.Errorf("commit: %w", err))
 		return
@@ -455,8 +485,29 @@ func call(fn func(store.Tx) error, t store.Tx) (err error) {
 	return fn(t)
 }
 
-// Ping implements store.Store.
+// ErrFileGone is returned by Ping, and by every Write, once the database
+// file or its write-ahead log was deleted or replaced while the database
+// was open: the open handles still work, on a file nobody will find again.
+var ErrFileGone = errors.New("sqlite: the database file was deleted or replaced while open")
+
+// checkFiles compares what the database's paths name now with the files
+// that were opened.
+func (db *DB) checkFiles() error {
+	for _, f := range db.files {
+		fi, err := os.Stat(f.path)
+		if err != nil || !os.SameFile(fi, f.info) {
+			return fmt.Errorf("%w: %s (restart continuo to see what is there now)", ErrFileGone, f.path)
+		}
+	}
+	return nil
+}
+
+// Ping implements store.Store: the database answers, and its files are
+// the ones it opened.
 func (db *DB) Ping(ctx context.Context) error {
+	if err := db.checkFiles(); err != nil {
+		return err
+	}
 	return db.Read(ctx, func(t store.Tx) error {
 		_, err := t.MetaGet(ctx, "schema_version")
 		if errors.Is(err, store.ErrNotFound) {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -559,4 +560,69 @@ func TestReadsHoldingThePoolWithNewQueries(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestExisting: with Existing, Open refuses a missing file and a file
+// without the schema, and creates nothing; an existing database opens.
+func TestExisting(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "none", "c.db")
+	if _, err := sqlite.Open(ctx, missing, &sqlite.Options{Existing: true}); !errors.Is(err, store.ErrNoDatabase) {
+		t.Fatalf("Open(missing, Existing) = %v, want ErrNoDatabase", err)
+	}
+	if _, err := os.Stat(filepath.Dir(missing)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Open(missing, Existing) created %s", filepath.Dir(missing))
+	}
+	empty := filepath.Join(dir, "empty.db")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sqlite.Open(ctx, empty, &sqlite.Options{Existing: true}); !errors.Is(err, store.ErrNoDatabase) {
+		t.Fatalf("Open(empty file, Existing) = %v, want ErrNoDatabase", err)
+	}
+	path := filepath.Join(dir, "c.db")
+	open(t, path, nil).Close()
+	open(t, path, &sqlite.Options{Existing: true})
+}
+
+// TestFileGone: once the database file (or its write-ahead log) is deleted
+// or replaced under the open handles, Ping fails and writes are refused
+// instead of being acknowledged into a file nobody will open again.
+func TestFileGone(t *testing.T) {
+	for _, victim := range []string{"", "-wal"} {
+		t.Run("remove"+victim, func(t *testing.T) {
+			ctx := t.Context()
+			path := filepath.Join(t.TempDir(), "c.db")
+			db := open(t, path, nil)
+			storetest.MustWrite(t, db, func(tx store.Tx) error { return tx.MetaSet(ctx, "k", "v") })
+			if err := db.Ping(ctx); err != nil {
+				t.Fatalf("Ping: %v", err)
+			}
+			if err := os.Remove(path + victim); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Ping(ctx); !errors.Is(err, sqlite.ErrFileGone) {
+				t.Errorf("Ping after removing %s = %v, want ErrFileGone", path+victim, err)
+			}
+			err := db.Write(ctx, func(tx store.Tx) error { return tx.MetaSet(ctx, "k", "w") })
+			if !errors.Is(err, sqlite.ErrFileGone) {
+				t.Errorf("Write after removing %s = %v, want ErrFileGone", path+victim, err)
+			}
+		})
+	}
+	t.Run("replace", func(t *testing.T) {
+		ctx := t.Context()
+		dir := t.TempDir()
+		path := filepath.Join(dir, "c.db")
+		db := open(t, path, nil)
+		other := filepath.Join(dir, "other.db")
+		open(t, other, nil).Close()
+		if err := os.Rename(other, path); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Ping(ctx); !errors.Is(err, sqlite.ErrFileGone) {
+			t.Errorf("Ping after replacing the file = %v, want ErrFileGone", err)
+		}
+	})
 }

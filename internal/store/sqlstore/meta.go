@@ -38,3 +38,14 @@ func (t *Tx) IdempotencyCreate(ctx context.Context, r store.Idempotency) error {
 		r.Scope, r.KeyHash, r.RequestHash, r.ResultID, ms(r.CreatedAt))
 	return err
 }
+
+// IdempotencyDelete implements store.IdempotencyTx.
+func (t *Tx) IdempotencyDelete(ctx context.Context, p store.IdempotencyDeleteParams) error {
+	var err error
+	if p.ResultID == "" {
+		_, err = t.exec(ctx, "DELETE FROM idempotency WHERE scope = ?", p.Scope)
+	} else {
+		_, err = t.exec(ctx, "DELETE FROM idempotency WHERE scope = ? AND result_id = ?", p.Scope, p.ResultID)
+	}
+	return err
+}

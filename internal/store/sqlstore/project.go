@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/store"
 )
 
 // ProjectCreate implements store.ProjectTx.
@@ -78,6 +79,19 @@ func scanGrant(s scanner) (*continuo.Grant, error) {
 	}
 	g.Access = continuo.Access(a)
 	return &g, nil
+}
+
+// GrantDelete implements store.ProjectTx.
+func (t *Tx) GrantDelete(ctx context.Context, projectID, groupID string) error {
+	return t.execOne(ctx, store.ErrNotFound, "DELETE FROM grants WHERE project_id = ? AND group_id = ?", projectID, groupID)
+}
+
+// ProjectDelete implements store.ProjectTx.
+func (t *Tx) ProjectDelete(ctx context.Context, id string) error {
+	if _, err := t.exec(ctx, "DELETE FROM grants WHERE project_id = ?", id); err != nil {
+		return err
+	}
+	return t.execOne(ctx, store.ErrNotFound, "DELETE FROM projects WHERE id = ?", id)
 }
 
 // GrantList implements store.ProjectTx.

@@ -111,3 +111,18 @@ func (t *Tx) InstructionAppend(ctx context.Context, in store.Instruction) error 
 		in.SessionID, in.Seq, in.Text, ms(in.CreatedAt))
 	return err
 }
+
+// SessionListByProject implements store.SessionTx.
+func (t *Tx) SessionListByProject(ctx context.Context, projectID string) ([]continuo.Session, error) {
+	return list(t, ctx, scanSession, "SELECT "+sessionCols+" FROM sessions WHERE project_id = ? ORDER BY id", projectID)
+}
+
+// SessionDelete implements store.SessionTx.
+func (t *Tx) SessionDelete(ctx context.Context, id string) error {
+	for _, q := range []string{"DELETE FROM messages WHERE session_id = ?", "DELETE FROM session_instructions WHERE session_id = ?"} {
+		if _, err := t.exec(ctx, q, id); err != nil {
+			return err
+		}
+	}
+	return t.execOne(ctx, store.ErrNotFound, "DELETE FROM sessions WHERE id = ?", id)
+}

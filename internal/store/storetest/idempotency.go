@@ -13,6 +13,7 @@ func idempotencyTests() []test {
 		{"Missing", testIdemMissing},
 		{"Duplicate", testIdemDuplicate},
 		{"ScopedKeys", testIdemScopedKeys},
+		{"Delete", testIdemDelete},
 	}
 }
 
@@ -69,4 +70,35 @@ func testIdemScopedKeys(t *testing.T, s store.Store) {
 		noErr(t, err, "IdempotencyGet")
 		same(t, "IdempotencyGet("+want.Scope+", "+want.KeyHash+")", *got, want, normIdem)
 	}
+}
+
+// IdempotencyDelete forgets a whole scope, or the keys of one result in it.
+func testIdemDelete(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	recs := []store.Idempotency{
+		{Scope: "msg:ses_a", KeyHash: "k1", RequestHash: "r", ResultID: "m1", CreatedAt: Base},
+		{Scope: "msg:ses_a", KeyHash: "k2", RequestHash: "r", ResultID: "m2", CreatedAt: Base},
+		{Scope: "work:grp_a", KeyHash: "k1", RequestHash: "r", ResultID: "ses_a", CreatedAt: Base},
+		{Scope: "work:grp_a", KeyHash: "k2", RequestHash: "r", ResultID: "ses_b", CreatedAt: Base},
+	}
+	for _, r := range recs {
+		MustWrite(t, s, func(tx store.Tx) error { return tx.IdempotencyCreate(ctx, r) })
+	}
+	MustWrite(t, s, func(tx store.Tx) error {
+		if err := tx.IdempotencyDelete(ctx, store.IdempotencyDeleteParams{Scope: "msg:ses_a"}); err != nil {
+			return err
+		}
+		return tx.IdempotencyDelete(ctx, store.IdempotencyDeleteParams{Scope: "work:grp_a", ResultID: "ses_a"})
+	})
+	for i, r := range recs {
+		_, err := getIdem(t, s, r.Scope, r.KeyHash)
+		if i < 3 {
+			wantErr(t, err, store.ErrNotFound, "IdempotencyGet of a forgotten key "+r.Scope+" "+r.KeyHash)
+		} else {
+			noErr(t, err, "IdempotencyGet of a kept key")
+		}
+	}
+	MustWrite(t, s, func(tx store.Tx) error {
+		return tx.IdempotencyDelete(ctx, store.IdempotencyDeleteParams{Scope: "nothing"})
+	})
 }

@@ -17,6 +17,7 @@ func projectTests() []test {
 		{"DuplicateName", testProjectDuplicateName},
 		{"Missing", testProjectMissing},
 		{"ListOrder", testProjectList},
+		{"Delete", testProjectDelete},
 	}
 }
 
@@ -111,6 +112,7 @@ func grantTests() []test {
 		{"Upgrade", testGrantUpgrade},
 		{"Missing", testGrantMissing},
 		{"List", testGrantList},
+		{"Delete", testGrantDelete},
 	}
 }
 
@@ -198,4 +200,41 @@ func testGrantList(t *testing.T, s store.Store) {
 	if got := list(continuo.NewID(continuo.PrefixGroup, Base)); len(got) != 0 {
 		t.Errorf("GrantList of an unknown group = %v, want none", got)
 	}
+}
+
+// ProjectDelete takes the project and its grants; other projects and other
+// grants stay, and the name is free again.
+func testProjectDelete(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	g := Group(t, s, "alpha")
+	web, api := Project(t, s, "web"), Project(t, s, "api")
+	Grant(t, s, web.ID, g.ID, continuo.AccessWrite)
+	Grant(t, s, api.ID, g.ID, continuo.AccessRead)
+	MustWrite(t, s, func(tx store.Tx) error { return tx.ProjectDelete(ctx, web.ID) })
+	_, err := read(t, s, func(tx store.Tx) (*continuo.Project, error) { return tx.ProjectGet(ctx, web.ID) })
+	wantErr(t, err, store.ErrNotFound, "ProjectGet of a deleted project")
+	list := mustGet(t, s, "GrantList", func(tx store.Tx) ([]continuo.Grant, error) { return tx.GrantList(ctx, g.ID) })
+	sameList(t, "GrantList after ProjectDelete", list, []continuo.Grant{{ProjectID: api.ID, GroupID: g.ID, Access: continuo.AccessRead}}, identity)
+	err = s.Write(ctx, func(tx store.Tx) error { return tx.ProjectDelete(ctx, web.ID) })
+	wantErr(t, err, store.ErrNotFound, "ProjectDelete of a deleted project")
+	Project(t, s, "web")
+}
+
+// GrantDelete takes one group's grant on one project away.
+func testGrantDelete(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	g1, g2 := Group(t, s, "alpha"), Group(t, s, "bravo")
+	p := Project(t, s, "web")
+	Grant(t, s, p.ID, g1.ID, continuo.AccessWrite)
+	Grant(t, s, p.ID, g2.ID, continuo.AccessRead)
+	MustWrite(t, s, func(tx store.Tx) error { return tx.GrantDelete(ctx, p.ID, g1.ID) })
+	_, err := getGrant(t, s, p.ID, g1.ID)
+	wantErr(t, err, store.ErrNotFound, "GrantGet of a deleted grant")
+	got, err := getGrant(t, s, p.ID, g2.ID)
+	noErr(t, err, "GrantGet of the other group's grant")
+	if got != continuo.AccessRead {
+		t.Errorf("the other group's grant = %q, want read", got)
+	}
+	err = s.Write(ctx, func(tx store.Tx) error { return tx.GrantDelete(ctx, p.ID, g1.ID) })
+	wantErr(t, err, store.ErrNotFound, "GrantDelete of a grant that is gone")
 }

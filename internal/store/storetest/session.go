@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -213,6 +214,8 @@ func sessionTests() []test {
 		{"UpdateGuard", testSessionUpdateGuard},
 		{"Revision", testSessionRevision},
 		{"InstructionAppend", testInstructionAppend},
+		{"ListByProject", testSessionListByProject},
+		{"Delete", testSessionDelete},
 	}
 }
 
@@ -628,4 +631,73 @@ func testSessionListEmpty(t *testing.T, s store.Store) {
 	if total != int64(len(w.mine)) || len(list) != 0 {
 		t.Errorf("offset past the end: %d sessions, total %d; want none, total %d", len(list), total, len(w.mine))
 	}
+}
+
+// SessionListByProject lists every group's sessions of one project, by ID.
+func testSessionListByProject(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	a, b := Setup(t, s, "alpha"), Setup(t, s, "bravo")
+	Grant(t, s, a.Project.ID, b.Group.ID, continuo.AccessWrite)
+	other := Session(t, s, b.Group.ID, a.Project.ID, "bravo in alpha's project")
+	want := []continuo.Session{*a.Session, *other}
+	slices.SortFunc(want, func(x, y continuo.Session) int { return strings.Compare(x.ID, y.ID) })
+	got := mustGet(t, s, "SessionListByProject", func(tx store.Tx) ([]continuo.Session, error) {
+		return tx.SessionListByProject(ctx, a.Project.ID)
+	})
+	if len(got) != len(want) || got[0].ID != want[0].ID || got[1].ID != want[1].ID {
+		t.Errorf("SessionListByProject = %v, want %v", ids(got), ids(want))
+	}
+	none := mustGet(t, s, "SessionListByProject", func(tx store.Tx) ([]continuo.Session, error) {
+		return tx.SessionListByProject(ctx, continuo.NewID(continuo.PrefixProject, Base))
+	})
+	if len(none) != 0 {
+		t.Errorf("SessionListByProject of an unknown project = %v", ids(none))
+	}
+}
+
+func ids(ss []continuo.Session) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = s.ID
+	}
+	return out
+}
+
+// SessionDelete takes a session with its instructions and messages; the
+// group's other sessions and their messages stay.
+func testSessionDelete(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := Setup(t, s, "alpha")
+	keep := Session(t, s, f.Group.ID, f.Project.ID, "keep")
+	Message(t, s, f.Session.ID, 1, continuo.KindTodo)
+	Message(t, s, f.Session.ID, 2, continuo.KindNote)
+	kept := Message(t, s, keep.ID, 1, continuo.KindNote)
+	MustWrite(t, s, func(tx store.Tx) error {
+		return tx.InstructionAppend(ctx, store.Instruction{SessionID: f.Session.ID, Seq: 1, Text: "x", CreatedAt: Base})
+	})
+	MustWrite(t, s, func(tx store.Tx) error { return tx.SessionDelete(ctx, f.Session.ID) })
+	_, err := read(t, s, func(tx store.Tx) (*continuo.Session, error) { return tx.SessionGet(ctx, f.Session.ID) })
+	wantErr(t, err, store.ErrNotFound, "SessionGet of a deleted session")
+	for table, want := range map[string]int{"messages": 1, "session_instructions": 0, "sessions": 1} {
+		n := 0
+		MustRead(t, s, func(tx store.Tx) error {
+			return tx.TableRows(ctx, table, func(map[string]any) error { n++; return nil })
+		})
+		if n != want {
+			t.Errorf("%s rows after SessionDelete = %d, want %d", table, n, want)
+		}
+	}
+	got := mustGet(t, s, "MessageGet", func(tx store.Tx) (*continuo.Message, error) { return tx.MessageGet(ctx, keep.ID, kept.ID) })
+	if got.ID != kept.ID {
+		t.Errorf("the other session's message = %v", got)
+	}
+	err = s.Write(ctx, func(tx store.Tx) error { return tx.SessionDelete(ctx, f.Session.ID) })
+	wantErr(t, err, store.ErrNotFound, "SessionDelete of a deleted session")
+	// With its session gone, the project can go too.
+	MustWrite(t, s, func(tx store.Tx) error {
+		if err := tx.SessionDelete(ctx, keep.ID); err != nil {
+			return err
+		}
+		return tx.ProjectDelete(ctx, f.Project.ID)
+	})
 }
