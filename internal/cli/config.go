@@ -40,6 +40,15 @@ type ServerConfig struct {
 	// TrustedCarrierMetaKeys names the _meta keys a client (for example a
 	// chat host's conversation id) may use to carry session context.
 	TrustedCarrierMetaKeys []string `toml:"trusted_carrier_meta_keys"`
+	// AllowedOrigins are browser origins (scheme://host[:port]) allowed to
+	// call /mcp besides loopback and the public URL's origin.
+	AllowedOrigins []string `toml:"allowed_origins"`
+	// MaxSessions and MaxSessionsPerPrincipal cap the stateful MCP
+	// sessions one process holds (0: 2000 and 100); SessionIdleSecs is how
+	// long one may go without a request (0: 1800).
+	MaxSessions             int `toml:"max_sessions"`
+	MaxSessionsPerPrincipal int `toml:"max_sessions_per_principal"`
+	SessionIdleSecs         int `toml:"session_idle_secs"`
 }
 
 // DatabaseConfig is the [database] table.
@@ -258,6 +267,20 @@ func (s ServerConfig) validate(p *problems) {
 				fmt.Sprintf("must be 1 to 128 bytes long, got %d", len(k)))
 		}
 	}
+	for i, o := range s.AllowedOrigins {
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+			p.add(fmt.Sprintf("server.allowed_origins[%d]", i), fmt.Sprintf("%q is not an origin (scheme://host[:port])", o))
+		}
+	}
+	bound := func(key string, v, max int) {
+		if v < 0 || v > max {
+			p.add("server."+key, fmt.Sprintf("must be 0 (the default) to %d, got %d", max, v))
+		}
+	}
+	bound("max_sessions", s.MaxSessions, 1_000_000)
+	bound("max_sessions_per_principal", s.MaxSessionsPerPrincipal, 1_000_000)
+	bound("session_idle_secs", s.SessionIdleSecs, 7*24*3600)
 }
 
 // validate checks the [database] table.

@@ -322,6 +322,11 @@ func TestConfigValidateRules(t *testing.T) {
 
 		{"meta key 128 bytes", with(func(c *Config) { c.Server.TrustedCarrierMetaKeys = []string{strings.Repeat("k", 128)} }), ""},
 		{"meta key 129 bytes", with(func(c *Config) { c.Server.TrustedCarrierMetaKeys = []string{strings.Repeat("k", 129)} }), "server.trusted_carrier_meta_keys[0]: must be 1 to 128 bytes long, got 129"},
+		{"allowed origin", with(func(c *Config) { c.Server.AllowedOrigins = []string{"https://app.example.org:8443"} }), ""},
+		{"allowed origin with a path", with(func(c *Config) { c.Server.AllowedOrigins = []string{"https://app.example.org/x"} }), `server.allowed_origins[0]: "https://app.example.org/x" is not an origin (scheme://host[:port])`},
+		{"allowed origin without scheme", with(func(c *Config) { c.Server.AllowedOrigins = []string{"app.example.org"} }), `server.allowed_origins[0]: "app.example.org" is not an origin`},
+		{"session caps", with(func(c *Config) { c.Server.MaxSessions, c.Server.MaxSessionsPerPrincipal, c.Server.SessionIdleSecs = 10, 2, 60 }), ""},
+		{"negative session cap", with(func(c *Config) { c.Server.MaxSessionsPerPrincipal = -1 }), "server.max_sessions_per_principal: must be 0 (the default) to 1000000, got -1"},
 
 		{"sqlite url", with(func(c *Config) { c.Database.URL = "sqlite://data/c.db" }), ""},
 		{"postgresql url", with(func(c *Config) { c.Database.URL = "postgresql://u@h/db" }), ""},

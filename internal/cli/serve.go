@@ -201,7 +201,10 @@ func runServe(e *env, args []string) error {
 	defer closeStreams()
 	srv := &http.Server{
 		Handler: endStreams(streams, web.Handler(web.Options{MCP: mcpSrv, Auth: a.auth, Ready: a.store.Ping, Metrics: a.metrics, Logger: e.log,
-			PublicHost: publicHost, PublicURL: e.cfg.Server.PublicURL, Sessions: sessions})),
+			PublicHost: publicHost, PublicURL: e.cfg.Server.PublicURL, Sessions: sessions,
+			AllowedOrigins: e.cfg.Server.AllowedOrigins, Limits: web.Limits{MaxSessions: e.cfg.Server.MaxSessions,
+				MaxSessionsPerPrincipal: e.cfg.Server.MaxSessionsPerPrincipal,
+				SessionIdle:             time.Duration(e.cfg.Server.SessionIdleSecs) * time.Second}})),
 		// Bounded header reads; no write timeout, because MCP streams
 		// (server-sent events) legitimately stay open.
 		ReadHeaderTimeout: 10 * time.Second,
