@@ -325,7 +325,9 @@ func TestConfigValidateRules(t *testing.T) {
 		{"allowed origin", with(func(c *Config) { c.Server.AllowedOrigins = []string{"https://app.example.org:8443"} }), ""},
 		{"allowed origin with a path", with(func(c *Config) { c.Server.AllowedOrigins = []string{"https://app.example.org/x"} }), `server.allowed_origins[0]: "https://app.example.org/x" is not an origin (scheme://host[:port])`},
 		{"allowed origin without scheme", with(func(c *Config) { c.Server.AllowedOrigins = []string{"app.example.org"} }), `server.allowed_origins[0]: "app.example.org" is not an origin`},
-		{"session caps", with(func(c *Config) { c.Server.MaxSessions, c.Server.MaxSessionsPerPrincipal, c.Server.SessionIdleSecs = 10, 2, 60 }), ""},
+		{"session caps", with(func(c *Config) {
+			c.Server.MaxSessions, c.Server.MaxSessionsPerPrincipal, c.Server.SessionIdleSecs = 10, 2, 60
+		}), ""},
 		{"negative session cap", with(func(c *Config) { c.Server.MaxSessionsPerPrincipal = -1 }), "server.max_sessions_per_principal: must be 0 (the default) to 1000000, got -1"},
 
 		{"sqlite url", with(func(c *Config) { c.Database.URL = "sqlite://data/c.db" }), ""},

@@ -340,7 +340,6 @@ func truncPtr(t *time.Time) *time.Time {
 // precision.
 func sameTime(a, b time.Time) bool { return trunc(a).Equal(trunc(b)) }
 
-
 func normGroup(g continuo.Group) continuo.Group { g.CreatedAt = trunc(g.CreatedAt); return g }
 
 func normPrincipal(p continuo.Principal) continuo.Principal {
