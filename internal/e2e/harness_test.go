@@ -27,6 +27,10 @@ var binary string
 var buildFlags []string
 
 func TestMain(m *testing.M) {
+	// A race-instrumented binary sleeps a second at exit by default, which
+	// every CLI command of every test would pay; a race is reported when it
+	// happens, not at exit. Every process the tests start inherits this.
+	os.Setenv("GORACE", "atexit_sleep_ms=0")
 	dir, err := os.MkdirTemp("", "continuo-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
