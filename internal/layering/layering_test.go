@@ -48,6 +48,7 @@ var layers = map[string]int{
 	"internal/metrics":         layerSupport,
 	"internal/redact":          layerSupport,
 	"internal/workspace":       layerSupport,
+	"internal/datadir":         layerSupport,
 
 	"internal/auth":     layerService,
 	"internal/workflow": layerService,
