@@ -1,0 +1,373 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/redact"
+	"github.com/continuo-dev/continuo/internal/workflow"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func ts(t time.Time) string { return t.UTC().Format(continuo.TimeFormat) }
+
+// Message is a session message as a model sees it: text is redacted.
+type Message struct {
+	MessageID    string   `json:"message_id"`
+	SessionID    string   `json:"session_id"`
+	Seq          int64    `json:"seq"`
+	Kind         string   `json:"kind"`
+	Text         string   `json:"text"`
+	Redacted     bool     `json:"redacted,omitempty"`
+	Status       string   `json:"status"`
+	Priority     string   `json:"priority"`
+	Tags         []string `json:"tags"`
+	ReplyTo      string   `json:"reply_to,omitempty"`
+	Supersedes   string   `json:"supersedes,omitempty"`
+	SupersededBy string   `json:"superseded_by,omitempty"`
+	Resolution   string   `json:"resolution,omitempty"`
+	CreatedAt    string   `json:"created_at"`
+	ResolvedAt   string   `json:"resolved_at,omitempty"`
+}
+
+func message(m *continuo.Message) Message {
+	text, red := redact.String(m.Text)
+	res, red2 := redact.String(m.Resolution)
+	tags := m.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	out := Message{MessageID: m.ID, SessionID: m.SessionID, Seq: m.Seq, Kind: string(m.Kind), Text: text, Redacted: red || red2,
+		Status: string(m.Status), Priority: string(m.Priority), Tags: tags, ReplyTo: m.ReplyTo, Supersedes: m.Supersedes,
+		SupersededBy: m.SupersededBy, Resolution: res, CreatedAt: ts(m.CreatedAt)}
+	if m.ResolvedAt != nil {
+		out.ResolvedAt = ts(*m.ResolvedAt)
+	}
+	return out
+}
+
+// registerSessionTools registers the Workflow Session tools (CONTRACT.md §3),
+// one function each.
+func (s *server) registerSessionTools(srv *mcp.Server) {
+	for _, register := range []func(*mcp.Server){
+		s.listProjects, s.workOnProject, s.closeSession, s.listSessions,
+		s.postSessionMessage, s.resolveSessionMessage, s.listSessionMessages, s.readSessionHandoff,
+	} {
+		register(srv)
+	}
+}
+
+// ---- list_projects ----
+
+// ListProjectsArgs takes nothing.
+type ListProjectsArgs struct{}
+
+// ProjectsResult is the result of list_projects.
+type ProjectsResult struct {
+	Projects []workflow.ProjectView `json:"projects"`
+	// Hint says, when there are no projects, why and what to ask for.
+	Hint string `json:"hint,omitempty"`
+}
+
+func (s *server) listProjects(srv *mcp.Server) {
+	add(s, srv, tool{name: "list_projects", title: "List projects", readOnly: true, idempotent: true,
+		desc: "List the projects your group can reach, with your access, whether the server has the project's checkout, and its named checks."},
+		func(ctx context.Context, c *continuo.Caller, _ *ListProjectsArgs) (*ProjectsResult, error) {
+			ps, hint, err := s.opts.Workflow.Projects(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			return &ProjectsResult{Projects: ps, Hint: hint}, nil
+		})
+}
+
+// ---- work_on_project ----
+
+// WorkOnProjectArgs are the arguments of work_on_project.
+type WorkOnProjectArgs struct {
+	Project        string   `json:"project,omitempty" limit:"1,128" jsonschema:"project id (prj_…) or name; optional when resuming, or when your group can reach exactly one project"`
+	SessionID      string   `json:"session_id,omitempty" limit:"1,64" jsonschema:"resume this exact active session (ses_… id or ~sN reference); omit to start a new session"`
+	Instruction    string   `json:"instruction" limit:"1,16384" jsonschema:"what to do now: the task for a new session, or the next instruction for a resumed one"`
+	Title          string   `json:"title,omitempty" limit:"1,240" jsonschema:"title of a new session (default: the first line of the instruction)"`
+	Mode           string   `json:"mode,omitempty" enum:"mode" jsonschema:"checkout (default) works in the project's checkout; worktree gives the session its own git worktree and branch"`
+	Context        []string `json:"context,omitempty" limit:"0,2" each:"64" enum:"material" jsonschema:"context materials to attach"`
+	IdempotencyKey string   `json:"idempotency_key,omitempty" limit:"1,128" jsonschema:"makes a retry safe: the same key and arguments return the original session (replayed=true) without starting another or appending the instruction twice"`
+}
+
+// Worktree is a session's own git worktree.
+type Worktree struct {
+	Path   string `json:"path"`
+	Branch string `json:"branch"`
+}
+
+// Provider is a delegated-model provider the session can use.
+type Provider struct {
+	ProviderID  string `json:"provider_id"`
+	Kind        string `json:"kind"`
+	Model       string `json:"model"`
+	Description string `json:"description"`
+	Available   bool   `json:"available"`
+}
+
+// WorkOnProjectResult is the result of work_on_project.
+type WorkOnProjectResult struct {
+	SessionID            string              `json:"session_id"`
+	SessionRef           string              `json:"session_ref"`
+	ProjectID            string              `json:"project_id"`
+	Lifecycle            string              `json:"lifecycle"`
+	Resumed              bool                `json:"resumed"`
+	Replayed             bool                `json:"replayed"`
+	Worktree             *Worktree           `json:"worktree,omitempty"`
+	CodingAgentProviders []Provider          `json:"coding_agent_providers"`
+	HandoffBrief         json.RawMessage     `json:"handoff_brief,omitempty"`
+	Context              []workflow.Material `json:"context,omitempty"`
+}
+
+func (s *server) workOnProject(srv *mcp.Server) {
+	add(s, srv, tool{name: "work_on_project", title: "Start or resume a session",
+		desc: "Start a new Workflow Session in a project (omit session_id), or resume the exact active session named by session_id, appending the instruction. A resumed session returns its handoff brief. Closed sessions cannot be resumed: start a new one. Give an idempotency_key to make a retry after an uncertain response safe."},
+		func(ctx context.Context, c *continuo.Caller, in *WorkOnProjectArgs) (*WorkOnProjectResult, error) {
+			wf := s.opts.Workflow
+			r, err := wf.WorkOnProject(ctx, c, workflow.WorkOn{Project: in.Project, SessionID: in.SessionID,
+				Instruction: in.Instruction, Title: in.Title, Mode: continuo.Mode(in.Mode), IdempotencyKey: in.IdempotencyKey})
+			if err != nil {
+				return nil, err
+			}
+			out := &WorkOnProjectResult{SessionID: r.Session.ID, SessionRef: continuo.SessionRef(r.Session.Ref),
+				ProjectID: r.Project.ID, Lifecycle: string(r.Session.Lifecycle), Resumed: r.Resumed, Replayed: r.Replayed,
+				CodingAgentProviders: []Provider{}}
+			if r.Session.WorktreePath != "" {
+				out.Worktree = &Worktree{Path: r.Session.WorktreePath, Branch: r.Session.WorktreeBranch}
+			}
+			if r.Resumed {
+				h, err := wf.ReadHandoff(ctx, c, r.Session.ID, "", false)
+				if err != nil {
+					return nil, err
+				}
+				out.HandoffBrief = h.BriefJSON
+			}
+			out.Context = wf.Materials(r, in.Context)
+			return out, nil
+		})
+}
+
+// ---- close_session ----
+
+// CloseSessionArgs are the arguments of close_session.
+type CloseSessionArgs struct {
+	SessionID string `json:"session_id" limit:"1,64" jsonschema:"session id (ses_…) or ~sN reference"`
+	Summary   string `json:"summary,omitempty" limit:"1,8000" jsonschema:"closing summary, kept with the session"`
+}
+
+// CloseSessionResult is the result of close_session.
+type CloseSessionResult struct {
+	SessionID  string `json:"session_id"`
+	SessionRef string `json:"session_ref"`
+	Lifecycle  string `json:"lifecycle"`
+	ClosedAt   string `json:"closed_at"`
+	Changed    bool   `json:"changed"`
+}
+
+func (s *server) closeSession(srv *mcp.Server) {
+	add(s, srv, tool{name: "close_session", title: "Close a session", idempotent: true,
+		desc: "Close a session. Closed sessions stay readable and are never reopened. Closing a closed session changes nothing."},
+		func(ctx context.Context, c *continuo.Caller, in *CloseSessionArgs) (*CloseSessionResult, error) {
+			sess, changed, err := s.opts.Workflow.CloseSession(ctx, c, in.SessionID, in.Summary)
+			if err != nil {
+				return nil, err
+			}
+			return &CloseSessionResult{SessionID: sess.ID, SessionRef: continuo.SessionRef(sess.Ref),
+				Lifecycle: string(sess.Lifecycle), ClosedAt: ts(*sess.ClosedAt), Changed: changed}, nil
+		})
+}
+
+// ---- list_sessions ----
+
+// ListSessionsArgs are the arguments of list_sessions.
+type ListSessionsArgs struct {
+	Project   string `json:"project" limit:"1,128" jsonschema:"project id (prj_…) or name"`
+	Lifecycle string `json:"lifecycle,omitempty" enum:"lifecycle" jsonschema:"only sessions in this lifecycle"`
+	Offset    int    `json:"offset,omitempty" limit:"0,1000000" jsonschema:"skip this many sessions"`
+	Limit     int    `json:"limit,omitempty" limit:"0,50" jsonschema:"page size, 1..50 (default 20)"`
+}
+
+// SessionSummary is one session in list_sessions.
+type SessionSummary struct {
+	SessionID  string `json:"session_id"`
+	SessionRef string `json:"session_ref"`
+	Title      string `json:"title"`
+	Lifecycle  string `json:"lifecycle"`
+	CreatedAt  string `json:"created_at"`
+	UpdatedAt  string `json:"updated_at"`
+	OpenTodos  int64  `json:"open_todos"`
+	OpenRisks  int64  `json:"open_risks"`
+}
+
+// ListSessionsResult is the result of list_sessions.
+type ListSessionsResult struct {
+	TotalCount int64            `json:"total_count"`
+	Sessions   []SessionSummary `json:"sessions"`
+	NextOffset *int             `json:"next_offset"`
+}
+
+func (s *server) listSessions(srv *mcp.Server) {
+	add(s, srv, tool{name: "list_sessions", title: "List sessions", readOnly: true, idempotent: true,
+		desc: "List your group's sessions in one project, newest activity first (the order is for display only: choose a session by its id). Other groups' sessions are never counted."},
+		func(ctx context.Context, c *continuo.Caller, in *ListSessionsArgs) (*ListSessionsResult, error) {
+			limit := in.Limit
+			if limit == 0 {
+				limit = 20
+			}
+			page, err := s.opts.Workflow.ListSessions(ctx, c, in.Project, continuo.Lifecycle(in.Lifecycle), in.Offset, limit)
+			if err != nil {
+				return nil, err
+			}
+			out := &ListSessionsResult{TotalCount: page.Total, Sessions: []SessionSummary{}, NextOffset: page.NextOffset}
+			for _, x := range page.Sessions {
+				title, _ := redact.String(x.Title)
+				out.Sessions = append(out.Sessions, SessionSummary{SessionID: x.ID, SessionRef: continuo.SessionRef(x.Ref),
+					Title: title, Lifecycle: string(x.Lifecycle), CreatedAt: ts(x.CreatedAt), UpdatedAt: ts(x.UpdatedAt),
+					OpenTodos: x.Counts.OpenTodos, OpenRisks: x.Counts.OpenRisks})
+			}
+			return out, nil
+		})
+}
+
+// ---- post_session_message ----
+
+// PostSessionMessageArgs are the arguments of post_session_message.
+type PostSessionMessageArgs struct {
+	SessionID   string   `json:"session_id" limit:"1,64" jsonschema:"session id (ses_…) or ~sN reference"`
+	Kind        string   `json:"kind" enum:"kind" jsonschema:"what the message is"`
+	Text        string   `json:"text" limit:"1,8000" jsonschema:"the message (never put credentials here)"`
+	DeliveryKey string   `json:"delivery_key,omitempty" limit:"1,128" jsonschema:"idempotency key: a retry with the same key and payload returns the original message"`
+	Supersedes  string   `json:"supersedes,omitempty" limit:"1,64" jsonschema:"id of an older message of this session that this one replaces"`
+	ReplyTo     string   `json:"reply_to,omitempty" limit:"1,64" jsonschema:"id of a message of this session that this one answers"`
+	Tags        []string `json:"tags,omitempty" limit:"0,16" each:"64" jsonschema:"up to 16 tags of up to 64 bytes"`
+	Priority    string   `json:"priority,omitempty" enum:"priority" jsonschema:"default normal"`
+}
+
+// PostSessionMessageResult is the result of post_session_message.
+type PostSessionMessageResult struct {
+	Message  Message `json:"message"`
+	Replayed bool    `json:"replayed"`
+}
+
+func (s *server) postSessionMessage(srv *mcp.Server) {
+	add(s, srv, tool{name: "post_session_message", title: "Post a session message",
+		desc: "Record a decision, progress, todo, risk, question, guidance, note or answer in an active session. Give a delivery_key to make retries safe: the same key and payload return the original message with replayed=true; a different payload under the same key is a conflict."},
+		func(ctx context.Context, c *continuo.Caller, in *PostSessionMessageArgs) (*PostSessionMessageResult, error) {
+			m, replayed, err := s.opts.Workflow.PostMessage(ctx, c, workflow.Post{SessionID: in.SessionID, Kind: continuo.Kind(in.Kind), Text: in.Text,
+				DeliveryKey: in.DeliveryKey, Supersedes: in.Supersedes, ReplyTo: in.ReplyTo, Tags: in.Tags, Priority: continuo.Priority(in.Priority)})
+			if err != nil {
+				return nil, err
+			}
+			return &PostSessionMessageResult{Message: message(m), Replayed: replayed}, nil
+		})
+}
+
+// ---- resolve_session_message ----
+
+// ResolveSessionMessageArgs are the arguments of resolve_session_message.
+type ResolveSessionMessageArgs struct {
+	SessionID  string `json:"session_id" limit:"1,64" jsonschema:"session id (ses_…) or ~sN reference"`
+	MessageID  string `json:"message_id" limit:"1,64" jsonschema:"the todo, question or risk to resolve"`
+	Resolution string `json:"resolution,omitempty" limit:"1,8000" jsonschema:"how it was resolved"`
+}
+
+// ResolveSessionMessageResult is the result of resolve_session_message.
+type ResolveSessionMessageResult struct {
+	Message Message `json:"message"`
+	Changed bool    `json:"changed"`
+}
+
+func (s *server) resolveSessionMessage(srv *mcp.Server) {
+	add(s, srv, tool{name: "resolve_session_message", title: "Resolve a todo, question or risk", idempotent: true,
+		desc: "Mark an open todo, question or risk resolved. Resolving a resolved message changes nothing."},
+		func(ctx context.Context, c *continuo.Caller, in *ResolveSessionMessageArgs) (*ResolveSessionMessageResult, error) {
+			m, changed, err := s.opts.Workflow.ResolveMessage(ctx, c, in.SessionID, in.MessageID, in.Resolution)
+			if err != nil {
+				return nil, err
+			}
+			return &ResolveSessionMessageResult{Message: message(m), Changed: changed}, nil
+		})
+}
+
+// ---- list_session_messages ----
+
+// ListSessionMessagesArgs are the arguments of list_session_messages.
+type ListSessionMessagesArgs struct {
+	SessionID string   `json:"session_id" limit:"1,64" jsonschema:"session id (ses_…) or ~sN reference"`
+	Kinds     []string `json:"kinds,omitempty" limit:"0,8" each:"16" enum:"kind" jsonschema:"only these kinds"`
+	Status    string   `json:"status,omitempty" enum:"status" jsonschema:"only messages in this status"`
+	Cursor    string   `json:"cursor,omitempty" limit:"1,64" jsonschema:"next_cursor of the previous page"`
+	Limit     int      `json:"limit,omitempty" limit:"0,100" jsonschema:"page size, 1..100 (default 50)"`
+}
+
+// ListSessionMessagesResult is the result of list_session_messages.
+type ListSessionMessagesResult struct {
+	Messages   []Message `json:"messages"`
+	NextCursor *string   `json:"next_cursor"`
+	TotalCount int64     `json:"total_count"`
+}
+
+func (s *server) listSessionMessages(srv *mcp.Server) {
+	add(s, srv, tool{name: "list_session_messages", title: "List session messages", readOnly: true, idempotent: true,
+		desc: "List a session's messages, newest first, optionally filtered by kinds and status. Pass next_cursor back as cursor for the next page; it is null at the end."},
+		func(ctx context.Context, c *continuo.Caller, in *ListSessionMessagesArgs) (*ListSessionMessagesResult, error) {
+			limit := in.Limit
+			if limit == 0 {
+				limit = 50
+			}
+			q := workflow.MessageQuery{SessionID: in.SessionID, Cursor: in.Cursor, Limit: limit}
+			for _, k := range in.Kinds {
+				q.Kinds = append(q.Kinds, continuo.Kind(k))
+			}
+			if in.Status != "" {
+				q.Statuses = []continuo.Status{continuo.Status(in.Status)}
+			}
+			page, err := s.opts.Workflow.ListMessages(ctx, c, q)
+			if err != nil {
+				return nil, err
+			}
+			out := &ListSessionMessagesResult{Messages: []Message{}, TotalCount: page.Total}
+			for i := range page.Messages {
+				out.Messages = append(out.Messages, message(&page.Messages[i]))
+			}
+			if page.NextCursor != "" {
+				out.NextCursor = &page.NextCursor
+			}
+			return out, nil
+		})
+}
+
+// ---- read_session_handoff ----
+
+// ReadSessionHandoffArgs are the arguments of read_session_handoff.
+type ReadSessionHandoffArgs struct {
+	SessionID  string `json:"session_id" limit:"1,64" jsonschema:"session id (ses_…) or ~sN reference"`
+	Project    string `json:"project,omitempty" limit:"1,128" jsonschema:"if given, must be the session's project"`
+	Diagnostic bool   `json:"diagnostic,omitempty" jsonschema:"also return full tallies and more of the open work"`
+}
+
+// ReadSessionHandoffResult is the result of read_session_handoff.
+type ReadSessionHandoffResult struct {
+	SessionID    string               `json:"session_id"`
+	ProjectID    string               `json:"project_id"`
+	HandoffBrief json.RawMessage      `json:"handoff_brief"`
+	Diagnostic   *workflow.Diagnostic `json:"diagnostic,omitempty"`
+}
+
+func (s *server) readSessionHandoff(srv *mcp.Server) {
+	add(s, srv, tool{name: "read_session_handoff", title: "Read a session's handoff brief", readOnly: true, idempotent: true,
+		desc: "Read the deterministic handoff brief of a session (at most 8 KiB): task, decisions, recent progress, open work, validation and workspace state, next actions, and basis.complete with reasons. Check basis.complete and each section's truncated flag before relying on it. A pure read."},
+		func(ctx context.Context, c *continuo.Caller, in *ReadSessionHandoffArgs) (*ReadSessionHandoffResult, error) {
+			h, err := s.opts.Workflow.ReadHandoff(ctx, c, in.SessionID, in.Project, in.Diagnostic)
+			if err != nil {
+				return nil, err
+			}
+			return &ReadSessionHandoffResult{SessionID: h.SessionID, ProjectID: h.ProjectID, HandoffBrief: h.BriefJSON, Diagnostic: h.Diagnostic}, nil
+		})
+}
