@@ -123,11 +123,17 @@ type client struct {
 	cs *mcp.ClientSession
 }
 
-func (f *fixture) connect(tok string) *client {
+// connect opens a client session at the newest protocol version (the Go
+// client's default: 2026-07-28, stateless).
+func (f *fixture) connect(tok string) *client { return f.connectAt(tok, "") }
+
+// connectAt opens a client session at protocol version v ("" for the
+// newest); versions before 2026-07-28 get a stateful session.
+func (f *fixture) connectAt(tok, v string) *client {
 	f.t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "mcpserver-test", Version: "1"}, nil)
 	cs, err := c.Connect(f.ctx, &mcp.StreamableClientTransport{Endpoint: f.url,
-		HTTPClient: &http.Client{Transport: bearerTransport{tok}}, MaxRetries: -1}, nil)
+		HTTPClient: &http.Client{Transport: bearerTransport{tok}}, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: v})
 	if err != nil {
 		f.t.Fatalf("connect: %v", err)
 	}

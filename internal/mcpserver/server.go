@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"reflect"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/continuo-dev/continuo/internal/workflow"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -63,9 +65,34 @@ func New(opts Options) *mcp.Server {
 		Instructions: workflow.WorkflowGuide,
 		Logger:       opts.Logger,
 		GetSessionID: opts.SessionID,
+		// Declared is what is served: tools, whose list never changes. The
+		// SDK would also declare logging, which we never send, and
+		// tools.listChanged, which never happens.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
+	srv.AddReceivingMiddleware(onlyDeclared)
 	s.registerSessionTools(srv)
 	return srv
+}
+
+// undeclared are the methods the SDK answers whatever the capabilities say
+// (empty lists, "unknown prompt"), for the capabilities we do not declare.
+var undeclared = map[string]bool{
+	"logging/setLevel": true, "completion/complete": true,
+	"prompts/list": true, "prompts/get": true,
+	"resources/list": true, "resources/templates/list": true, "resources/read": true,
+	"resources/subscribe": true, "resources/unsubscribe": true,
+}
+
+// onlyDeclared answers a method of an undeclared capability "method not
+// found", so that nothing looks served that is not.
+func onlyDeclared(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if undeclared[method] {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method not found: %q (not a capability of this server)", method)}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // caller returns the identity of a call.
