@@ -27,7 +27,8 @@ import (
 //	enum:"NAME"      allowed values (strings and string items): the closed
 //	                 set NAME of enumSets, in its order
 //
-// A field without omitempty in its json tag is required.
+// A field without omitempty in its json tag is required. An optional number
+// whose absence must be told from 0 (a default applies) is a pointer.
 
 // enumSets are the closed sets an enum tag can name. Each comes from its one
 // source, the root package's ordered list (or, for context materials, the
@@ -120,6 +121,9 @@ func decodeError(err error) error {
 }
 
 func jsonKind(t reflect.Type) string {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
 	switch t.Kind() {
 	case reflect.String:
 		return "a string"
@@ -205,6 +209,15 @@ func validate(v reflect.Value) error {
 }
 
 func (f field) check(v reflect.Value) error {
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() { // absent, or null: the default applies
+			if f.required {
+				return continuo.Invalid(f.name, "is required")
+			}
+			return nil
+		}
+		v = v.Elem()
+	}
 	switch v.Kind() {
 	case reflect.String:
 		s := v.String()
@@ -264,14 +277,15 @@ func inputSchema[In any]() *jsonschema.Schema {
 	if err != nil {
 		panic(fmt.Sprintf("input schema of %T: %v", *new(In), err))
 	}
+	// An argument sent as null is taken as absent; nothing needs null.
+	portable(s, false)
 	for _, f := range fieldsOf(reflect.TypeFor[In]()) {
 		p := s.Properties[f.name]
 		if p == nil {
 			continue
 		}
 		target := p
-		// Optional slices are inferred as "type": ["null", "array"].
-		if (p.Type == "array" || slices.Contains(p.Types, "array")) && p.Items != nil {
+		if p.Type == "array" && p.Items != nil {
 			if f.hasLimit {
 				p.MinItems, p.MaxItems = intp(f.min), intp(f.max)
 			}
@@ -298,3 +312,38 @@ func inputSchema[In any]() *jsonschema.Schema {
 }
 
 func intp(n int64) *int { i := int(n); return &i }
+
+// portable rewrites, in place, every list of types that schema inference
+// gives Go slices, maps and pointers (["null", "array"]): clients that map
+// tool schemas onto a single-type dialect (Gemini's function declarations,
+// OpenAPI 3.0) reject or weaken them. Each becomes its one type, except, when
+// nullScalars is set (results), a nullable string or number, which is the one
+// way a result says "none" (next_cursor, next_offset at the end of a list):
+// that becomes anyOf [{type: X}, {type: "null"}]. Results never carry null
+// for an array, object or boolean: they send [] or {}, or leave the field
+// out (omitempty); the tests check every result against its schema.
+func portable(s *jsonschema.Schema, nullScalars bool) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) == 2 && slices.Contains(s.Types, "null") {
+		t := s.Types[0]
+		if t == "null" {
+			t = s.Types[1]
+		}
+		s.Types = nil
+		if nullScalars && (t == "string" || t == "integer" || t == "number") {
+			s.AnyOf = []*jsonschema.Schema{{Type: t}, {Type: "null"}}
+		} else {
+			s.Type = t
+		}
+	}
+	for _, p := range s.Properties {
+		portable(p, nullScalars)
+	}
+	for _, d := range s.Defs {
+		portable(d, nullScalars)
+	}
+	portable(s.Items, nullScalars)
+	portable(s.AdditionalProperties, nullScalars)
+}

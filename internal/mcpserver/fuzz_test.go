@@ -115,6 +115,13 @@ func (v *violations) num(name string, n, lo, hi int) {
 	}
 }
 
+// optNum checks an optional number: absent (nil) is fine.
+func (v *violations) optNum(name string, n *int, lo, hi int) {
+	if n != nil {
+		v.num(name, *n, lo, hi)
+	}
+}
+
 func checkPost(in *PostSessionMessageArgs) violations {
 	var v violations
 	v.str("session_id", in.SessionID, true, 64)
@@ -145,7 +152,7 @@ func checkListMessages(in *ListSessionMessagesArgs) violations {
 	v.list("kinds", in.Kinds, 8, 16, kindsEnum)
 	v.enum("status", in.Status, false, statusEnum)
 	v.str("cursor", in.Cursor, false, 64)
-	v.num("limit", in.Limit, 0, 100)
+	v.optNum("limit", in.Limit, 1, 100)
 	return v
 }
 
@@ -154,7 +161,7 @@ func checkListSessions(in *ListSessionsArgs) violations {
 	v.str("project", in.Project, true, 128)
 	v.enum("lifecycle", in.Lifecycle, false, lifecycleEnum)
 	v.num("offset", in.Offset, 0, 1000000)
-	v.num("limit", in.Limit, 0, 50)
+	v.optNum("limit", in.Limit, 1, 50)
 	return v
 }
 

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/continuo-dev/continuo"
@@ -19,6 +20,7 @@ import (
 	"github.com/continuo-dev/continuo/internal/store/sqlite"
 	"github.com/continuo-dev/continuo/internal/web"
 	"github.com/continuo-dev/continuo/internal/workflow"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -119,8 +121,44 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // client is an MCP client session of one token.
 type client struct {
-	t  *testing.T
-	cs *mcp.ClientSession
+	t       *testing.T
+	cs      *mcp.ClientSession
+	schemas *outputSchemas
+}
+
+// outputSchemas are the published output schemas, by tool, resolved for
+// validation: every result of every test is checked against its schema.
+type outputSchemas struct {
+	once sync.Once
+	m    map[string]*jsonschema.Resolved
+	err  error
+}
+
+func (c *client) outputSchema(tool string) *jsonschema.Resolved {
+	c.t.Helper()
+	c.schemas.once.Do(func() {
+		c.schemas.m = map[string]*jsonschema.Resolved{}
+		res, err := c.cs.ListTools(context.Background(), nil)
+		if err != nil {
+			c.schemas.err = err
+			return
+		}
+		for _, tl := range res.Tools {
+			var s jsonschema.Schema
+			if err := json.Unmarshal([]byte(mustJSON(c.t, tl.OutputSchema)), &s); err != nil {
+				c.schemas.err = fmt.Errorf("%s: %w", tl.Name, err)
+				return
+			}
+			if c.schemas.m[tl.Name], err = s.Resolve(nil); err != nil {
+				c.schemas.err = fmt.Errorf("%s: %w", tl.Name, err)
+				return
+			}
+		}
+	})
+	if c.schemas.err != nil {
+		c.t.Fatalf("output schemas: %v", c.schemas.err)
+	}
+	return c.schemas.m[tool]
 }
 
 // connect opens a client session at the newest protocol version (the Go
@@ -138,11 +176,11 @@ func (f *fixture) connectAt(tok, v string) *client {
 		f.t.Fatalf("connect: %v", err)
 	}
 	f.t.Cleanup(func() { cs.Close() })
-	return &client{t: f.t, cs: cs}
+	return &client{t: f.t, cs: cs, schemas: &outputSchemas{}}
 }
 
 // at returns the client reporting to t (a subtest).
-func (c *client) at(t *testing.T) *client { return &client{t: t, cs: c.cs} }
+func (c *client) at(t *testing.T) *client { return &client{t: t, cs: c.cs, schemas: c.schemas} }
 
 // result is a decoded tool result.
 type result struct {
@@ -208,6 +246,13 @@ func (c *client) call(name string, args any) result {
 	}
 	if err := json.Unmarshal(b, &out.Data); err != nil {
 		c.t.Fatalf("call %s: structuredContent is not an object: %s", name, b)
+	}
+	if rs := c.outputSchema(name); rs != nil {
+		var v any
+		_ = json.Unmarshal(b, &v)
+		if err := rs.Validate(v); err != nil {
+			c.t.Fatalf("call %s: result does not match the published output schema: %v\n%s", name, err, b)
+		}
 	}
 	if len(res.Content) == 0 {
 		c.t.Fatalf("call %s: no text mirror", name)
@@ -637,6 +682,7 @@ func TestBadInput(t *testing.T) {
 			{name: "project 129", args: obj{"project": strings.Repeat("p", 129)}, field: "project"},
 			{name: "lifecycle", args: obj{"project": pID, "lifecycle": "open"}, field: "lifecycle"},
 			{name: "limit 51", args: obj{"project": pID, "limit": 51}, field: "limit"},
+			{name: "limit 0", args: obj{"project": pID, "limit": 0}, field: "limit"},
 			{name: "limit -1", args: obj{"project": pID, "limit": -1}, field: "limit"},
 			{name: "limit fraction", args: obj{"project": pID, "limit": 1.5}, field: "limit"},
 			{name: "limit string", args: obj{"project": pID, "limit": "10"}, field: "limit"},
@@ -679,6 +725,7 @@ func TestBadInput(t *testing.T) {
 			{name: "kinds 9", args: obj{"session_id": sID, "kinds": []string{"todo", "todo", "todo", "todo", "todo", "todo", "todo", "todo", "todo"}}, field: "kinds"},
 			{name: "status enum", args: obj{"session_id": sID, "status": "closed"}, field: "status"},
 			{name: "limit 101", args: obj{"session_id": sID, "limit": 101}, field: "limit"},
+			{name: "limit 0", args: obj{"session_id": sID, "limit": 0}, field: "limit"},
 			{name: "limit -5", args: obj{"session_id": sID, "limit": -5}, field: "limit"},
 			{name: "foreign cursor", args: obj{"session_id": sID, "cursor": foreignCursor}, field: "cursor"},
 			{name: "garbage cursor", args: obj{"session_id": sID, "cursor": "c1.deadbeef"}, field: "cursor"},
@@ -745,6 +792,8 @@ func TestBadInput(t *testing.T) {
 		}
 		c.ok("list_session_messages", obj{"session_id": sID, "limit": 100, "cursor": ownCursor})
 		c.ok("list_sessions", obj{"project": pID, "limit": 50, "offset": 0})
+		c.ok("list_sessions", obj{"project": pID, "limit": 1})
+		c.ok("list_session_messages", obj{"session_id": sID, "limit": 1})
 		c.ok("work_on_project", obj{"project": pID, "instruction": strings.Repeat("i", 16384), "title": strings.Repeat("t", 240),
 			"context": []string{"workflow.guide", "project.instructions"}})
 	})

@@ -3,7 +3,10 @@ package mcpserver_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
+
+	"github.com/continuo-dev/continuo"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -69,5 +72,84 @@ func TestCapabilities(t *testing.T) {
 				t.Errorf("ping: %v", err)
 			}
 		})
+	}
+}
+
+// TestSchemasPublished: the published schemas say what the decoder
+// enforces, in the most portable form. A bound of 1..N is published as
+// minimum 1 (not 0), and no schema gives a property a list of types
+// (["null","array"]): clients that map tool schemas onto a single-type
+// dialect reject or weaken those.
+func TestSchemasPublished(t *testing.T) {
+	f := newFixture(t)
+	c := f.connect(f.token("sch", sessionScopes...))
+	res, err := c.cs.ListTools(f.ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bounds := map[string][2]float64{"list_sessions": {1, 50}, "list_session_messages": {1, 100}}
+	for _, tl := range res.Tools {
+		var in, out any
+		if err := json.Unmarshal([]byte(mustJSON(t, tl.InputSchema)), &in); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(mustJSON(t, tl.OutputSchema)), &out); err != nil {
+			t.Fatal(err)
+		}
+		for _, bad := range typeLists(in, "inputSchema") {
+			t.Errorf("%s: %s", tl.Name, bad)
+		}
+		for _, bad := range typeLists(out, "outputSchema") {
+			t.Errorf("%s: %s", tl.Name, bad)
+		}
+		if b, ok := bounds[tl.Name]; ok {
+			lo, hi := dig(in, "properties", "limit", "minimum"), dig(in, "properties", "limit", "maximum")
+			if lo != b[0] || hi != b[1] {
+				t.Errorf("%s: limit is published as %v..%v, want %v..%v", tl.Name, lo, hi, b[0], b[1])
+			}
+			if dig(in, "properties", "limit", "type") != "integer" {
+				t.Errorf("%s: limit type = %v, want integer", tl.Name, dig(in, "properties", "limit", "type"))
+			}
+		}
+	}
+}
+
+// typeLists returns the paths in schema s whose "type" is a list.
+func typeLists(s any, path string) []string {
+	var out []string
+	switch v := s.(type) {
+	case map[string]any:
+		if ts, ok := v["type"].([]any); ok {
+			out = append(out, fmt.Sprintf("%s.type is a list %v", path, ts))
+		}
+		for k, x := range v {
+			out = append(out, typeLists(x, path+"."+k)...)
+		}
+	case []any:
+		for i, x := range v {
+			out = append(out, typeLists(x, fmt.Sprintf("%s[%d]", path, i))...)
+		}
+	}
+	return out
+}
+
+// TestLimitDefault: an omitted limit takes the contract's default (20
+// sessions, 50 messages); only an explicit 0 is refused.
+func TestLimitDefault(t *testing.T) {
+	f := newFixture(t)
+	c := f.connect(f.token("lim", sessionScopes...))
+	pID := f.project("proj", map[string]continuo.Access{"lim": continuo.AccessWrite})
+	var sID string
+	for i := range 21 {
+		sID = c.ok("work_on_project", obj{"project": pID, "instruction": fmt.Sprintf("task %d", i)}).str("session_id")
+	}
+	for i := range 51 {
+		c.ok("post_session_message", obj{"session_id": sID, "kind": "note", "text": fmt.Sprintf("n%d", i)})
+	}
+	if r := c.ok("list_sessions", obj{"project": pID}); len(r.Data["sessions"].([]any)) != 20 || r.num("next_offset") != 20 {
+		t.Errorf("list_sessions without limit: %d sessions, next_offset %v; want 20, 20", len(r.Data["sessions"].([]any)), r.Data["next_offset"])
+	}
+	if r := c.ok("list_session_messages", obj{"session_id": sID}); len(r.Data["messages"].([]any)) != 50 || r.Data["next_cursor"] == nil {
+		t.Errorf("list_session_messages without limit: %d messages, next_cursor %v; want 50 and a cursor", len(r.Data["messages"].([]any)), r.Data["next_cursor"])
 	}
 }

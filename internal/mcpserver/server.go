@@ -237,6 +237,7 @@ func outputSchema[Out any]() *jsonschema.Schema {
 	}
 	s.Properties["error"] = errorSchema
 	s.Required = nil
+	portable(s, true)
 	return s
 }
 

@@ -190,7 +190,7 @@ type ListSessionsArgs struct {
 	Project   string `json:"project" limit:"1,128" jsonschema:"project id (prj_…) or name"`
 	Lifecycle string `json:"lifecycle,omitempty" enum:"lifecycle" jsonschema:"only sessions in this lifecycle"`
 	Offset    int    `json:"offset,omitempty" limit:"0,1000000" jsonschema:"skip this many sessions"`
-	Limit     int    `json:"limit,omitempty" limit:"0,50" jsonschema:"page size, 1..50 (default 20)"`
+	Limit     *int   `json:"limit,omitempty" limit:"1,50" jsonschema:"page size, 1..50 (default 20)"`
 }
 
 // SessionSummary is one session in list_sessions.
@@ -216,9 +216,9 @@ func (s *server) listSessions(srv *mcp.Server) {
 	add(s, srv, tool{name: "list_sessions", title: "List sessions", readOnly: true, idempotent: true,
 		desc: "List your group's sessions in one project, newest activity first (the order is for display only: choose a session by its id). Other groups' sessions are never counted."},
 		func(ctx context.Context, c *continuo.Caller, in *ListSessionsArgs) (*ListSessionsResult, error) {
-			limit := in.Limit
-			if limit == 0 {
-				limit = 20
+			limit := 20
+			if in.Limit != nil {
+				limit = *in.Limit
 			}
 			page, err := s.opts.Workflow.ListSessions(ctx, c, in.Project, continuo.Lifecycle(in.Lifecycle), in.Offset, limit)
 			if err != nil {
@@ -303,7 +303,7 @@ type ListSessionMessagesArgs struct {
 	Kinds     []string `json:"kinds,omitempty" limit:"0,8" each:"16" enum:"kind" jsonschema:"only these kinds"`
 	Status    string   `json:"status,omitempty" enum:"status" jsonschema:"only messages in this status"`
 	Cursor    string   `json:"cursor,omitempty" limit:"1,64" jsonschema:"next_cursor of the previous page"`
-	Limit     int      `json:"limit,omitempty" limit:"0,100" jsonschema:"page size, 1..100 (default 50)"`
+	Limit     *int     `json:"limit,omitempty" limit:"1,100" jsonschema:"page size, 1..100 (default 50)"`
 }
 
 // ListSessionMessagesResult is the result of list_session_messages.
@@ -317,9 +317,9 @@ func (s *server) listSessionMessages(srv *mcp.Server) {
 	add(s, srv, tool{name: "list_session_messages", title: "List session messages", readOnly: true, idempotent: true,
 		desc: "List a session's messages, newest first, optionally filtered by kinds and status. Pass next_cursor back as cursor for the next page; it is null at the end."},
 		func(ctx context.Context, c *continuo.Caller, in *ListSessionMessagesArgs) (*ListSessionMessagesResult, error) {
-			limit := in.Limit
-			if limit == 0 {
-				limit = 50
+			limit := 50
+			if in.Limit != nil {
+				limit = *in.Limit
 			}
 			q := workflow.MessageQuery{SessionID: in.SessionID, Cursor: in.Cursor, Limit: limit}
 			for _, k := range in.Kinds {
