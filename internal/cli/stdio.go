@@ -5,7 +5,6 @@ import (
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/mcpserver"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // runStdio serves MCP on stdin/stdout as one principal. stdout belongs to
@@ -56,5 +55,5 @@ func runStdio(e *env, args []string) error {
 	}
 	e.log.Info("serving MCP on stdio", "principal", name, "data_dir", e.dataDir)
 	srv := mcpserver.New(mcpserver.Options{Workflow: a.workflow, Caller: caller, Metrics: a.metrics, Logger: e.log})
-	return srv.Run(e.ctx, &mcp.StdioTransport{})
+	return mcpserver.ServeStdio(e.ctx, srv, e.stdin, e.stdout)
 }
