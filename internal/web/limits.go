@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/rpcwire"
 )
 
 // Limits bound what one client can make the server hold.
@@ -72,7 +73,8 @@ func bodies(l Limits, next http.Handler) http.Handler {
 		select {
 		case slots <- struct{}{}:
 		case <-wait.Done():
-			writeError(w, http.StatusServiceUnavailable, continuo.Errorf(continuo.CodeRateLimited, "the server is reading too many request bodies; retry shortly"))
+			writeProblem(w, r.Context(), http.StatusServiceUnavailable, rpcwire.CodeInternalError,
+				continuo.Errorf(continuo.CodeRateLimited, "the server is reading too many request bodies; retry shortly"), nil)
 			return
 		}
 		rc := http.NewResponseController(w)
@@ -84,9 +86,11 @@ func bodies(l Limits, next http.Handler) http.Handler {
 			var tooLarge *http.MaxBytesError
 			switch {
 			case asMaxBytes(err, &tooLarge):
-				writeError(w, http.StatusRequestEntityTooLarge, continuo.Errorf(continuo.CodeTooLarge, "the request body exceeds %d bytes", l.MaxBodyBytes).With("limit", l.MaxBodyBytes))
+				writeProblem(w, r.Context(), http.StatusRequestEntityTooLarge, rpcwire.CodeInvalidRequest,
+					continuo.Errorf(continuo.CodeTooLarge, "the request body exceeds %d bytes", l.MaxBodyBytes).With("limit", l.MaxBodyBytes), nil)
 			default:
-				writeError(w, http.StatusRequestTimeout, continuo.Errorf(continuo.CodeInvalidInput, "the request body was not received in time"))
+				writeProblem(w, r.Context(), http.StatusRequestTimeout, rpcwire.CodeInvalidRequest,
+					continuo.Errorf(continuo.CodeInvalidInput, "the request body was not received in time"), nil)
 			}
 			return
 		}

@@ -6,11 +6,14 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/redact"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Stateful MCP sessions across replicas.
@@ -169,14 +172,29 @@ func (s *Sessions) Forget(id string) {
 	s.mu.Unlock()
 }
 
-// route picks the handler of an MCP request: stateless for stateless
-// protocol versions; the stateful handler for new sessions and for sessions
-// this process holds; the stateless fallback for a validly signed session
+// supportedVersions are the protocol versions served, newest first.
+var supportedVersions = mcp.SupportedProtocolVersions()
+
+// route picks the handler of an MCP request: a 400 for a protocol version
+// the SDK does not serve (compared as a known version, never by string
+// order); stateless for the stateless versions; the stateful handler for
+// new sessions and for sessions this process holds; the stateless fallback for a validly signed session
 // of another replica; and the stateful handler (which answers 404, making
 // the client start over) for anything else.
 func (s *Sessions) route(stateful, stateless, fallback http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if v := r.Header.Get("Mcp-Protocol-Version"); v >= statelessFrom {
+		switch v := r.Header.Get("Mcp-Protocol-Version"); {
+		case v == "": // initialize, or a client of 2025-03-26
+		case !slices.Contains(supportedVersions, v):
+			v, _ = redact.String(v)
+			if len(v) > 64 {
+				v = v[:64]
+			}
+			writeProblem(w, r.Context(), http.StatusBadRequest, mcp.CodeUnsupportedProtocolVersion,
+				continuo.Errorf(continuo.CodeInvalidInput, "unsupported protocol version %q; supported: %s", v, strings.Join(supportedVersions, ", ")),
+				mcp.UnsupportedProtocolVersionData{Supported: supportedVersions, Requested: v})
+			return
+		case v >= statelessFrom:
 			stateless.ServeHTTP(w, r)
 			return
 		}

@@ -38,8 +38,8 @@ func TestSessionsSignedIDs(t *testing.T) {
 // TestSessionsRoute: new sessions and local ones go to the stateful
 // handler, a signed session of another replica to the fallback (DELETE is
 // answered here), anything else to the stateful handler (which says 404),
-// and stateless protocol versions to the stateless handler; a session the
-// stateful handler no longer knows is forgotten.
+// stateless protocol versions to the stateless handler, and unknown versions
+// nowhere; a session the stateful handler no longer knows is forgotten.
 func TestSessionsRoute(t *testing.T) {
 	key := make([]byte, 32)
 	s, peer := NewSessions(key), NewSessions(key)
@@ -75,6 +75,13 @@ func TestSessionsRoute(t *testing.T) {
 	} {
 		if h, _ := do(c.method, c.id, c.version); h != c.want {
 			t.Errorf("%s with session %q, version %q: %s, want %s", c.method, c.id, c.version, h, c.want)
+		}
+	}
+	// A version the SDK does not serve is refused here, whatever its
+	// string order: "garbage" and "9" sort after "2026-07-28".
+	for _, v := range []string{"garbage", "9", "2099-01-01", "2025-11-25x"} {
+		if h, code := do("POST", "", v); h != "" || code != http.StatusBadRequest {
+			t.Errorf("version %q: handler %q, status %d; want refused here with 400", v, h, code)
 		}
 	}
 	if h, code := do("DELETE", foreign, ""); h != "" || code != http.StatusNoContent {

@@ -52,8 +52,8 @@ type Options struct {
 }
 
 // statelessFrom is the first MCP protocol version without sessions. Requests
-// that announce it (or a newer one) go to the stateless handler; older
-// versions get stateful sessions with Mcp-Session-Id.
+// that announce it (or a newer one the SDK serves) go to the stateless
+// handler; older versions get stateful sessions with Mcp-Session-Id.
 const statelessFrom = "2026-07-28"
 
 // Handler returns the server's HTTP handler.
@@ -97,7 +97,7 @@ func Handler(o Options) http.Handler {
 
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", hostGuard(o.PublicHost, originGuard(o.PublicURL, o.AllowedOrigins,
-		bearer(o.Auth, bodies(lim, withInfo(route))))))
+		bearer(o.Auth, bodies(lim, &rpcEdge{next: withInfo(route)})))))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -121,7 +121,7 @@ func Handler(o Options) http.Handler {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_ = landing.Execute(w, map[string]string{"MCP": mcpURL(o.PublicURL, r), "Version": mcpserver.Version})
 	})
-	var h http.Handler = mux
+	h := jsonErrors(mux)
 	if o.Metrics != nil {
 		h = instrument(o.Metrics, h)
 	}
