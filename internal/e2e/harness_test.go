@@ -54,11 +54,11 @@ type server struct {
 	t       *testing.T
 	dataDir string
 	cmd     *exec.Cmd
-	URL     string // the MCP endpoint
-	Base    string // http://host:port
-	Admin   string // the admin token, on the first start only
-	Project string // the bootstrapped project id, on the first start only
-	stderr  *strings.Builder
+	URL     string      // the MCP endpoint
+	Base    string      // http://host:port
+	Admin   string      // the admin token, on the first start only
+	Project string      // the bootstrapped project id, on the first start only
+	stderr  *syncBuffer // safe to read while the process runs
 }
 
 // announcement is what `serve --json` prints first.
@@ -127,7 +127,7 @@ func start(t *testing.T, dataDir, workDir string, extra ...string) *server {
 	t.Helper()
 	cmd := command(dataDir, append([]string{"serve", "--json", "--listen", "127.0.0.1:0"}, extra...)...)
 	cmd.Dir = workDir
-	var stderr strings.Builder
+	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

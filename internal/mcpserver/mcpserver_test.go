@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/auth"
 	"github.com/continuo-dev/continuo/internal/mcpserver"
+	"github.com/continuo-dev/continuo/internal/metrics"
 	"github.com/continuo-dev/continuo/internal/store"
 	"github.com/continuo-dev/continuo/internal/store/sqlite"
 	"github.com/continuo-dev/continuo/internal/web"
@@ -31,10 +33,21 @@ type fixture struct {
 	ctx  context.Context
 	db   *sqlite.DB
 	auth *auth.Service
+	wf   *workflow.Service
 	url  string
+	base string // http://host:port
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T) *fixture { return newFixtureWith(t, fixtureOptions{}) }
+
+// fixtureOptions vary the fixture.
+type fixtureOptions struct {
+	store   func(store.Store) store.Store // wraps the store the services use
+	logger  *slog.Logger                  // of the MCP server and the HTTP handler
+	metrics *metrics.Registry
+}
+
+func newFixtureWith(t *testing.T, o fixtureOptions) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "continuo.db"), nil)
@@ -42,12 +55,16 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatalf("sqlite.Open: %v", err)
 	}
 	t.Cleanup(func() { db.Close() })
-	authSvc := auth.New(db, nil)
-	wf := workflow.New(db, authSvc, nil)
-	srv := mcpserver.New(mcpserver.Options{Workflow: wf})
-	hs := httptest.NewServer(web.Handler(web.Options{MCP: srv, Auth: authSvc, Ready: db.Ping}))
+	var st store.Store = db
+	if o.store != nil {
+		st = o.store(db)
+	}
+	authSvc := auth.New(st, nil)
+	wf := workflow.New(st, authSvc, nil)
+	srv := mcpserver.New(mcpserver.Options{Workflow: wf, Logger: o.logger, Metrics: o.metrics})
+	hs := httptest.NewServer(web.Handler(web.Options{MCP: srv, Auth: authSvc, Ready: db.Ping, Logger: o.logger, Metrics: o.metrics}))
 	t.Cleanup(hs.Close)
-	return &fixture{t: t, ctx: ctx, db: db, auth: authSvc, url: hs.URL + "/mcp"}
+	return &fixture{t: t, ctx: ctx, db: db, auth: authSvc, wf: wf, url: hs.URL + "/mcp", base: hs.URL}
 }
 
 var sessionScopes = []continuo.Scope{continuo.ScopeSessionsRead, continuo.ScopeSessionsWrite}

@@ -16,6 +16,7 @@ import (
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/metrics"
 	"github.com/continuo-dev/continuo/internal/redact"
+	"github.com/continuo-dev/continuo/internal/rpcwire"
 	"github.com/continuo-dev/continuo/internal/store"
 	"github.com/continuo-dev/continuo/internal/workflow"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -144,19 +145,39 @@ func add[In, Out any](s *server, srv *mcp.Server, t tool, h func(ctx context.Con
 				out, err = h(ctx, c, in)
 			}
 		}
+		cancelled := err != nil && ctx.Err() != nil
 		if s.calls != nil {
 			outcome := "ok"
-			if err != nil {
+			switch {
+			case cancelled:
+				outcome = "cancelled"
+			case err != nil:
 				outcome = string(continuo.AsError(err).Code)
 			}
 			s.calls.Inc(t.name, outcome)
 			s.duration.Observe(time.Since(start).Seconds(), t.name)
+		}
+		if cancelled {
+			return nil, s.cancelled(ctx, t.name, err)
 		}
 		if err != nil {
 			return s.errorResult(ctx, t.name, err), nil
 		}
 		return okResult(out), nil
 	})
+}
+
+// cancelled ends a call whose context ended first: the client cancelled it
+// (notifications/cancelled, or on 2026-07-28 by closing the request) or went
+// away, and the work stopped. What it wrote is rolled back: a write commits
+// before its context ends or not at all. It is no failure of the server, so
+// not logged as an error nor shown as internal. The SDK answers every
+// request, so this returns the least wrong answer, a JSON-RPC error
+// "request cancelled"; the edges (ServeStdio, web) drop the answer to a
+// request the client cancelled, and on 2026-07-28 nobody is left to read it.
+func (s *server) cancelled(ctx context.Context, name string, err error) error {
+	s.opts.Logger.InfoContext(ctx, "tool call cancelled", "tool", name, "err", err)
+	return &jsonrpc.Error{Code: rpcwire.CodeRequestCancelled, Message: "request cancelled"}
 }
 
 func rawArgs(req *mcp.CallToolRequest) json.RawMessage {

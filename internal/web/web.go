@@ -68,8 +68,11 @@ func Handler(o Options) http.Handler {
 	// the public host of a same-machine reverse proxy can be allowed too.
 	stateful := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		Logger: o.Logger, MaxRequestBodyBytes: lim.MaxBodyBytes, SessionTimeout: lim.SessionIdle, DisableLocalhostProtection: true})
+	// On 2026-07-28 a request is its own lifetime: a client cancels by
+	// closing it, and the tool call stops.
 	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		Logger: o.Logger, MaxRequestBodyBytes: lim.MaxBodyBytes, Stateless: true, JSONResponse: true, DisableLocalhostProtection: true})
+		Logger: o.Logger, MaxRequestBodyBytes: lim.MaxBodyBytes, Stateless: true, JSONResponse: true, DisableLocalhostProtection: true,
+		PropagateRequestCancellation: true})
 	// The fallback serves sessions of other replicas statelessly, with
 	// server-sent event responses as their own replica would give.
 	fallback := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
