@@ -167,11 +167,12 @@ func add[In, Out any](s *server, srv *mcp.Server, t tool, h func(ctx context.Con
 	})
 }
 
-// cancelled ends a call whose context ended first: the client cancelled it
-// (notifications/cancelled, or on 2026-07-28 by closing the request) or went
-// away, and the work stopped. What it wrote is rolled back: a write commits
-// before its context ends or not at all. It is no failure of the server, so
-// not logged as an error nor shown as internal. The SDK answers every
+// cancelled ends a call that failed because its context ended: the client
+// cancelled it (notifications/cancelled, or on 2026-07-28 by closing the
+// request) or went away. A write that had not committed is rolled back; one
+// that committed before stays, as a client that cancels must expect (a
+// keyed retry is safe either way). It is no failure of the server, so it is
+// neither logged as an error nor shown as internal. The SDK answers every
 // request, so this returns the least wrong answer, a JSON-RPC error
 // "request cancelled"; the edges (ServeStdio, web) drop the answer to a
 // request the client cancelled, and on 2026-07-28 nobody is left to read it.

@@ -176,11 +176,11 @@ func (s *Sessions) Forget(id string) {
 var supportedVersions = mcp.SupportedProtocolVersions()
 
 // route picks the handler of an MCP request: a 400 for a protocol version
-// the SDK does not serve (compared as a known version, never by string
-// order); stateless for the stateless versions; the stateful handler for
-// new sessions and for sessions this process holds; the stateless fallback for a validly signed session
-// of another replica; and the stateful handler (which answers 404, making
-// the client start over) for anything else.
+// the SDK does not serve (looked up, never compared by string order);
+// stateless for the stateless versions; the stateful handler for new
+// sessions and for sessions this process holds; the stateless fallback for
+// a validly signed session of another replica; and the stateful handler
+// (which answers 404, making the client start over) for anything else.
 func (s *Sessions) route(stateful, stateless, fallback http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch v := r.Header.Get("Mcp-Protocol-Version"); {
@@ -188,7 +188,7 @@ func (s *Sessions) route(stateful, stateless, fallback http.Handler) http.Handle
 		case !slices.Contains(supportedVersions, v):
 			v, _ = redact.String(v)
 			if len(v) > 64 {
-				v = v[:64]
+				v = strings.ToValidUTF8(v[:64], "")
 			}
 			writeProblem(w, r.Context(), http.StatusBadRequest, mcp.CodeUnsupportedProtocolVersion,
 				continuo.Errorf(continuo.CodeInvalidInput, "unsupported protocol version %q; supported: %s", v, strings.Join(supportedVersions, ", ")),
