@@ -42,6 +42,9 @@ type Sessions struct {
 
 	mu    sync.Mutex
 	local map[string]*held // sessions this process holds
+	// ended are sessions ended here by DELETE, for the idle time: their
+	// requests get 404 (the SDK's), not the fallback's service.
+	ended map[string]time.Time
 	// Caps on held sessions (Limits); the idle time is the SDK's session
 	// timeout, so both forget a session at the same time.
 	max, perPrincipal int
@@ -64,7 +67,7 @@ const maxLocal = 1 << 16
 // same on every replica), with the default caps.
 func NewSessions(key []byte) *Sessions {
 	l := Limits{}.withDefaults()
-	return &Sessions{key: key, now: time.Now, local: map[string]*held{},
+	return &Sessions{key: key, now: time.Now, local: map[string]*held{}, ended: map[string]time.Time{},
 		max: l.MaxSessions, perPrincipal: l.MaxSessionsPerPrincipal, idle: l.SessionIdle}
 }
 
@@ -83,12 +86,18 @@ func (s *Sessions) Count() int {
 	return len(s.local)
 }
 
-// sweep forgets sessions idle for longer than the SDK keeps them.
+// sweep forgets sessions idle for longer than the SDK keeps them, and
+// ended ones after as long.
 func (s *Sessions) sweep() {
 	cutoff := s.now().Add(-s.idle)
 	for id, h := range s.local {
 		if h.seen.Before(cutoff) {
 			delete(s.local, id)
+		}
+	}
+	for id, at := range s.ended {
+		if at.Before(cutoff) {
+			delete(s.ended, id)
 		}
 	}
 }
@@ -172,6 +181,29 @@ func (s *Sessions) Forget(id string) {
 	s.mu.Unlock()
 }
 
+// end drops id from the local set and remembers it ended (DELETE).
+func (s *Sessions) end(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.local, id)
+	if len(s.ended) >= maxLocal {
+		s.sweep()
+		for k := range s.ended { // still full: forget an arbitrary one
+			delete(s.ended, k)
+			break
+		}
+	}
+	s.ended[id] = s.now()
+}
+
+// endedHere reports whether id was ended here.
+func (s *Sessions) endedHere(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.ended[id]
+	return ok
+}
+
 // supportedVersions are the protocol versions served, newest first.
 var supportedVersions = mcp.SupportedProtocolVersions()
 
@@ -180,7 +212,8 @@ var supportedVersions = mcp.SupportedProtocolVersions()
 // stateless for the stateless versions; the stateful handler for new
 // sessions and for sessions this process holds; the stateless fallback for
 // a validly signed session of another replica; and the stateful handler
-// (which answers 404, making the client start over) for anything else.
+// (which answers 404, making the client start over) for a session ended
+// here and for anything else.
 func (s *Sessions) route(stateful, stateless, fallback http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch v := r.Header.Get("Mcp-Protocol-Version"); {
@@ -224,8 +257,10 @@ func (s *Sessions) route(stateful, stateless, fallback http.Handler) http.Handle
 			case rec.status == http.StatusNotFound:
 				s.Forget(id) // expired here; its next request is served statelessly
 			case r.Method == http.MethodDelete && rec.status < 300:
-				s.Forget(id)
+				s.end(id)
 			}
+		case s.endedHere(id):
+			stateful.ServeHTTP(w, r) // which no longer holds it: 404
 		case s.Valid(id):
 			if r.Method == http.MethodDelete { // nothing is held here to end
 				w.WriteHeader(http.StatusNoContent)

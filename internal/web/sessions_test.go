@@ -87,6 +87,17 @@ func TestSessionsRoute(t *testing.T) {
 	if h, code := do("DELETE", foreign, ""); h != "" || code != http.StatusNoContent {
 		t.Errorf("DELETE of another replica's session: handler %q, status %d; want answered here with 204", h, code)
 	}
+	// A session the client ended here stays ended: its next request goes to
+	// the stateful handler, which answers 404, not to the fallback, which
+	// would serve it.
+	ended := s.NewID()
+	s.adopt(ended, "prn_x")
+	if h, _ := do("DELETE", ended, "2025-11-25"); h != "stateful" {
+		t.Errorf("DELETE of a local session: %s, want stateful", h)
+	}
+	if h, _ := do("POST", ended, "2025-11-25"); h != "stateful" {
+		t.Errorf("a request of a session ended here: %s, want stateful (404)", h)
+	}
 	h404 := s.route(named("stateful", http.StatusNotFound), nil, nil)
 	r := httptest.NewRequest("POST", "/mcp", nil)
 	r.Header.Set(sessionHeader, local)
