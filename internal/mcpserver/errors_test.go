@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/continuo-dev/continuo"
+
 	"github.com/continuo-dev/continuo/internal/store"
 )
 
@@ -34,5 +36,26 @@ func TestAmbiguousCommit(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "connection reset") {
 		t.Errorf("the cause was not logged: %s", log.String())
+	}
+}
+
+// TestRedactedTagsAndDetails: tags and every value of an error's details
+// are redacted like text: an argument name or a tag that carries a
+// credential is never echoed.
+func TestRedactedTagsAndDetails(t *testing.T) {
+	secret := "glpat-" + strings.Repeat("x1Y2", 5)
+	s := &server{opts: Options{Logger: slog.New(slog.DiscardHandler)}}
+	_, err := decode[ListProjectsArgs]([]byte(`{"` + secret + `": 1}`))
+	if err == nil {
+		t.Fatal("an unknown argument was accepted")
+	}
+	res := s.errorResult(t.Context(), "list_projects", err)
+	b, _ := json.Marshal(res)
+	if strings.Contains(string(b), secret) {
+		t.Errorf("the error result echoes the credential: %s", b)
+	}
+	m := message(&continuo.Message{ID: "msg_x", Tags: []string{"release", secret}})
+	if strings.Contains(strings.Join(m.Tags, ","), secret) || !m.Redacted || m.Tags[0] != "release" {
+		t.Errorf("tags %q redacted=%v: want the credential redacted and the plain tag kept", m.Tags, m.Redacted)
 	}
 }

@@ -228,7 +228,12 @@ func (s *server) errorResult(ctx context.Context, name string, err error) *mcp.C
 	// Messages may quote an argument back (a project name, say); whatever a
 	// caller sent, no credential is echoed.
 	msg, _ := redact.String(e.Message)
-	body := map[string]ErrorBody{"error": {Code: e.Code, Message: msg, Retry: retry, Details: e.Details}}
+	var details map[string]any
+	if e.Details != nil {
+		d, _ := redact.Value(e.Details) // a field name or value quoted back is redacted too
+		details, _ = d.(map[string]any)
+	}
+	body := map[string]ErrorBody{"error": {Code: e.Code, Message: msg, Retry: retry, Details: details}}
 	b, _ := json.Marshal(body)
 	return &mcp.CallToolResult{IsError: true, StructuredContent: json.RawMessage(b),
 		Content: []mcp.Content{&mcp.TextContent{Text: string(e.Code) + ": " + msg}}}

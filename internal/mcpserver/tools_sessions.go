@@ -35,11 +35,11 @@ type Message struct {
 func message(m *continuo.Message) Message {
 	text, red := redact.String(m.Text)
 	res, red2 := redact.String(m.Resolution)
-	tags := m.Tags
+	tags, red3 := redact.Strings(m.Tags)
 	if tags == nil {
 		tags = []string{}
 	}
-	out := Message{MessageID: m.ID, SessionID: m.SessionID, Seq: m.Seq, Kind: string(m.Kind), Text: text, Redacted: red || red2,
+	out := Message{MessageID: m.ID, SessionID: m.SessionID, Seq: m.Seq, Kind: string(m.Kind), Text: text, Redacted: red || red2 || red3,
 		Status: string(m.Status), Priority: string(m.Priority), Tags: tags, ReplyTo: m.ReplyTo, Supersedes: m.Supersedes,
 		SupersededBy: m.SupersededBy, Resolution: res, CreatedAt: ts(m.CreatedAt)}
 	if m.ResolvedAt != nil {
