@@ -109,6 +109,41 @@ func Kinds() []Kind { return slices.Clone(kinds) }
 // Valid reports whether k is one of Kinds.
 func (k Kind) Valid() bool { return slices.Contains(kinds, k) }
 
+// KindInstruction is the kind under which list_session_messages shows the
+// instructions given to a session (at start and on each resume). They are
+// read-only: it is not one of Kinds, so it cannot be posted, and the
+// messages table never holds it.
+const KindInstruction Kind = "instruction"
+
+// listKinds is what list_session_messages can filter on: every kind, then
+// instruction.
+var listKinds = append(slices.Clone(kinds), KindInstruction)
+
+// ListKinds lists the kinds a listing may show, in order: Kinds, then
+// KindInstruction.
+func ListKinds() []Kind { return slices.Clone(listKinds) }
+
+// Listable reports whether k is one of ListKinds.
+func (k Kind) Listable() bool { return slices.Contains(listKinds, k) }
+
+// Order is the order of a listing.
+type Order string
+
+// The listing orders.
+const (
+	OrderNewest Order = "newest"
+	OrderOldest Order = "oldest"
+)
+
+// orders is the closed set of listing orders, in order (the default first).
+var orders = []Order{OrderNewest, OrderOldest}
+
+// Orders lists every listing order, the default first.
+func Orders() []Order { return slices.Clone(orders) }
+
+// Valid reports whether o is one of Orders.
+func (o Order) Valid() bool { return slices.Contains(orders, o) }
+
 // Resolvable reports whether messages of kind k can be resolved.
 func (k Kind) Resolvable() bool { return k == KindTodo || k == KindQuestion || k == KindRisk }
 

@@ -19,4 +19,10 @@ type MessageTx interface {
 	// MessageCount counts every matching message; it ignores BeforeSeq and
 	// Limit.
 	MessageCount(ctx context.Context, p MessageListParams) (int64, error)
+
+	// EntryList returns one page of a session's listing (messages and
+	// instructions merged, store.EntryKey order), at most p.Limit entries.
+	EntryList(ctx context.Context, p EntryListParams) ([]Entry, error)
+	// EntryCount counts every matching entry; it ignores After and Limit.
+	EntryCount(ctx context.Context, p EntryListParams) (int64, error)
 }

@@ -140,6 +140,9 @@ func CheckNotify(channel, payload string) error {
 type Instruction struct {
 	SessionID string
 	Seq       int64
+	// AfterSeq is the session's MessageSeq when the instruction was given:
+	// a listing shows it after that message and before the next.
+	AfterSeq  int64
 	Text      string
 	CreatedAt time.Time
 }
@@ -173,6 +176,40 @@ type SessionListParams struct {
 	Lifecycle continuo.Lifecycle // empty: any
 	Offset    int
 	Limit     int
+}
+
+// EntryKey is where an entry stands in a session's listing, which merges
+// messages and instructions: a message is (Seq, 0), an instruction is
+// (AfterSeq, its instruction seq). Keys are compared as pairs; instruction
+// seqs start at 1, so an instruction comes after the message it follows and
+// before the next one.
+type EntryKey struct{ Pos, Sub int64 }
+
+// Less orders keys.
+func (k EntryKey) Less(o EntryKey) bool {
+	return k.Pos < o.Pos || (k.Pos == o.Pos && k.Sub < o.Sub)
+}
+
+// Entry is one item of a session's listing: a message, or an instruction
+// shown as a message of kind continuo.KindInstruction (Seq is then the
+// instruction's seq, ID is empty, Status open, Priority normal).
+type Entry struct {
+	continuo.Message
+	Key EntryKey
+}
+
+// EntryListParams selects the entries of one session. Empty slices match
+// all; Kinds may hold continuo.KindInstruction.
+type EntryListParams struct {
+	SessionID string
+	Kinds     []continuo.Kind
+	Statuses  []continuo.Status
+	// Words, when not empty, keeps only entries whose search text holds
+	// every one of them as a whole word (SearchWords of the query).
+	Words  []string
+	Oldest bool      // ascending keys; else descending
+	After  *EntryKey // keyset: only entries strictly after this one in the order
+	Limit  int
 }
 
 // MessageListParams selects messages of one session. Empty slices match all.

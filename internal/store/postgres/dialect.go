@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/continuo-dev/continuo/internal/store"
 	"github.com/continuo-dev/continuo/internal/store/sqlstore"
@@ -19,6 +20,14 @@ const (
 	codeSerialization = "40001"
 	codeDeadlock      = "40P01"
 )
+
+// TextMatch is the expression of the GIN index of migration 0003.
+func (*dialect) TextMatch() string {
+	return "to_tsvector('simple', m.search_text) @@ plainto_tsquery('simple', ?)"
+}
+
+// MatchQuery gives plainto_tsquery the words, which it joins with &.
+func (*dialect) MatchQuery(words []string) string { return strings.Join(words, " ") }
 
 func (*dialect) Interpret(err error) error {
 	var pe *pgconn.PgError

@@ -117,7 +117,33 @@ func (db *DB) init(ctx context.Context) error {
 	if schema != "public" {
 		db.channel = "continuo_" + schema
 	}
-	return migrate(ctx, db.pool, db.opts.Migrate, db.opts.Existing)
+	if err := migrate(ctx, db.pool, db.opts.Migrate, db.opts.Existing); err != nil {
+		return err
+	}
+	return db.backfill(ctx)
+}
+
+// backfill indexes the rows written before migration 0003
+// (sqlstore.Backfill), one transaction per batch.
+func (db *DB) backfill(ctx context.Context) error {
+	for {
+		tx, err := db.db.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("postgres: index search text: %w", err)
+		}
+		n, err := sqlstore.Backfill(ctx, tx, db.d)
+		if err == nil {
+			err = tx.Commit()
+		} else {
+			_ = tx.Rollback()
+		}
+		if err != nil {
+			return fmt.Errorf("postgres: index search text: %w", err)
+		}
+		if n == 0 {
+			return nil
+		}
+	}
 }
 
 // Read implements store.Store.

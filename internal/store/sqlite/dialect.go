@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/continuo-dev/continuo/internal/store"
 	"github.com/continuo-dev/continuo/internal/store/sqlstore"
@@ -16,6 +17,20 @@ import (
 type dialect struct{}
 
 func (dialect) Rebind(q string) string { return q }
+
+// TextMatch looks the words up in the FTS5 index of migration 0003.
+func (dialect) TextMatch() string {
+	return "m.rowid IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?)"
+}
+
+// MatchQuery quotes every word (an FTS5 string), which FTS5 joins with AND.
+func (dialect) MatchQuery(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = `"` + w + `"`
+	}
+	return strings.Join(q, " ")
+}
 
 func (dialect) Interpret(err error) error {
 	var se *sqlite.Error

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/continuo-dev/continuo/internal/store"
+	"github.com/continuo-dev/continuo/internal/store/sqlstore"
 )
 
 //go:embed migrations/*.sql
@@ -75,4 +76,27 @@ func apply(ctx context.Context, conn *sql.Conn, m store.Migration) error {
 	}
 	_, err := conn.ExecContext(ctx, "INSERT INTO schema_migrations (version, name) VALUES (?, ?)", m.Version, m.Name)
 	return err
+}
+
+// backfill indexes the rows written before migration 0003
+// (sqlstore.Backfill), one transaction per batch.
+func backfill(ctx context.Context, conn *sql.Conn) error {
+	for {
+		tx, err := conn.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("index search text: %w", err)
+		}
+		n, err := sqlstore.Backfill(ctx, tx, dialect{})
+		if err == nil {
+			err = tx.Commit()
+		} else {
+			_ = tx.Rollback()
+		}
+		if err != nil {
+			return fmt.Errorf("index search text: %w", err)
+		}
+		if n == 0 {
+			return nil
+		}
+	}
 }

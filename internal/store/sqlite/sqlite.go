@@ -143,6 +143,10 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 		db.closeHandles()
 		return nil, err
 	}
+	if err := backfill(ctx, conn); err != nil {
+		db.closeHandles()
+		return nil, err
+	}
 	// The database file and its write-ahead log exist now (the migration
 	// check read through them), and stay while a connection is open.
 	for _, p := range []string{path, path + "-wal"} {

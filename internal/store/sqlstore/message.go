@@ -4,10 +4,20 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"slices"
 
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/redact"
 	"github.com/continuo-dev/continuo/internal/store"
 )
+
+// SearchText is what the text index holds for a text: the words of its
+// redacted form (store.SearchDoc), so that a query can never find a secret
+// that a model could not read.
+func SearchText(text string) string {
+	r, _ := redact.String(text)
+	return store.SearchDoc(r)
+}
 
 const messageCols = `id, session_id, seq, kind, text, status, priority, tags, reply_to, supersedes, superseded_by,
 	resolution, created_at, resolved_at`
@@ -40,9 +50,9 @@ func (t *Tx) MessageCreate(ctx context.Context, m *continuo.Message) error {
 	if err != nil {
 		return err
 	}
-	_, err = t.exec(ctx, "INSERT INTO messages ("+messageCols+") VALUES ("+Placeholders(14)+")",
+	_, err = t.exec(ctx, "INSERT INTO messages ("+messageCols+", search_text) VALUES ("+Placeholders(15)+")",
 		m.ID, m.SessionID, m.Seq, string(m.Kind), m.Text, string(m.Status), string(m.Priority), string(tj), m.ReplyTo,
-		m.Supersedes, m.SupersededBy, m.Resolution, ms(m.CreatedAt), msPtr(m.ResolvedAt))
+		m.Supersedes, m.SupersededBy, m.Resolution, ms(m.CreatedAt), msPtr(m.ResolvedAt), SearchText(m.Text))
 	return err
 }
 
@@ -94,4 +104,197 @@ func (t *Tx) MessageCount(ctx context.Context, p store.MessageListParams) (int64
 	var n int64
 	err := t.row(ctx, "SELECT count(*) FROM messages WHERE "+where, args...).Scan(&n)
 	return n, t.interpret(err)
+}
+
+// The listing merges two arms, each cut to the page size in its own order
+// before they are merged: messages (m) and instructions (i), in the same
+// columns, with the entry key as pos and sub (store.EntryKey).
+const (
+	entryMessageCols = `m.id, m.session_id, m.seq, m.kind, m.text, m.status, m.priority, m.tags, m.reply_to, m.supersedes,
+	m.superseded_by, m.resolution, m.created_at, m.resolved_at, m.seq AS pos, 0 AS sub`
+	entryInstructionCols = `'' AS id, i.session_id, i.seq, '` + string(continuo.KindInstruction) + `' AS kind, i.text,
+	'` + string(continuo.StatusOpen) + `' AS status, '` + string(continuo.PriorityNormal) + `' AS priority, '[]' AS tags,
+	'' AS reply_to, '' AS supersedes, '' AS superseded_by, '' AS resolution, i.created_at, CAST(NULL AS BIGINT) AS resolved_at,
+	i.after_seq AS pos, i.seq AS sub`
+)
+
+// entryArms builds the WHERE of each arm; an arm the filters exclude is
+// "" (keyset bounds are added by EntryList).
+func (t *Tx) entryArms(p store.EntryListParams) (msgWhere string, msgArgs []any, insWhere string, insArgs []any) {
+	var kinds []continuo.Kind
+	wantIns := len(p.Kinds) == 0
+	for _, k := range p.Kinds {
+		if k == continuo.KindInstruction {
+			wantIns = true
+		} else {
+			kinds = append(kinds, k)
+		}
+	}
+	wantMsg := len(p.Kinds) == 0 || len(kinds) > 0
+	if len(p.Statuses) > 0 && !slices.Contains(p.Statuses, continuo.StatusOpen) {
+		wantIns = false // an instruction is always open
+	}
+	if wantMsg {
+		msgWhere = "m.session_id = ?"
+		msgArgs = []any{p.SessionID}
+		if len(kinds) > 0 {
+			msgWhere += " AND m.kind IN (" + Placeholders(len(kinds)) + ")"
+			for _, k := range kinds {
+				msgArgs = append(msgArgs, string(k))
+			}
+		}
+		if len(p.Statuses) > 0 {
+			msgWhere += " AND m.status IN (" + Placeholders(len(p.Statuses)) + ")"
+			for _, s := range p.Statuses {
+				msgArgs = append(msgArgs, string(s))
+			}
+		}
+		if len(p.Words) > 0 {
+			msgWhere += " AND " + t.d.TextMatch()
+			msgArgs = append(msgArgs, t.d.MatchQuery(p.Words))
+		}
+	}
+	if wantIns {
+		// A session has few instructions: they are matched in place, word
+		// by word, on the padded search text (store.SearchDoc), which gives
+		// the same answer as the index does for messages.
+		insWhere = "i.session_id = ?"
+		insArgs = []any{p.SessionID}
+		for _, w := range p.Words {
+			insWhere += " AND i.search_text LIKE ?"
+			insArgs = append(insArgs, "% "+w+" %")
+		}
+	}
+	return
+}
+
+// EntryList implements store.MessageTx.
+func (t *Tx) EntryList(ctx context.Context, p store.EntryListParams) ([]store.Entry, error) {
+	mw, margs, iw, iargs := t.entryArms(p)
+	order, cmp := " ORDER BY pos DESC, sub DESC", "<"
+	if p.Oldest {
+		order, cmp = " ORDER BY pos, sub", ">"
+	}
+	if a := p.After; a != nil {
+		if mw != "" {
+			if !p.Oldest && a.Sub > 0 {
+				mw += " AND m.seq <= ?" // the cursor is an instruction after message a.Pos
+			} else {
+				mw += " AND m.seq " + cmp + " ?"
+			}
+			margs = append(margs, a.Pos)
+		}
+		if iw != "" {
+			iw += " AND (i.after_seq " + cmp + " ? OR (i.after_seq = ? AND i.seq " + cmp + " ?))"
+			iargs = append(iargs, a.Pos, a.Pos, a.Sub)
+		}
+	}
+	var arms []string
+	var args []any
+	if mw != "" {
+		arms = append(arms, "SELECT * FROM (SELECT "+entryMessageCols+" FROM messages m WHERE "+mw+order+" LIMIT ?) AS ma")
+		args = append(append(args, margs...), p.Limit)
+	}
+	if iw != "" {
+		arms = append(arms, "SELECT * FROM (SELECT "+entryInstructionCols+" FROM session_instructions i WHERE "+iw+order+" LIMIT ?) AS ia")
+		args = append(append(args, iargs...), p.Limit)
+	}
+	if len(arms) == 0 {
+		return nil, nil
+	}
+	q := arms[0]
+	if len(arms) == 2 {
+		q += " UNION ALL " + arms[1] + order + " LIMIT ?"
+		args = append(args, p.Limit)
+	}
+	return list(t, ctx, scanEntry, q, args...)
+}
+
+func scanEntry(sc scanner) (*store.Entry, error) {
+	var e store.Entry
+	var kind, status, prio, tags string
+	var created int64
+	var resolved sql.NullInt64
+	err := sc.Scan(&e.ID, &e.SessionID, &e.Seq, &kind, &e.Text, &status, &prio, &tags, &e.ReplyTo, &e.Supersedes,
+		&e.SupersededBy, &e.Resolution, &created, &resolved, &e.Key.Pos, &e.Key.Sub)
+	if err != nil {
+		return nil, err
+	}
+	e.Kind, e.Status, e.Priority = continuo.Kind(kind), continuo.Status(status), continuo.Priority(prio)
+	if err := json.Unmarshal([]byte(tags), &e.Tags); err != nil {
+		return nil, err
+	}
+	e.CreatedAt, e.ResolvedAt = fromMS(created), fromNullMS(resolved)
+	return &e, nil
+}
+
+// EntryCount implements store.MessageTx.
+func (t *Tx) EntryCount(ctx context.Context, p store.EntryListParams) (int64, error) {
+	mw, margs, iw, iargs := t.entryArms(p)
+	var total int64
+	for _, arm := range []struct {
+		from, where string
+		args        []any
+	}{{"messages m", mw, margs}, {"session_instructions i", iw, iargs}} {
+		if arm.where == "" {
+			continue
+		}
+		var n int64
+		if err := t.row(ctx, "SELECT count(*) FROM "+arm.from+" WHERE "+arm.where, arm.args...).Scan(&n); err != nil {
+			return 0, t.interpret(err)
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// BackfillBatch is how many rows of each table Backfill indexes at most.
+const BackfillBatch = 500
+
+// Backfill writes the search text of up to BackfillBatch messages and as
+// many instructions that have none: those written before migration 0003,
+// which SQL alone could not index (the index holds redacted text, and
+// redaction is Go). It returns how many rows it indexed; the drivers run it
+// after migrating, one transaction per call, until it returns 0. Once every
+// row has its text a call costs one probe of an empty partial index. A row
+// without search text is not found by a query until then. It is idempotent
+// and safe to run concurrently.
+func Backfill(ctx context.Context, q Querier, d Dialect) (int, error) {
+	total := 0
+	for _, tb := range []struct{ sel, upd string }{
+		{"SELECT id, 0, text FROM messages WHERE search_text IS NULL ORDER BY id LIMIT ?",
+			"UPDATE messages SET search_text = ? WHERE id = ? AND 0 = ? AND search_text IS NULL"},
+		{"SELECT session_id, seq, text FROM session_instructions WHERE search_text IS NULL ORDER BY session_id, seq LIMIT ?",
+			"UPDATE session_instructions SET search_text = ? WHERE session_id = ? AND seq = ? AND search_text IS NULL"},
+	} {
+		type row struct {
+			id   string
+			seq  int64
+			text string
+		}
+		var rows []row
+		r, err := q.QueryContext(ctx, d.Rebind(tb.sel), BackfillBatch)
+		if err != nil {
+			return 0, d.Interpret(err)
+		}
+		for r.Next() {
+			var x row
+			if err := r.Scan(&x.id, &x.seq, &x.text); err != nil {
+				r.Close()
+				return 0, err
+			}
+			rows = append(rows, x)
+		}
+		r.Close()
+		if err := r.Err(); err != nil {
+			return 0, d.Interpret(err)
+		}
+		for _, x := range rows {
+			if _, err := q.ExecContext(ctx, d.Rebind(tb.upd), SearchText(x.text), x.id, x.seq); err != nil {
+				return 0, d.Interpret(err)
+			}
+		}
+		total += len(rows)
+	}
+	return total, nil
 }

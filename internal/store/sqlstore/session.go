@@ -107,8 +107,9 @@ func (t *Tx) SessionList(ctx context.Context, p store.SessionListParams) ([]cont
 
 // InstructionAppend implements store.SessionTx.
 func (t *Tx) InstructionAppend(ctx context.Context, in store.Instruction) error {
-	_, err := t.exec(ctx, "INSERT INTO session_instructions (session_id, seq, text, created_at) VALUES (?, ?, ?, ?)",
-		in.SessionID, in.Seq, in.Text, ms(in.CreatedAt))
+	_, err := t.exec(ctx, `INSERT INTO session_instructions (session_id, seq, text, created_at, after_seq, search_text)
+		VALUES (?, ?, ?, ?, ?, ?)`,
+		in.SessionID, in.Seq, in.Text, ms(in.CreatedAt), in.AfterSeq, SearchText(in.Text))
 	return err
 }
 

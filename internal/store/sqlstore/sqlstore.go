@@ -38,6 +38,13 @@ type Dialect interface {
 	// Columns returns a table's columns in declaration order and its
 	// primary-key columns in key order.
 	Columns(ctx context.Context, q Querier, table string) (cols, pk []string, err error)
+	// TextMatch is the predicate that keeps the rows of messages (as m)
+	// whose search_text holds every word of the query, through the text
+	// index; its one ? takes MatchQuery of the words.
+	TextMatch() string
+	// MatchQuery turns a query's words (store.SearchWords: lower-case
+	// letters and digits only) into the argument of TextMatch.
+	MatchQuery(words []string) string
 }
 
 // Notifier queues or sends a notification inside a write transaction, to be
