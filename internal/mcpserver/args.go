@@ -36,6 +36,8 @@ import (
 // schemas list the same values in the same order as the SQL CHECKs.
 var enumSets = map[string][]string{
 	"kind":      strs(continuo.Kinds()),
+	"listkind":  strs(continuo.ListKinds()),
+	"order":     strs(continuo.Orders()),
 	"status":    strs(continuo.Statuses()),
 	"priority":  strs(continuo.Priorities()),
 	"mode":      strs(continuo.Modes()),

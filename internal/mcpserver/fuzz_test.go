@@ -21,6 +21,8 @@ import (
 // sets, the workflow package's material keys), not from enumSets.
 var (
 	kindsEnum     = strs(continuo.Kinds())
+	listKindsEnum = strs(continuo.ListKinds())
+	orderEnum     = strs(continuo.Orders())
 	statusEnum    = strs(continuo.Statuses())
 	priorityEnum  = strs(continuo.Priorities())
 	modeEnum      = strs(continuo.Modes())
@@ -32,7 +34,8 @@ var (
 // published in the input schema, is its source's list in its order.
 func TestEnumSets(t *testing.T) {
 	want := map[string][]string{"kind": kindsEnum, "status": statusEnum, "priority": priorityEnum,
-		"mode": modeEnum, "material": contextEnum, "lifecycle": lifecycleEnum}
+		"mode": modeEnum, "material": contextEnum, "lifecycle": lifecycleEnum,
+		"listkind": listKindsEnum, "order": orderEnum}
 	if len(enumSets) != len(want) {
 		t.Errorf("enumSets has %d sets, want %d", len(enumSets), len(want))
 	}
@@ -55,7 +58,8 @@ func TestEnumSets(t *testing.T) {
 	}{
 		{"post kind", inputSchema[PostSessionMessageArgs]().Properties["kind"].Enum, kindsEnum},
 		{"post priority", inputSchema[PostSessionMessageArgs]().Properties["priority"].Enum, priorityEnum},
-		{"list kinds", inputSchema[ListSessionMessagesArgs]().Properties["kinds"].Items.Enum, kindsEnum},
+		{"list kinds", inputSchema[ListSessionMessagesArgs]().Properties["kinds"].Items.Enum, listKindsEnum},
+		{"list order", inputSchema[ListSessionMessagesArgs]().Properties["order"].Enum, orderEnum},
 		{"list status", inputSchema[ListSessionMessagesArgs]().Properties["status"].Enum, statusEnum},
 		{"work mode", inputSchema[WorkOnProjectArgs]().Properties["mode"].Enum, modeEnum},
 		{"work context", inputSchema[WorkOnProjectArgs]().Properties["context"].Items.Enum, contextEnum},

@@ -350,7 +350,7 @@ func TestIsolationMatrix(t *testing.T) {
 			dig(brief, "open", "todos", "total").(float64), dig(brief, "session", "lifecycle").(string)
 	}
 	rev0, msgs0, todos0, lc0 := aView()
-	if msgs0 != 2 || todos0 != 1 || lc0 != "active" {
+	if msgs0 != 3 || todos0 != 1 || lc0 != "active" { // 2 messages and the instruction
 		t.Fatalf("A's session before: msgs=%v todos=%v lifecycle=%v", msgs0, todos0, lc0)
 	}
 	aFingerprintBefore := aSessionLine(f.fingerprint(), aID)

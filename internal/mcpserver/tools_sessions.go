@@ -300,9 +300,11 @@ func (s *server) resolveSessionMessage(srv *mcp.Server) {
 // ListSessionMessagesArgs are the arguments of list_session_messages.
 type ListSessionMessagesArgs struct {
 	SessionID string   `json:"session_id" limit:"1,64" jsonschema:"session id (ses_…) or ~sN reference"`
-	Kinds     []string `json:"kinds,omitempty" limit:"0,8" each:"16" enum:"kind" jsonschema:"only these kinds"`
+	Kinds     []string `json:"kinds,omitempty" limit:"0,8" each:"16" enum:"listkind" jsonschema:"only these kinds (instruction: the instructions given to the session)"`
 	Status    string   `json:"status,omitempty" enum:"status" jsonschema:"only messages in this status"`
-	Cursor    string   `json:"cursor,omitempty" limit:"1,64" jsonschema:"next_cursor of the previous page"`
+	Query     string   `json:"query,omitempty" limit:"1,256" jsonschema:"only messages holding every word of this, whole words, any case"`
+	Order     string   `json:"order,omitempty" enum:"order" jsonschema:"newest (default) or oldest first"`
+	Cursor    string   `json:"cursor,omitempty" limit:"1,64" jsonschema:"next_cursor of the previous page (same order)"`
 	Limit     *int     `json:"limit,omitempty" limit:"1,100" jsonschema:"page size, 1..100 (default 50)"`
 }
 
@@ -315,13 +317,14 @@ type ListSessionMessagesResult struct {
 
 func (s *server) listSessionMessages(srv *mcp.Server) {
 	add(s, srv, tool{name: "list_session_messages", title: "List session messages", readOnly: true, idempotent: true,
-		desc: "List a session's messages, newest first, optionally filtered by kinds and status. Pass next_cursor back as cursor for the next page; it is null at the end."},
+		desc: "List a session's messages and its instructions (kind instruction, in full), newest or oldest first, filtered by kinds, status and words. Pass next_cursor back as cursor for the next page; it is null at the end."},
 		func(ctx context.Context, c *continuo.Caller, in *ListSessionMessagesArgs) (*ListSessionMessagesResult, error) {
 			limit := 50
 			if in.Limit != nil {
 				limit = *in.Limit
 			}
-			q := workflow.MessageQuery{SessionID: in.SessionID, Cursor: in.Cursor, Limit: limit}
+			q := workflow.MessageQuery{SessionID: in.SessionID, Query: in.Query, Oldest: in.Order == string(continuo.OrderOldest),
+				Cursor: in.Cursor, Limit: limit}
 			for _, k := range in.Kinds {
 				q.Kinds = append(q.Kinds, continuo.Kind(k))
 			}

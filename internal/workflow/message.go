@@ -217,66 +217,111 @@ func (s *Service) ResolveMessage(ctx context.Context, c *continuo.Caller, sessio
 // MessageQuery is the input of list_session_messages.
 type MessageQuery struct {
 	SessionID string
-	Kinds     []continuo.Kind
+	Kinds     []continuo.Kind // continuo.ListKinds: may hold instruction
 	Statuses  []continuo.Status
+	Query     string // words that must all match (store/search.go); "": any
+	Oldest    bool   // oldest first; else newest first
 	Cursor    string
 	Limit     int
 }
 
-// MessagePage is one page of messages, newest first.
+// MessagePage is one page of a session's listing: its messages and, as
+// messages of kind instruction, its instructions, in full.
 type MessagePage struct {
 	Messages   []continuo.Message
 	NextCursor string
 	Total      int64
 }
 
-// Cursors are "c" + the seq to continue below + "." + a short tag of the
-// session, so that a cursor from one session is refused by another.
-func cursor(sessionID string, seq int64) string {
+// Cursors are "c" + the order ("n" newest first, "o" oldest first) + the
+// entry key to continue after (store.EntryKey, base 36, "." between) + "."
+// + a short tag of the session, so that a cursor from one session, or from
+// the other order, is refused.
+func cursor(sessionID string, oldest bool, k store.EntryKey) string {
 	h := sha256.Sum256([]byte(sessionID))
-	return "c" + strconv.FormatInt(seq, 36) + "." + hex.EncodeToString(h[:4])
-}
-
-func parseCursor(sessionID, c string) (int64, error) {
-	body, _, _ := strings.Cut(strings.TrimPrefix(c, "c"), ".")
-	seq, err := strconv.ParseInt(body, 36, 64)
-	if err != nil || seq <= 0 || cursor(sessionID, seq) != c {
-		return 0, continuo.Invalid("cursor", "not a cursor of this session's listing")
+	o := "n"
+	if oldest {
+		o = "o"
 	}
-	return seq, nil
+	return "c" + o + strconv.FormatInt(k.Pos, 36) + "." + strconv.FormatInt(k.Sub, 36) + "." + hex.EncodeToString(h[:4])
 }
 
-// ListMessages lists a session's messages newest first with a keyset cursor.
+func parseCursor(sessionID string, oldest bool, c string) (store.EntryKey, error) {
+	bad := continuo.Invalid("cursor", "not a cursor of this session's listing")
+	body, ok := strings.CutPrefix(c, "c")
+	if !ok || body == "" {
+		return store.EntryKey{}, bad
+	}
+	if (body[0] == 'o') != oldest && (body[0] == 'o' || body[0] == 'n') {
+		return store.EntryKey{}, continuo.Invalid("cursor", "a cursor of the other order: list again without a cursor")
+	}
+	parts := strings.Split(body[1:], ".")
+	if len(parts) != 3 {
+		return store.EntryKey{}, bad
+	}
+	pos, err1 := strconv.ParseInt(parts[0], 36, 64)
+	sub, err2 := strconv.ParseInt(parts[1], 36, 64)
+	k := store.EntryKey{Pos: pos, Sub: sub}
+	if err1 != nil || err2 != nil || pos < 0 || sub < 0 || cursor(sessionID, oldest, k) != c {
+		return store.EntryKey{}, bad
+	}
+	return k, nil
+}
+
+// ListMessages lists a session's messages and instructions, newest or
+// oldest first, with a keyset cursor; Total counts every match.
 func (s *Service) ListMessages(ctx context.Context, c *continuo.Caller, q MessageQuery) (*MessagePage, error) {
 	if err := c.Require(continuo.ScopeSessionsRead); err != nil {
 		return nil, err
 	}
+	for _, k := range q.Kinds {
+		if !k.Listable() {
+			return nil, continuo.Invalid("kinds", "unknown kind "+strconv.Quote(string(k)))
+		}
+	}
+	var words []string
+	if q.Query != "" {
+		words = store.SearchWords(q.Query)
+		switch {
+		case len(words) == 0:
+			return nil, continuo.Invalid("query", "must hold a word: a letter or a digit (punctuation is ignored)")
+		case len(words) > store.MaxSearchWords:
+			return nil, continuo.Invalid("query", "at most "+strconv.Itoa(store.MaxSearchWords)+" words")
+		}
+	}
 	var page MessagePage
 	err := s.store.Read(ctx, func(tx store.Tx) error {
+		page = MessagePage{}
 		sess, err := s.resolveSession(ctx, tx, c, q.SessionID)
 		if err != nil {
 			return err
 		}
-		p := store.MessageListParams{SessionID: sess.ID, Kinds: q.Kinds, Statuses: q.Statuses, Limit: q.Limit + 1}
+		p := store.EntryListParams{SessionID: sess.ID, Kinds: q.Kinds, Statuses: q.Statuses, Words: words,
+			Oldest: q.Oldest, Limit: q.Limit + 1}
 		if q.Cursor != "" {
-			if p.BeforeSeq, err = parseCursor(sess.ID, q.Cursor); err != nil {
+			k, err := parseCursor(sess.ID, q.Oldest, q.Cursor)
+			if err != nil {
 				return err
 			}
+			p.After = &k
 		}
-		msgs, err := tx.MessageList(ctx, p)
+		entries, err := tx.EntryList(ctx, p)
 		if err != nil {
 			return err
 		}
-		if len(msgs) > q.Limit {
-			msgs = msgs[:q.Limit]
-			page.NextCursor = cursor(sess.ID, msgs[len(msgs)-1].Seq)
+		if len(entries) > q.Limit {
+			entries = entries[:q.Limit]
+			page.NextCursor = cursor(sess.ID, q.Oldest, entries[len(entries)-1].Key)
 		}
-		page.Messages = msgs
-		if len(q.Kinds) == 0 && len(q.Statuses) == 0 {
-			page.Total = sess.Counts.Messages
+		page.Messages = make([]continuo.Message, len(entries))
+		for i := range entries {
+			page.Messages[i] = entries[i].Message
+		}
+		if len(q.Kinds) == 0 && len(q.Statuses) == 0 && len(words) == 0 {
+			page.Total = sess.Counts.Messages + sess.Instructions
 			return nil
 		}
-		page.Total, err = tx.MessageCount(ctx, p)
+		page.Total, err = tx.EntryCount(ctx, p)
 		return err
 	})
 	if err != nil {

@@ -52,7 +52,7 @@ func testRaceIdenticalKeyedPosts(t *testing.T) {
 	if fresh != 1 {
 		t.Errorf("%d posts were not replays, want exactly 1", fresh)
 	}
-	page, err := f.wf.ListMessages(f.ctx, f.caller, workflow.MessageQuery{SessionID: sess.ID, Limit: 10})
+	page, err := f.wf.ListMessages(f.ctx, f.caller, workflow.MessageQuery{SessionID: sess.ID, Kinds: continuo.Kinds(), Limit: 10})
 	if err != nil || page.Total != 1 || len(page.Messages) != 1 {
 		t.Fatalf("messages after the race: total %d, %d listed, %v; want 1", page.Total, len(page.Messages), err)
 	}
@@ -88,7 +88,7 @@ func testRaceConcurrentPosts(t *testing.T) {
 	for err := range errs {
 		t.Fatalf("post: %v", err)
 	}
-	page, err := f.wf.ListMessages(f.ctx, f.caller, workflow.MessageQuery{SessionID: sess.ID, Limit: 100})
+	page, err := f.wf.ListMessages(f.ctx, f.caller, workflow.MessageQuery{SessionID: sess.ID, Kinds: continuo.Kinds(), Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -151,7 +151,8 @@ func (s *Service) resume(ctx context.Context, c *continuo.Caller, in WorkOn) (*W
 		if err := tx.SessionUpdate(ctx, sess, prev); err != nil {
 			return err
 		}
-		if err := tx.InstructionAppend(ctx, store.Instruction{SessionID: sess.ID, Seq: sess.Instructions, Text: in.Instruction, CreatedAt: sess.UpdatedAt}); err != nil {
+		if err := tx.InstructionAppend(ctx, store.Instruction{SessionID: sess.ID, Seq: sess.Instructions, AfterSeq: sess.MessageSeq,
+			Text: in.Instruction, CreatedAt: sess.UpdatedAt}); err != nil {
 			return err
 		}
 		res = &WorkResult{Session: sess, Project: p, Resumed: true, Worktree: sess.WorktreePath}

@@ -156,7 +156,7 @@ func testListMessagesCursor(t *testing.T) {
 	}
 	seen := map[int64]bool{}
 	last := int64(1 << 62)
-	q := workflow.MessageQuery{SessionID: s.ID, Limit: 5}
+	q := workflow.MessageQuery{SessionID: s.ID, Kinds: continuo.Kinds(), Limit: 5} // messages only
 	for pages := 0; ; pages++ {
 		page, err := f.wf.ListMessages(f.ctx, f.caller, q)
 		if err != nil {
