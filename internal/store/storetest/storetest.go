@@ -89,6 +89,7 @@ func Run(t *testing.T, f Factory) {
 		{"SessionList", sessionListTests()},
 		{"Message", messageTests()},
 		{"MessageList", messageListTests()},
+		{"EntryList", entryTests()},
 		{"Idempotency", idempotencyTests()},
 		{"Tx", txTests()},
 		{"Constraints", constraintTests()},
