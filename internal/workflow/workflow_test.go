@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -423,5 +425,77 @@ func testWorkOnProjectIdempotent(t *testing.T) {
 	}
 	if again.Session.Instructions != 2 {
 		t.Fatalf("instructions %d, want 2", again.Session.Instructions)
+	}
+}
+
+// list_session_messages: instructions in full and in order, oldest first,
+// word queries, and cursors bound to their order.
+func TestListMessagesOrderQuery(t *testing.T) { stores.Each(t, testListMessagesOrderQuery) }
+
+func testListMessagesOrderQuery(t *testing.T) {
+	f := setup(t, "", workflow.Git{})
+	s := f.start(t) // instruction 1: "do the thing"
+	f.post(t, s.ID, continuo.KindNote, "first note")
+	long := strings.Repeat("keep every constraint. ", 80) + "LAST CONSTRAINT: never push to main"
+	if _, err := f.wf.WorkOnProject(f.ctx, f.caller, workflow.WorkOn{SessionID: s.ID, Instruction: long}); err != nil {
+		t.Fatal(err)
+	}
+	f.post(t, s.ID, continuo.KindProgress, "what remains: the docs")
+	kinds := func(p *workflow.MessagePage) (out []string) {
+		for _, m := range p.Messages {
+			out = append(out, string(m.Kind))
+		}
+		return out
+	}
+	page, err := f.wf.ListMessages(f.ctx, f.caller, workflow.MessageQuery{SessionID: s.ID, Oldest: true, Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := kinds(page), []string{"instruction", "note", "instruction", "progress"}; !slices.Equal(got, want) || page.Total != 4 {
+		t.Fatalf("oldest first: %v total %d, want %v total 4", got, page.Total, want)
+	}
+	if page.Messages[2].Text != long {
+		t.Errorf("the resume instruction is not listed in full: %d bytes of %d", len(page.Messages[2].Text), len(long))
+	}
+	page, err = f.wf.ListMessages(f.ctx, f.caller, workflow.MessageQuery{SessionID: s.ID, Query: "Never PUSH", Limit: 50})
+	if err != nil || page.Total != 1 || len(page.Messages) != 1 || page.Messages[0].Kind != continuo.KindInstruction {
+		t.Fatalf("query: %v %+v", err, page)
+	}
+	page, err = f.wf.ListMessages(f.ctx, f.caller, workflow.MessageQuery{SessionID: s.ID, Query: "remains", Kinds: continuo.Kinds(), Limit: 50})
+	if err != nil || page.Total != 1 || page.Messages[0].Kind != continuo.KindProgress {
+		t.Fatalf("query with kinds: %v %+v", err, page)
+	}
+	var many []string
+	for i := range store.MaxSearchWords + 1 {
+		many = append(many, "w"+strconv.Itoa(i))
+	}
+	for _, bad := range []string{"!!!", strings.Join(many, " ")} {
+		if _, err := f.wf.ListMessages(f.ctx, f.caller, workflow.MessageQuery{SessionID: s.ID, Query: bad, Limit: 5}); code(err) != continuo.CodeInvalidInput {
+			t.Errorf("query %q: %v, want invalid_input", bad, err)
+		}
+	}
+	// Paging oldest first; a newest-order cursor is refused there.
+	var seen []string
+	q := workflow.MessageQuery{SessionID: s.ID, Oldest: true, Limit: 1}
+	for {
+		p, err := f.wf.ListMessages(f.ctx, f.caller, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen = append(seen, kinds(p)...)
+		if p.NextCursor == "" {
+			break
+		}
+		if _, err := f.wf.ListMessages(f.ctx, f.caller, workflow.MessageQuery{SessionID: s.ID, Cursor: p.NextCursor, Limit: 1}); code(err) != continuo.CodeInvalidInput {
+			t.Fatalf("oldest cursor used newest first: %v", err)
+		}
+		q.Cursor = p.NextCursor
+	}
+	if want := []string{"instruction", "note", "instruction", "progress"}; !slices.Equal(seen, want) {
+		t.Errorf("paged oldest first: %v, want %v", seen, want)
+	}
+	// Posting an instruction stays invalid.
+	if _, _, err := f.wf.PostMessage(f.ctx, f.caller, workflow.Post{SessionID: s.ID, Kind: continuo.KindInstruction, Text: "x"}); err == nil {
+		t.Errorf("posting kind instruction succeeded")
 	}
 }
