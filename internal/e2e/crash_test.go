@@ -65,7 +65,7 @@ func listAll(t *testing.T, cs *mcp.ClientSession, sid string) (byID map[string]s
 	t.Helper()
 	byID, byText = map[string]string{}, map[string][]string{}
 	total = -1
-	args := map[string]any{"session_id": sid, "limit": 100}
+	args := map[string]any{"session_id": sid, "limit": 100, "kinds": postKinds} // messages, not instructions
 	for page := 0; ; page++ {
 		d := must(t, cs, "list_session_messages", args)
 		tc := d["total_count"].(float64)

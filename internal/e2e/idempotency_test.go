@@ -42,6 +42,10 @@ func tryCall(ctx context.Context, cs *mcp.ClientSession, tool string, args map[s
 	return r, nil
 }
 
+// postKinds are the kinds that can be posted: a listing with them leaves out
+// the session's instructions (kind instruction).
+var postKinds = []string{"decision", "progress", "todo", "risk", "question", "guidance", "note", "answer"}
+
 // msgID is the message id of a post_session_message result.
 func msgID(d map[string]any) string {
 	m, _ := d["message"].(map[string]any)
@@ -152,7 +156,7 @@ func TestConcurrentIdenticalPosts(t *testing.T) {
 		t.Fatalf("%d concurrent identical posts: message ids %v, %d fresh, %d replayed (want 1 id, 1 fresh, %d replayed)",
 			n, ids, fresh, replayed, n-1)
 	}
-	list := must(t, a, "list_session_messages", map[string]any{"session_id": sid})
+	list := must(t, a, "list_session_messages", map[string]any{"session_id": sid, "kinds": postKinds})
 	if msgs := list["messages"].([]any); list["total_count"] != 1.0 || len(msgs) != 1 {
 		t.Fatalf("after %d identical posts: %v", n, list)
 	}
