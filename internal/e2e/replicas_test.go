@@ -179,7 +179,7 @@ func TestReplicasRoundRobin(t *testing.T) {
 					t.Fatalf("post %d: %v", i, r)
 				}
 			}
-			if n := must(t, cs, "list_session_messages", map[string]any{"session_id": sid})["total_count"]; n != float64(10) {
+			if n := must(t, cs, "list_session_messages", map[string]any{"session_id": sid, "kinds": postKinds})["total_count"]; n != float64(10) {
 				t.Errorf("total_count %v, want 10", n)
 			}
 			must(t, cs, "read_session_handoff", map[string]any{"session_id": sid})
@@ -232,7 +232,7 @@ func TestReplicasIdenticalKeyedPosts(t *testing.T) {
 	if len(ids) != 1 || fresh != 1 {
 		t.Errorf("%d distinct messages, %d fresh posts; want 1 and 1", len(ids), fresh)
 	}
-	if n := must(t, sessions[1], "list_session_messages", map[string]any{"session_id": sid})["total_count"]; n != float64(1) {
+	if n := must(t, sessions[1], "list_session_messages", map[string]any{"session_id": sid, "kinds": postKinds})["total_count"]; n != float64(1) {
 		t.Errorf("total_count %v, want 1", n)
 	}
 }
