@@ -114,7 +114,7 @@ func TestCancelledCallPostgres(t *testing.T) {
 	sID := must(t, cs, "work_on_project", map[string]any{"project": "demo", "instruction": "task"})["session_id"].(string)
 	post := map[string]any{"session_id": sID, "kind": "note", "text": "never written"}
 	count := func() float64 {
-		return must(t, cs, "list_session_messages", map[string]any{"session_id": sID})["total_count"].(float64)
+		return must(t, cs, "list_session_messages", map[string]any{"session_id": sID, "kinds": postKinds})["total_count"].(float64)
 	}
 
 	t.Run("go client", func(t *testing.T) {

@@ -57,7 +57,7 @@ func msgID(d map[string]any) string {
 // (as reported, and as rows listed) and the brief's session revision.
 func sessionState(t *testing.T, cs *mcp.ClientSession, sid string) (total, revision float64) {
 	t.Helper()
-	list := must(t, cs, "list_session_messages", map[string]any{"session_id": sid, "limit": 100})
+	list := must(t, cs, "list_session_messages", map[string]any{"session_id": sid, "limit": 100, "kinds": postKinds})
 	total = list["total_count"].(float64)
 	if n := len(list["messages"].([]any)); float64(n) != total || list["next_cursor"] != nil {
 		t.Errorf("session %s: total_count %v, but %d messages listed (next_cursor %v)", sid, total, n, list["next_cursor"])
@@ -171,7 +171,7 @@ func TestConcurrentIdenticalPosts(t *testing.T) {
 	if r := call(t, a, "post_session_message", changed); r.code() != "conflict" {
 		t.Fatalf("same key, other text: %v", r.Data)
 	}
-	if list := must(t, a, "list_session_messages", map[string]any{"session_id": sid}); list["total_count"] != 1.0 || len(list["messages"].([]any)) != 1 {
+	if list := must(t, a, "list_session_messages", map[string]any{"session_id": sid, "kinds": postKinds}); list["total_count"] != 1.0 || len(list["messages"].([]any)) != 1 {
 		t.Fatalf("after the conflict: %v", list)
 	}
 }
@@ -223,7 +223,7 @@ func TestReplayAcrossRestartAndStdio(t *testing.T) {
 		t.Fatalf("bob, same key, other priority: %v", r.Data)
 	}
 	for _, cs := range []*mcp.ClientSession{a, b} {
-		if l := must(t, cs, "list_session_messages", map[string]any{"session_id": sid}); l["total_count"] != 1.0 || len(l["messages"].([]any)) != 1 {
+		if l := must(t, cs, "list_session_messages", map[string]any{"session_id": sid, "kinds": postKinds}); l["total_count"] != 1.0 || len(l["messages"].([]any)) != 1 {
 			t.Fatalf("messages after the replays: %v", l)
 		}
 	}
@@ -286,7 +286,7 @@ func TestNothingWrittenOnFailure(t *testing.T) {
 
 	// The messages the failures pointed at are untouched.
 	for sid, id := range map[string]string{sB: other, sA: dec} {
-		for _, m := range must(t, a, "list_session_messages", map[string]any{"session_id": sid})["messages"].([]any) {
+		for _, m := range must(t, a, "list_session_messages", map[string]any{"session_id": sid, "kinds": postKinds})["messages"].([]any) {
 			m := m.(map[string]any)
 			if m["message_id"] == id && (m["status"] != "open" || m["superseded_by"] != nil || m["resolution"] != nil) {
 				t.Errorf("message %s after the failures: %v", id, m)
