@@ -21,7 +21,7 @@ const (
 	codeDeadlock      = "40P01"
 )
 
-// TextMatch is the expression of the GIN index of migration 0003.
+// TextMatch is the expression of the GIN index of migration 0002.
 func (*dialect) TextMatch() string {
 	return "to_tsvector('simple', m.search_text) @@ plainto_tsquery('simple', ?)"
 }

@@ -123,7 +123,7 @@ func (db *DB) init(ctx context.Context) error {
 	return db.backfill(ctx)
 }
 
-// backfill indexes the rows written before migration 0003
+// backfill indexes the rows written before migration 0002
 // (sqlstore.Backfill), one transaction per batch.
 func (db *DB) backfill(ctx context.Context) error {
 	for {

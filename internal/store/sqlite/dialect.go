@@ -18,7 +18,7 @@ type dialect struct{}
 
 func (dialect) Rebind(q string) string { return q }
 
-// TextMatch looks the words up in the FTS5 index of migration 0003.
+// TextMatch looks the words up in the FTS5 index of migration 0002.
 func (dialect) TextMatch() string {
 	return "m.rowid IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?)"
 }

@@ -78,7 +78,7 @@ func apply(ctx context.Context, conn *sql.Conn, m store.Migration) error {
 	return err
 }
 
-// backfill indexes the rows written before migration 0003
+// backfill indexes the rows written before migration 0002
 // (sqlstore.Backfill), one transaction per batch.
 func backfill(ctx context.Context, conn *sql.Conn) error {
 	for {

@@ -252,7 +252,7 @@ func (t *Tx) EntryCount(ctx context.Context, p store.EntryListParams) (int64, er
 const BackfillBatch = 500
 
 // Backfill writes the search text of up to BackfillBatch messages and as
-// many instructions that have none: those written before migration 0003,
+// many instructions that have none: those written before migration 0002,
 // which SQL alone could not index (the index holds redacted text, and
 // redaction is Go). It returns how many rows it indexed; the drivers run it
 // after migrating, one transaction per call, until it returns 0. Once every

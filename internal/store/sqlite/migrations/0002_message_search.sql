@@ -1,4 +1,4 @@
--- 0003: list_session_messages lists instructions with the messages and
+-- 0002: list_session_messages lists instructions with the messages and
 -- finds entries by words (store/search.go).
 --
 -- search_text is the redacted text's lower-case words (store.SearchDoc),

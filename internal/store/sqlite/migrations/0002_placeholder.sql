@@ -1,2 +1,0 @@
--- 0002: placeholder for the handoff-brief branch's migration 0002 (sessions and
--- messages columns and indexes); the integrator replaces it with that file.
