@@ -289,7 +289,10 @@ func inputSchema[In any]() *jsonschema.Schema {
 		target := p
 		if p.Type == "array" && p.Items != nil {
 			if f.hasLimit {
-				p.MinItems, p.MaxItems = intp(f.min), intp(f.max)
+				p.MaxItems = intp(f.max)
+				if f.min > 0 {
+					p.MinItems = intp(f.min)
+				}
 			}
 			target = p.Items
 			if f.each > 0 {

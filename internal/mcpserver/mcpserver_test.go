@@ -864,8 +864,8 @@ func TestToolsList(t *testing.T) {
 					}
 				}
 			}
-			if dig(out, "properties", "error", "properties", "code", "enum") == nil {
-				t.Fatalf("outputSchema lacks the error alternative: %v", out["properties"])
+			if req, _ := dig(out, "properties", "error", "required").([]any); len(req) != 3 || dig(out, "properties", "error", "type") != "object" {
+				t.Fatalf("outputSchema lacks the error alternative {code, message, retry}: %v", out["properties"])
 			}
 			if tl.Description == "" || tl.Title == "" {
 				t.Fatalf("tool without title/description")

@@ -239,17 +239,12 @@ func (s *server) errorResult(ctx context.Context, name string, err error) *mcp.C
 		Content: []mcp.Content{&mcp.TextContent{Text: string(e.Code) + ": " + msg}}}
 }
 
-var errorSchema = func() *jsonschema.Schema {
-	s, err := jsonschema.For[ErrorBody](nil)
-	if err != nil {
-		panic(err)
-	}
-	codes := continuo.Codes()
-	for _, c := range codes {
-		s.Properties["code"].Enum = append(s.Properties["code"].Enum, string(c))
-	}
-	return s
-}()
+// errorSchema is the shape of every failed call's structuredContent.error.
+// The closed set of codes is not enumerated in every tool's schema (it would
+// be a third of a small tool's bytes, in every model's context): the server
+// instructions and CONTRACT.md §9 list it once.
+var errorSchema = &jsonschema.Schema{Type: "object", Required: []string{"code", "message", "retry"},
+	Description: "on failure only: {code, message, retry, details?}; code is one of CONTRACT §9's, retry says what to do"}
 
 // outputSchema infers Out's schema. A failed call carries only "error", so
 // the schema lists it as an alternative property and requires nothing at
@@ -257,7 +252,8 @@ var errorSchema = func() *jsonschema.Schema {
 // validate structuredContent of error results must not reject them.
 func outputSchema[Out any]() *jsonschema.Schema {
 	s, err := jsonschema.For[Out](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-		reflect.TypeFor[json.RawMessage](): briefSchema,
+		reflect.TypeFor[json.RawMessage]():     briefSchema,
+		reflect.TypeFor[workflow.Diagnostic](): diagnosticSchema,
 	}})
 	if err != nil {
 		panic(err)
@@ -265,13 +261,34 @@ func outputSchema[Out any]() *jsonschema.Schema {
 	s.Properties["error"] = errorSchema
 	s.Required = nil
 	portable(s, true)
+	compact(s)
 	return s
 }
 
-var briefSchema = func() *jsonschema.Schema {
-	s, err := jsonschema.For[workflow.Brief](nil)
-	if err != nil {
-		panic(err)
+// briefSchema stands for the handoff brief in output schemas. Its full
+// inferred schema was 7.6 KB — more than all other tools' schemas — in
+// every conversation's tool list; the brief documents itself (section
+// names, {total, returned, truncated} on every cut list, basis).
+var briefSchema = &jsonschema.Schema{Type: "object",
+	Description: "deterministic handoff brief (at most 8 KiB): session, task, constraints, open work, validation, workspace, next_actions, basis"}
+
+var diagnosticSchema = &jsonschema.Schema{Type: "object",
+	Description: "with diagnostic=true: the session's full tallies and more of its open work"}
+
+// compact drops "additionalProperties": false from an output schema: it
+// tells a model nothing about a result and costs bytes on every object.
+func compact(s *jsonschema.Schema) {
+	if s == nil {
+		return
 	}
-	return s
-}()
+	if a := s.AdditionalProperties; a != nil && a.Not != nil {
+		s.AdditionalProperties = nil
+	}
+	for _, p := range s.Properties {
+		compact(p)
+	}
+	compact(s.Items)
+	for _, x := range s.AnyOf {
+		compact(x)
+	}
+}

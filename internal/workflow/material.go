@@ -110,4 +110,5 @@ const WorkflowGuide = `Continuo keeps this project's work outside the conversati
 - Resolve todos, questions and risks with resolve_session_message when they are done.
 - Before the conversation ends or the account changes, post a concise progress note with what remains.
 - A new conversation continues with: list_projects, list_sessions(project), read_session_handoff(session_id), then work_on_project(session_id, instruction). Check basis.complete and each section's truncated flag before relying on the brief, and check the current files and tests: a note saying tests pass is a report, not proof.
-- Never put credentials in notes: they are redacted from everything a model reads.`
+- Never put credentials in notes: they are redacted from everything a model reads.
+- A failed call returns structuredContent.error = {code, message, retry}: retry says what to do next (fix_input, wait, reobserve, reconcile: look at the current state first, retry_same, none).`
