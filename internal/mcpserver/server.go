@@ -133,7 +133,8 @@ func add[In, Out any](s *server, srv *mcp.Server, t tool, h func(ctx context.Con
 		Description:  t.desc,
 		InputSchema:  inputSchema[In](),
 		OutputSchema: outputSchema[Out](),
-		Annotations: &mcp.ToolAnnotations{Title: t.title, ReadOnlyHint: t.readOnly, IdempotentHint: t.idempotent,
+		// The title is the tool's own; annotations carry only the hints.
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: t.readOnly, IdempotentHint: t.idempotent,
 			DestructiveHint: &destructive, OpenWorldHint: &openWorld},
 	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := time.Now()
@@ -254,6 +255,9 @@ func outputSchema[Out any]() *jsonschema.Schema {
 	s, err := jsonschema.For[Out](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
 		reflect.TypeFor[json.RawMessage]():     briefSchema,
 		reflect.TypeFor[workflow.Diagnostic](): diagnosticSchema,
+		reflect.TypeFor[Message]():             messageSchema,
+		reflect.TypeFor[workflow.Material]():   {Type: "object", Description: "key, status (available|not_found|unavailable), source?, text?, truncated?, redacted?"},
+		reflect.TypeFor[Provider]():            {Type: "object", Description: "provider_id, kind, model, description, available"},
 	}})
 	if err != nil {
 		panic(err)
@@ -272,17 +276,27 @@ func outputSchema[Out any]() *jsonschema.Schema {
 var briefSchema = &jsonschema.Schema{Type: "object",
 	Description: "deterministic handoff brief (at most 8 KiB): session, task, constraints, open work, validation, workspace, next_actions, basis"}
 
+// messageSchema names a message's fields rather than typing each: three
+// tools return messages, and a model reads the names.
+var messageSchema = &jsonschema.Schema{Type: "object",
+	Description: "message_id, session_id, seq, kind, text, redacted?, status, priority, tags, reply_to?, supersedes?, superseded_by?, resolution?, created_at, resolved_at?"}
+
 var diagnosticSchema = &jsonschema.Schema{Type: "object",
 	Description: "with diagnostic=true: the session's full tallies and more of its open work"}
 
-// compact drops "additionalProperties": false from an output schema: it
-// tells a model nothing about a result and costs bytes on every object.
+// compact drops what tells a model nothing about a result and costs bytes
+// on every object of every tool: "additionalProperties": false and the
+// required lists of nested objects (a result's fields are described; which
+// are always there is plain from the results themselves).
 func compact(s *jsonschema.Schema) {
 	if s == nil {
 		return
 	}
 	if a := s.AdditionalProperties; a != nil && a.Not != nil {
 		s.AdditionalProperties = nil
+	}
+	if s.Type == "object" && s.Description == "" {
+		s.Required = nil
 	}
 	for _, p := range s.Properties {
 		compact(p)

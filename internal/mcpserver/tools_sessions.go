@@ -73,7 +73,7 @@ type ProjectsResult struct {
 
 func (s *server) listProjects(srv *mcp.Server) {
 	add(s, srv, tool{name: "list_projects", title: "List projects", readOnly: true, idempotent: true,
-		desc: "List the projects your group can reach, with your access, whether the server has the project's checkout, and its named checks."},
+		desc: "First call when starting or continuing work: the projects your group can reach, your access, checkout and named checks."},
 		func(ctx context.Context, c *continuo.Caller, _ *ListProjectsArgs) (*ProjectsResult, error) {
 			ps, hint, err := s.opts.Workflow.Projects(ctx, c)
 			if err != nil {
@@ -87,13 +87,13 @@ func (s *server) listProjects(srv *mcp.Server) {
 
 // WorkOnProjectArgs are the arguments of work_on_project.
 type WorkOnProjectArgs struct {
-	Project        string   `json:"project,omitempty" limit:"1,128" jsonschema:"project id (prj_…) or name; optional when resuming, or when your group can reach exactly one project"`
-	SessionID      string   `json:"session_id,omitempty" limit:"1,64" jsonschema:"resume this exact active session (ses_… id or ~sN reference); omit to start a new session"`
-	Instruction    string   `json:"instruction" limit:"1,16384" jsonschema:"what to do now: the task for a new session, or the next instruction for a resumed one"`
-	Title          string   `json:"title,omitempty" limit:"1,240" jsonschema:"title of a new session (default: the first line of the instruction)"`
-	Mode           string   `json:"mode,omitempty" enum:"mode" jsonschema:"checkout (default) works in the project's checkout; worktree gives the session its own git worktree and branch"`
+	Project        string   `json:"project,omitempty" limit:"1,128" jsonschema:"prj_… id or name; optional when resuming or with one project"`
+	SessionID      string   `json:"session_id,omitempty" limit:"1,64" jsonschema:"ses_… or ~sN to resume; omit to start"`
+	Instruction    string   `json:"instruction" limit:"1,16384" jsonschema:"the task, or the next instruction of a resumed session"`
+	Title          string   `json:"title,omitempty" limit:"1,240" jsonschema:"default: the instruction's first line"`
+	Mode           string   `json:"mode,omitempty" enum:"mode" jsonschema:"checkout (default), or worktree: the session's own git worktree and branch"`
 	Context        []string `json:"context,omitempty" limit:"0,2" each:"64" enum:"material" jsonschema:"context materials to attach"`
-	IdempotencyKey string   `json:"idempotency_key,omitempty" limit:"1,128" jsonschema:"makes a retry safe: the same key and arguments return the original session (replayed=true) without starting another or appending the instruction twice"`
+	IdempotencyKey string   `json:"idempotency_key,omitempty" limit:"1,128" jsonschema:"retry key: same key and arguments return the original session (replayed=true)"`
 }
 
 // Worktree is a session's own git worktree.
@@ -127,7 +127,7 @@ type WorkOnProjectResult struct {
 
 func (s *server) workOnProject(srv *mcp.Server) {
 	add(s, srv, tool{name: "work_on_project", title: "Start or resume a session",
-		desc: "Start a new Workflow Session in a project (omit session_id), or resume the exact active session named by session_id, appending the instruction. A resumed session returns its handoff brief. Closed sessions cannot be resumed: start a new one. Give an idempotency_key to make a retry after an uncertain response safe."},
+		desc: "Use when beginning a task: starts a Workflow Session (omit session_id); or, after reading its handoff, resumes that active session_id with the new instruction (returns the brief)."},
 		func(ctx context.Context, c *continuo.Caller, in *WorkOnProjectArgs) (*WorkOnProjectResult, error) {
 			wf := s.opts.Workflow
 			r, err := wf.WorkOnProject(ctx, c, workflow.WorkOn{Project: in.Project, SessionID: in.SessionID,
@@ -157,7 +157,7 @@ func (s *server) workOnProject(srv *mcp.Server) {
 
 // CloseSessionArgs are the arguments of close_session.
 type CloseSessionArgs struct {
-	SessionID string `json:"session_id" limit:"1,64" jsonschema:"session id (ses_…) or ~sN reference"`
+	SessionID string `json:"session_id" limit:"1,64" jsonschema:"ses_… or ~sN"`
 	Summary   string `json:"summary,omitempty" limit:"1,8000" jsonschema:"closing summary, kept with the session"`
 }
 
@@ -172,7 +172,7 @@ type CloseSessionResult struct {
 
 func (s *server) closeSession(srv *mcp.Server) {
 	add(s, srv, tool{name: "close_session", title: "Close a session", idempotent: true,
-		desc: "Close a session. Closed sessions stay readable and are never reopened. Closing a closed session changes nothing."},
+		desc: "Use when the task is finished: closes the session (it stays readable, is never reopened; closing twice changes nothing)."},
 		func(ctx context.Context, c *continuo.Caller, in *CloseSessionArgs) (*CloseSessionResult, error) {
 			sess, changed, err := s.opts.Workflow.CloseSession(ctx, c, in.SessionID, in.Summary)
 			if err != nil {
@@ -214,7 +214,7 @@ type ListSessionsResult struct {
 
 func (s *server) listSessions(srv *mcp.Server) {
 	add(s, srv, tool{name: "list_sessions", title: "List sessions", readOnly: true, idempotent: true,
-		desc: "List your group's sessions in one project, newest activity first (the order is for display only: choose a session by its id). Other groups' sessions are never counted."},
+		desc: "Use when asked to continue earlier work: your group's sessions in a project, newest first. Pick by title, not order; ask the user when several fit."},
 		func(ctx context.Context, c *continuo.Caller, in *ListSessionsArgs) (*ListSessionsResult, error) {
 			limit := 20
 			if in.Limit != nil {
@@ -239,12 +239,12 @@ func (s *server) listSessions(srv *mcp.Server) {
 
 // PostSessionMessageArgs are the arguments of post_session_message.
 type PostSessionMessageArgs struct {
-	SessionID   string   `json:"session_id" limit:"1,64" jsonschema:"session id (ses_…) or ~sN reference"`
+	SessionID   string   `json:"session_id" limit:"1,64" jsonschema:"ses_… or ~sN"`
 	Kind        string   `json:"kind" enum:"kind" jsonschema:"what the message is"`
-	Text        string   `json:"text" limit:"1,8000" jsonschema:"the message (never put credentials here)"`
-	DeliveryKey string   `json:"delivery_key,omitempty" limit:"1,128" jsonschema:"idempotency key: a retry with the same key and payload returns the original message"`
-	Supersedes  string   `json:"supersedes,omitempty" limit:"1,64" jsonschema:"id of an older message of this session that this one replaces"`
-	ReplyTo     string   `json:"reply_to,omitempty" limit:"1,64" jsonschema:"id of a message of this session that this one answers"`
+	Text        string   `json:"text" limit:"1,8000" jsonschema:"the message; never credentials"`
+	DeliveryKey string   `json:"delivery_key,omitempty" limit:"1,128" jsonschema:"retry key: same key and payload return the original message"`
+	Supersedes  string   `json:"supersedes,omitempty" limit:"1,64" jsonschema:"msg_… this one replaces"`
+	ReplyTo     string   `json:"reply_to,omitempty" limit:"1,64" jsonschema:"msg_… this one answers (an answer resolves that question)"`
 	Tags        []string `json:"tags,omitempty" limit:"0,16" each:"64" jsonschema:"up to 16 tags of up to 64 bytes"`
 	Priority    string   `json:"priority,omitempty" enum:"priority" jsonschema:"default normal"`
 }
@@ -257,7 +257,7 @@ type PostSessionMessageResult struct {
 
 func (s *server) postSessionMessage(srv *mcp.Server) {
 	add(s, srv, tool{name: "post_session_message", title: "Post a session message",
-		desc: "Record a decision, progress, todo, risk, question, guidance, note or answer in an active session. Give a delivery_key to make retries safe: the same key and payload return the original message with replayed=true; a different payload under the same key is a conflict."},
+		desc: "Use as you work: record a decision, progress, todo, risk, question (for the user), guidance (standing instruction), note or answer. Before stopping, post progress tagged handoff: done, doing, next, how to verify."},
 		func(ctx context.Context, c *continuo.Caller, in *PostSessionMessageArgs) (*PostSessionMessageResult, error) {
 			m, replayed, err := s.opts.Workflow.PostMessage(ctx, c, workflow.Post{SessionID: in.SessionID, Kind: continuo.Kind(in.Kind), Text: in.Text,
 				DeliveryKey: in.DeliveryKey, Supersedes: in.Supersedes, ReplyTo: in.ReplyTo, Tags: in.Tags, Priority: continuo.Priority(in.Priority)})
@@ -272,7 +272,7 @@ func (s *server) postSessionMessage(srv *mcp.Server) {
 
 // ResolveSessionMessageArgs are the arguments of resolve_session_message.
 type ResolveSessionMessageArgs struct {
-	SessionID  string `json:"session_id" limit:"1,64" jsonschema:"session id (ses_…) or ~sN reference"`
+	SessionID  string `json:"session_id" limit:"1,64" jsonschema:"ses_… or ~sN"`
 	MessageID  string `json:"message_id" limit:"1,64" jsonschema:"the todo, question or risk to resolve"`
 	Resolution string `json:"resolution,omitempty" limit:"1,8000" jsonschema:"how it was resolved"`
 }
@@ -285,7 +285,7 @@ type ResolveSessionMessageResult struct {
 
 func (s *server) resolveSessionMessage(srv *mcp.Server) {
 	add(s, srv, tool{name: "resolve_session_message", title: "Resolve a todo, question or risk", idempotent: true,
-		desc: "Mark an open todo, question or risk resolved. Resolving a resolved message changes nothing."},
+		desc: "Use when a todo is done, a risk is handled or a question is settled: marks it resolved. Resolving twice changes nothing."},
 		func(ctx context.Context, c *continuo.Caller, in *ResolveSessionMessageArgs) (*ResolveSessionMessageResult, error) {
 			m, changed, err := s.opts.Workflow.ResolveMessage(ctx, c, in.SessionID, in.MessageID, in.Resolution)
 			if err != nil {
@@ -299,7 +299,7 @@ func (s *server) resolveSessionMessage(srv *mcp.Server) {
 
 // ListSessionMessagesArgs are the arguments of list_session_messages.
 type ListSessionMessagesArgs struct {
-	SessionID string   `json:"session_id" limit:"1,64" jsonschema:"session id (ses_…) or ~sN reference"`
+	SessionID string   `json:"session_id" limit:"1,64" jsonschema:"ses_… or ~sN"`
 	Kinds     []string `json:"kinds,omitempty" limit:"0,8" each:"16" enum:"listkind" jsonschema:"only these kinds (instruction: the instructions given to the session)"`
 	Status    string   `json:"status,omitempty" enum:"status" jsonschema:"only messages in this status"`
 	Query     string   `json:"query,omitempty" limit:"1,256" jsonschema:"only messages holding every word of this, whole words, any case"`
@@ -317,7 +317,7 @@ type ListSessionMessagesResult struct {
 
 func (s *server) listSessionMessages(srv *mcp.Server) {
 	add(s, srv, tool{name: "list_session_messages", title: "List session messages", readOnly: true, idempotent: true,
-		desc: "List a session's messages and its instructions (kind instruction, in full), newest or oldest first, filtered by kinds, status and words. Pass next_cursor back as cursor for the next page; it is null at the end."},
+		desc: "Use to fetch what a handoff cut (it names the call) or to search: a session's messages and instructions (in full), newest or oldest first, by kinds, status, words."},
 		func(ctx context.Context, c *continuo.Caller, in *ListSessionMessagesArgs) (*ListSessionMessagesResult, error) {
 			limit := 50
 			if in.Limit != nil {
@@ -350,7 +350,7 @@ func (s *server) listSessionMessages(srv *mcp.Server) {
 
 // ReadSessionHandoffArgs are the arguments of read_session_handoff.
 type ReadSessionHandoffArgs struct {
-	SessionID  string `json:"session_id" limit:"1,64" jsonschema:"session id (ses_…) or ~sN reference"`
+	SessionID  string `json:"session_id" limit:"1,64" jsonschema:"ses_… or ~sN"`
 	Project    string `json:"project,omitempty" limit:"1,128" jsonschema:"if given, must be the session's project"`
 	Diagnostic bool   `json:"diagnostic,omitempty" jsonschema:"also return full tallies and more of the open work"`
 }
@@ -365,7 +365,7 @@ type ReadSessionHandoffResult struct {
 
 func (s *server) readSessionHandoff(srv *mcp.Server) {
 	add(s, srv, tool{name: "read_session_handoff", title: "Read a session's handoff brief", readOnly: true, idempotent: true,
-		desc: "Read the deterministic handoff brief of a session (at most 8 KiB): task, decisions, recent progress, open work, validation and workspace state, next actions, and basis.complete with reasons. Check basis.complete and each section's truncated flag before relying on it. A pure read."},
+		desc: "Use before continuing a session: its deterministic brief (≤ 8 KiB) — task, constraints, decisions in force, current state, open work, workspace, next actions. Check basis.complete and each list's truncated flag; notes are reports, not proof."},
 		func(ctx context.Context, c *continuo.Caller, in *ReadSessionHandoffArgs) (*ReadSessionHandoffResult, error) {
 			h, err := s.opts.Workflow.ReadHandoff(ctx, c, in.SessionID, in.Project, in.Diagnostic)
 			if err != nil {
