@@ -160,7 +160,12 @@ func checkSet[T ~string](t *testing.T, typ, fn string, list func() []T, valid fu
 }
 
 func TestClosedSets(t *testing.T) {
-	checkSet(t, "Kind", "Kinds", Kinds, Kind.Valid)
+	// Every declared Kind is listable; the postable ones are Kinds, which
+	// is ListKinds without the read-only instruction.
+	checkSet(t, "Kind", "ListKinds", ListKinds, Kind.Listable)
+	if l := ListKinds(); !slices.Equal(Kinds(), l[:len(l)-1]) || l[len(l)-1] != KindInstruction || KindInstruction.Valid() {
+		t.Errorf("Kinds() = %v, ListKinds() = %v: want ListKinds = Kinds + instruction, and instruction not postable", Kinds(), l)
+	}
 	checkSet(t, "Status", "Statuses", Statuses, Status.Valid)
 	checkSet(t, "Priority", "Priorities", Priorities, Priority.Valid)
 	checkSet(t, "Mode", "Modes", Modes, Mode.Valid)

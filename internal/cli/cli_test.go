@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/continuo-dev/continuo/internal/store"
+
 	"github.com/continuo-dev/continuo/internal/auth"
 	"github.com/continuo-dev/continuo/internal/store/sqlite"
 )
@@ -42,7 +44,7 @@ func TestCLIForms(t *testing.T) {
 	if v := runJSON(t, append([]string{"init", "--project", "none"}, dd...)...); v["created"] != true || !strings.HasPrefix(v["admin_token"].(string), "cto_pat_") {
 		t.Fatalf("init: %v", v)
 	}
-	if v := runJSON(t, append([]string{"migrate", "up"}, dd...)...); v["schema_version"] != float64(1) {
+	if v := runJSON(t, append([]string{"migrate", "up"}, dd...)...); v["schema_version"] != float64(store.SchemaVersion) {
 		t.Fatalf("migrate up: %v", v)
 	}
 	g := runJSON(t, append([]string{"group", "create", "team"}, dd...)...)

@@ -13,10 +13,10 @@ import (
 )
 
 // TestCapabilities: the server declares what it serves and nothing else.
-// Tools are served and their list never changes; no log message is ever
-// sent, and there are no prompts, resources or completions. A method of a
-// capability that is not declared is "method not found", not an empty
-// answer that looks like support.
+// Tools, prompts and resources are served and their lists never change (no
+// listChanged, no subscriptions); no log message is ever sent, and there are
+// no completions. A method of a capability that is not declared is "method
+// not found", not an empty answer that looks like support.
 func TestCapabilities(t *testing.T) {
 	f := newFixture(t)
 	tok := f.token("cap", sessionScopes...)
@@ -30,20 +30,24 @@ func TestCapabilities(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if string(caps) != `{"tools":{}}` {
-				t.Errorf("capabilities = %s, want {\"tools\":{}}", caps)
+			if string(caps) != `{"prompts":{},"resources":{},"tools":{}}` {
+				t.Errorf("capabilities = %s, want prompts, resources and tools, nothing else", caps)
+			}
+			if ps, err := c.cs.ListPrompts(f.ctx, nil); err != nil || len(ps.Prompts) != 2 {
+				t.Errorf("prompts/list: %v %v, want continue_work and save_handoff", ps, err)
+			}
+			if rt, err := c.cs.ListResourceTemplates(f.ctx, nil); err != nil || len(rt.ResourceTemplates) != 1 {
+				t.Errorf("resources/templates/list: %v %v, want the handoff template", rt, err)
 			}
 			for _, m := range []struct {
 				method string
 				call   func() error
 			}{
-				{"prompts/list", func() error { _, err := c.cs.ListPrompts(f.ctx, nil); return err }},
-				{"prompts/get", func() error { _, err := c.cs.GetPrompt(f.ctx, &mcp.GetPromptParams{Name: "x"}); return err }},
-				{"resources/list", func() error { _, err := c.cs.ListResources(f.ctx, nil); return err }},
-				{"resources/templates/list", func() error { _, err := c.cs.ListResourceTemplates(f.ctx, nil); return err }},
-				{"resources/read", func() error {
-					_, err := c.cs.ReadResource(f.ctx, &mcp.ReadResourceParams{URI: "continuo://x"})
-					return err
+				{"resources/subscribe", func() error {
+					if v >= "2026-07-28" { // subscriptions are another method there
+						return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound}
+					}
+					return c.cs.Subscribe(f.ctx, &mcp.SubscribeParams{URI: "continuo://sessions/x/handoff"})
 				}},
 				{"completion/complete", func() error {
 					_, err := c.cs.Complete(f.ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "x"},

@@ -66,13 +66,16 @@ func New(opts Options) *mcp.Server {
 		Instructions: workflow.WorkflowGuide,
 		Logger:       opts.Logger,
 		GetSessionID: opts.SessionID,
-		// Declared is what is served: tools, whose list never changes. The
-		// SDK would also declare logging, which we never send, and
-		// tools.listChanged, which never happens.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		// Declared is what is served: tools, prompts and resources, whose
+		// lists never change (no listChanged, no subscriptions). The SDK
+		// would also declare logging, which we never send.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Prompts: &mcp.PromptCapabilities{},
+			Resources: &mcp.ResourceCapabilities{}},
 	})
-	srv.AddReceivingMiddleware(onlyDeclared)
+	srv.AddReceivingMiddleware(onlyDeclared, s.resourceList)
 	s.registerSessionTools(srv)
+	s.registerPrompts(srv)
+	s.registerResources(srv)
 	return srv
 }
 
@@ -80,8 +83,6 @@ func New(opts Options) *mcp.Server {
 // (empty lists, "unknown prompt"), for the capabilities we do not declare.
 var undeclared = map[string]bool{
 	"logging/setLevel": true, "completion/complete": true,
-	"prompts/list": true, "prompts/get": true,
-	"resources/list": true, "resources/templates/list": true, "resources/read": true,
 	"resources/subscribe": true, "resources/unsubscribe": true,
 }
 
@@ -98,12 +99,18 @@ func onlyDeclared(next mcp.MethodHandler) mcp.MethodHandler {
 
 // caller returns the identity of a call.
 func (s *server) caller(req *mcp.CallToolRequest) (*continuo.Caller, error) {
+	return s.callerOf(req.Extra)
+}
+
+// callerOf returns the identity behind a request's extra (tools, prompts,
+// resources alike).
+func (s *server) callerOf(extra *mcp.RequestExtra) (*continuo.Caller, error) {
 	if s.opts.Caller != nil {
 		return s.opts.Caller, nil
 	}
 	var ti *auth.TokenInfo
-	if req.Extra != nil {
-		ti = req.Extra.TokenInfo
+	if extra != nil {
+		ti = extra.TokenInfo
 	}
 	if ti != nil {
 		if c, ok := ti.Extra[CallerKey].(*continuo.Caller); ok {

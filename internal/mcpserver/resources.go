@@ -1,0 +1,94 @@
+package mcpserver
+
+import (
+	"context"
+	"strings"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/redact"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The handoff brief of every session the caller can read is a resource
+// (CONTRACT.md §4): continuo://sessions/{session_id}/handoff.
+
+const (
+	handoffScheme   = "continuo://sessions/"
+	handoffSuffix   = "/handoff"
+	maxListedBriefs = 100
+)
+
+func handoffURI(sessionID string) string { return handoffScheme + sessionID + handoffSuffix }
+
+func (s *server) registerResources(srv *mcp.Server) {
+	srv.AddResourceTemplate(&mcp.ResourceTemplate{Name: "handoff", Title: "Session handoff brief",
+		URITemplate: handoffScheme + "{session_id}" + handoffSuffix, MIMEType: "application/json",
+		Description: "The deterministic handoff brief of a session (session_id: ses_… or ~sN)."}, s.readHandoff)
+}
+
+func (s *server) readHandoff(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	c, err := s.callerOf(req.Extra)
+	if err != nil {
+		return nil, promptError(err)
+	}
+	uri := req.Params.URI
+	ref, ok := strings.CutPrefix(uri, handoffScheme)
+	if ok {
+		ref, ok = strings.CutSuffix(ref, handoffSuffix)
+	}
+	if !ok || ref == "" || strings.Contains(ref, "/") {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	h, err := s.opts.Workflow.ReadHandoff(ctx, c, ref, "", false)
+	if err != nil {
+		if continuo.ErrorCode(err) == continuo.CodeNotFound || continuo.ErrorCode(err) == continuo.CodeInvalidInput {
+			return nil, mcp.ResourceNotFoundError(uri)
+		}
+		return nil, promptError(err)
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(h.BriefJSON)}}}, nil
+}
+
+// resourceList answers resources/list with the caller's own sessions (the
+// SDK lists only resources registered for everyone): the active ones of
+// every project the caller reaches, newest activity first, at most
+// maxListedBriefs; the template reaches every other.
+func (s *server) resourceList(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "resources/list" {
+			return next(ctx, method, req)
+		}
+		c, err := s.callerOf(req.GetExtra())
+		if err != nil {
+			return nil, promptError(err)
+		}
+		wf := s.opts.Workflow
+		projects, _, err := wf.Projects(ctx, c)
+		if err != nil {
+			return nil, promptError(err)
+		}
+		// The list is the caller's own and changes as it works: private,
+		// stale at once.
+		out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
+		out.TTLMs, out.CacheScope = 0, "private"
+		for _, p := range projects {
+			page, err := wf.ListSessions(ctx, c, p.ProjectID, continuo.LifecycleActive, 0, 50)
+			if err != nil {
+				return nil, promptError(err)
+			}
+			for _, x := range page.Sessions {
+				if len(out.Resources) == maxListedBriefs {
+					return out, nil
+				}
+				out.Resources = append(out.Resources, &mcp.Resource{URI: handoffURI(x.ID), Name: continuo.SessionRef(x.Ref),
+					Title: redactTitle(x.Title), MIMEType: "application/json", Description: "handoff brief of " + continuo.SessionRef(x.Ref) + " in " + p.Name})
+			}
+		}
+		return out, nil
+	}
+}
+
+func redactTitle(t string) string {
+	out, _ := redact.String(t)
+	return out
+}
