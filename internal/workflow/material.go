@@ -104,11 +104,12 @@ func readContained(dir *os.Root, name string) (string, string) {
 }
 
 // WorkflowGuide tells a model how to keep its work in Continuo.
-const WorkflowGuide = `Continuo keeps this project's work outside the conversation.
-- Record what matters as you go with post_session_message: kind=decision for agreed decisions, progress for what is done and what remains, todo/risk/question for open work, guidance for standing instructions. Give each post a stable delivery_key so that a retry after an uncertain response is safe.
-- Use supersedes when a decision or progress note replaces an older one; the old one stays, marked superseded.
-- Resolve todos, questions and risks with resolve_session_message when they are done.
-- Before the conversation ends or the account changes, post a concise progress note with what remains.
-- A new conversation continues with: list_projects, list_sessions(project), read_session_handoff(session_id), then work_on_project(session_id, instruction). Check basis.complete and each section's truncated flag before relying on the brief, and check the current files and tests: a note saying tests pass is a report, not proof.
+const WorkflowGuide = `Continuo keeps this project's work outside the conversation, so that any later conversation (another account, model or client) continues it exactly.
+- Continuing: when the user asks to continue, resume or pick up earlier work, call list_projects, then list_sessions(project); if more than one session could be meant, ask the user which (by title). Then read_session_handoff(session_id), follow its constraints word for word, check basis.complete and every truncated flag (next_actions names the call that fetches what was cut), and call work_on_project(session_id, instruction) with what the user asks now.
+- Starting: for new work, call work_on_project(project, instruction) once; keep the session_id it returns.
+- As you work, record with post_session_message: decision (what was agreed, with supersedes when it replaces one), guidance (the user's standing instructions, verbatim), progress (what is done), todo and risk (open work), question (only what the user must settle; never answer it yourself), answer (the user's reply, reply_to the question). Give each post a fresh delivery_key: a retry with the same key is safe.
+- Before you stop, and whenever the context may be compacted, post the current state: kind=progress, tags=["handoff"]: what is done and verified, what is in progress, what comes next, how to verify it. The newest one is carried in full by every brief.
+- Resolve todos, questions and risks with resolve_session_message when they are done; close_session when the task is finished.
+- Notes are reports, not proof: check the files and run the checks before you rely on a note that says tests pass.
 - Never put credentials in notes: they are redacted from everything a model reads.
 - A failed call returns structuredContent.error = {code, message, retry}: retry says what to do next (fix_input, wait, reobserve, reconcile: look at the current state first, retry_same, none).`
