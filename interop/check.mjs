@@ -205,6 +205,24 @@ await scenario("v1-http", async (check, closeLater) => {
     assert(size <= 8192, `brief is ${size} bytes`);
     assert(JSON.stringify(brief).includes("Speak MCP to every client"), "brief lacks the decision");
   });
+  await check("prompts: continue_work lists the session, save_handoff asks for the handoff note", async () => {
+    const sid = need(started, "session").session_id;
+    const { prompts } = await client.listPrompts();
+    assert(prompts.map((p) => p.name).sort().join() === "continue_work,save_handoff", `prompts ${JSON.stringify(prompts)}`);
+    const cw = await client.getPrompt({ name: "continue_work", arguments: { project: opt.project } });
+    assert(cw.messages?.[0]?.content?.text?.includes(sid), `continue_work ${JSON.stringify(cw)}`);
+    const sh = await client.getPrompt({ name: "save_handoff", arguments: { session: sid } });
+    assert(sh.messages?.[0]?.content?.text?.includes('tags=["handoff"]'), `save_handoff ${JSON.stringify(sh)}`);
+  });
+  await check("resources: the session's brief is listed and read", async () => {
+    const sid = need(started, "session").session_id;
+    const uri = `continuo://sessions/${sid}/handoff`;
+    const { resources } = await client.listResources();
+    assert(resources.some((r) => r.uri === uri), `resources ${JSON.stringify(resources)}`);
+    const { contents } = await client.readResource({ uri });
+    assert(contents?.[0]?.mimeType === "application/json" && JSON.parse(contents[0].text)?.session?.session_id === sid,
+      `read ${JSON.stringify(contents)}`);
+  });
   await check("an invalid kind is a structured invalid_input error", async () => {
     const sid = need(started, "session").session_id;
     // The v1 client validates structuredContent against the tool's
@@ -267,6 +285,13 @@ await scenario("v2-http-2026", async (check, closeLater) => {
     const sid = need(shared.sessionId, "session from v1-http");
     const sc = ok(await client.callTool({ name: "read_session_handoff", arguments: { session_id: sid } }), "read_session_handoff");
     assert(sc.handoff_brief?.session?.session_id === sid, `brief ${JSON.stringify(sc.handoff_brief?.session)}`);
+  });
+  await check("resources/read and prompts/get on 2026-07-28", async () => {
+    const sid = need(shared.sessionId, "session from v1-http");
+    const { contents } = await client.readResource({ uri: `continuo://sessions/${sid}/handoff` });
+    assert(JSON.parse(contents?.[0]?.text ?? "{}")?.session?.session_id === sid, `read ${JSON.stringify(contents)}`);
+    const cw = await client.getPrompt({ name: "continue_work", arguments: { session: sid } });
+    assert(cw.messages?.[0]?.content?.text?.includes(`"session_id":"${sid}"`), `continue_work ${JSON.stringify(cw)}`);
   });
   await check("an unknown session is a structured not_found error", async () => {
     // Validated by the v2 client against the outputSchema, like the v1 case.
