@@ -1,0 +1,95 @@
+package hook
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Caller calls a Continuo tool and returns its structured result; a tool
+// error is returned as *ToolError.
+type Caller interface {
+	Call(ctx context.Context, tool string, args map[string]any, out any) error
+	Close() error
+}
+
+// ToolError is a failed tool call (isError) with its contract error code.
+type ToolError struct {
+	Tool    string
+	Code    string
+	Message string
+}
+
+func (e *ToolError) Error() string { return fmt.Sprintf("%s: %s: %s", e.Tool, e.Code, e.Message) }
+
+// IsCode reports whether err is a tool error with that code.
+func IsCode(err error, code string) bool {
+	var te *ToolError
+	return errors.As(err, &te) && te.Code == code
+}
+
+// bearer adds the token to every request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	if b.token != "" {
+		r.Header.Set("Authorization", "Bearer "+b.token)
+	}
+	return b.next.RoundTrip(r)
+}
+
+// sdkCaller is an MCP client session over streamable HTTP (the official
+// SDK's client, so protocol negotiation and SSE responses are the SDK's).
+type sdkCaller struct{ cs *mcp.ClientSession }
+
+// Dial connects to the MCP endpoint url with a bearer token. ctx bounds
+// the connection and every call made with it.
+func Dial(ctx context.Context, url, token, version string) (Caller, error) {
+	c := mcp.NewClient(&mcp.Implementation{Name: "continuo-hook", Version: version}, nil)
+	hc := &http.Client{Transport: bearer{token: token, next: http.DefaultTransport}}
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &sdkCaller{cs: cs}, nil
+}
+
+func (s *sdkCaller) Close() error { return s.cs.Close() }
+
+func (s *sdkCaller) Call(ctx context.Context, tool string, args map[string]any, out any) error {
+	res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		return fmt.Errorf("%s: %w", tool, err)
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		return fmt.Errorf("%s: %w", tool, err)
+	}
+	if res.IsError {
+		var e struct {
+			Error struct {
+				Code    string `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(b, &e)
+		if e.Error.Code == "" {
+			e.Error.Code = "internal"
+		}
+		return &ToolError{Tool: tool, Code: e.Error.Code, Message: e.Error.Message}
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			return fmt.Errorf("%s: result: %w", tool, err)
+		}
+	}
+	return nil
+}
