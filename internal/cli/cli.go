@@ -72,6 +72,7 @@ func commands() []command {
 		{"principal", "principal create NAME --group GROUP          create a principal", runPrincipal},
 		{"token", "token create|revoke|list                     manage personal access tokens", runToken},
 		{"project", "project add|grant|revoke|remove|list         manage projects and grants", runProject},
+		{"hook", "hook EVENT | hook install claude|codex      Claude Code / Codex CLI lifecycle hooks (never block the client)", runHook},
 		{"version", "version                                      print the version", runVersion},
 	}
 }
