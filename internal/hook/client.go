@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -55,6 +56,9 @@ type sdkCaller struct{ cs *mcp.ClientSession }
 func Dial(ctx context.Context, url, token, version string) (Caller, error) {
 	c := mcp.NewClient(&mcp.Implementation{Name: "continuo-hook", Version: version}, nil)
 	hc := &http.Client{Transport: bearer{token: token, next: http.DefaultTransport}}
+	if d, ok := ctx.Deadline(); ok {
+		hc.Timeout = time.Until(d)
+	}
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}, nil)
 	if err != nil {
 		return nil, err

@@ -85,7 +85,36 @@ func Main(ctx context.Context, o Options, stdin io.Reader, stdout, stderr io.Wri
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	out, err := Run(ctx, o, stdin)
+	// The timeout is a hard bound: a call that does not return when its
+	// context ends (the SDK's client waits for its connection to close when
+	// a connect fails) is left behind, and the process exits without it.
+	type result struct {
+		out *Output
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- result{err: fmt.Errorf("internal error: %v", r)}
+			}
+		}()
+		out, err := Run(ctx, o, stdin)
+		done <- result{out, err}
+	}()
+	var out *Output
+	var err error
+	select {
+	case r := <-done:
+		out, err = r.out, r.err
+	case <-ctx.Done():
+		select {
+		case r := <-done:
+			out, err = r.out, r.err
+		case <-time.After(100 * time.Millisecond):
+			err = ctx.Err()
+		}
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Sprintf("gave up after %v: %v", o.Timeout, err)
