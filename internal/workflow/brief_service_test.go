@@ -100,6 +100,7 @@ func testBriefBulk(t *testing.T) {
 	}
 
 	b, raw := f.brief(t, sid)
+	t.Logf("%d bytes: %s", len(raw), raw)
 	d := b.Task.Decisions
 	var ids []string
 	for _, it := range d.Items {
