@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand"
 	"slices"
 	"strings"
 	"testing"
@@ -590,4 +591,215 @@ func FuzzBrief(f *testing.F) {
 			t.Fatalf("basis = %+v", b.Basis)
 		}
 	})
+}
+
+// TestBriefSelectionRules: one case per rule of CONTRACT.md §4.
+func TestBriefSelectionRules(t *testing.T) {
+	high := func(m continuo.Message) continuo.Message { m.Priority = continuo.PriorityHigh; return m }
+	tagged := func(m continuo.Message) continuo.Message { m.Tags = []string{continuo.HandoffTag}; return m }
+	tests := []struct {
+		name  string
+		mod   func(s *Snapshot)
+		check func(t *testing.T, b *Brief, raw string)
+	}{
+		{"latest instruction omitted while it is the root", func(s *Snapshot) {
+			s.Session.Instructions, s.Session.LatestInstr = 1, s.Session.RootInstr
+		}, func(t *testing.T, b *Brief, raw string) {
+			if b.Task.LatestInstruction != nil || strings.Contains(raw, "latest_instruction") {
+				t.Fatal("latest_instruction shown")
+			}
+		}},
+		{"a default title cut from the instruction says truncated", func(s *Snapshot) {
+			s.Session.RootInstr = strings.Repeat("word ", 40) + "\nsecond line"
+			s.Session.Title = defaultTitle(s.Session.RootInstr)
+		}, func(t *testing.T, b *Brief, _ string) {
+			if !b.Session.Title.Truncated {
+				t.Fatalf("title = %+v", b.Session.Title)
+			}
+		}},
+		{"a title given in full does not", func(s *Snapshot) { s.Session.Title = "Port" }, func(t *testing.T, b *Brief, _ string) {
+			if b.Session.Title.Truncated {
+				t.Fatal("title marked truncated")
+			}
+		}},
+		{"the handoff note is the current state, not the newest progress", func(s *Snapshot) {
+			h := tagged(testMsg(5, continuo.KindProgress, continuo.StatusOpen, "STATE: "+strings.Repeat("s", 1900)))
+			s.Handoff = &h
+			s.Progress = append(newest(50, 3, continuo.KindProgress, continuo.StatusOpen, func(i int) string { return fmt.Sprint("p", i) }), h)
+			s.Session.Counts.Progress = 10
+		}, func(t *testing.T, b *Brief, _ string) {
+			cs := b.Task.CurrentState
+			if cs == nil || cs.MessageID != fmt.Sprintf("msg_%026d", 5) || !cs.Handoff || cs.Truncated || len(cs.Text) != 1907 {
+				t.Fatalf("current state = %+v", cs)
+			}
+			p := b.Task.RecentProgress
+			if p.Total != 9 || p.Returned != 3 || p.Items[0].Excerpt != "p2" {
+				t.Fatalf("recent progress = %+v", p)
+			}
+		}},
+		{"without a handoff note, the newest progress", nil, func(t *testing.T, b *Brief, _ string) {
+			if cs := b.Task.CurrentState; cs == nil || cs.Handoff || cs.Text != "parsed expressions" {
+				t.Fatalf("current state = %+v", cs)
+			}
+		}},
+		{"constraints verbatim, whole, in order, up to 2,048 bytes", func(s *Snapshot) {
+			s.Guidance = []continuo.Message{
+				high(testMsg(60, continuo.KindGuidance, continuo.StatusOpen, strings.Repeat("a", 1500))),
+				testMsg(61, continuo.KindGuidance, continuo.StatusOpen, strings.Repeat("b", 600)),
+				testMsg(62, continuo.KindGuidance, continuo.StatusOpen, "small"),
+			}
+			s.Session.Counts.OpenGuidance = 3
+		}, func(t *testing.T, b *Brief, _ string) {
+			c := b.Constraints
+			if c.Returned != 1 || !c.Truncated || len(c.Items[0].Text) != 1500 || c.Items[0].Priority != "high" {
+				t.Fatalf("constraints = %+v", c)
+			}
+			if !slices.ContainsFunc(b.NextActions, func(a string) bool {
+				return strings.Contains(a, `list_session_messages(session_id="~s3", kinds=["guidance"], status="open")`)
+			}) {
+				t.Fatalf("next_actions = %q", b.NextActions)
+			}
+		}},
+		{"a single constraint over the budget is cut and says so", func(s *Snapshot) {
+			s.Guidance = []continuo.Message{testMsg(60, continuo.KindGuidance, continuo.StatusOpen, strings.Repeat("a", 3000))}
+			s.Session.Counts.OpenGuidance = 1
+		}, func(t *testing.T, b *Brief, _ string) {
+			c := b.Constraints
+			if c.Returned != 1 || !c.Truncated || !c.Items[0].Truncated || len(c.Items[0].Text) != 2048 {
+				t.Fatalf("constraints = %+v", c)
+			}
+		}},
+		{"answered questions as pairs", func(s *Snapshot) {
+			q := testMsg(70, continuo.KindQuestion, continuo.StatusResolved, "which port?")
+			at := q.CreatedAt.Add(time.Minute)
+			q.Resolution, q.ResolvedBy, q.ResolvedAt = "8080", fmt.Sprintf("msg_%026d", 71), &at
+			s.Answered = []continuo.Message{q}
+			s.Session.Counts.ResolvedQuestions = 4
+		}, func(t *testing.T, b *Brief, _ string) {
+			a := b.Answered
+			if a.Total != 4 || a.Returned != 1 || !a.Truncated || a.Items[0].Question.Excerpt != "which port?" ||
+				a.Items[0].Answer != (AnswerText{MessageID: fmt.Sprintf("msg_%026d", 71), Excerpt: "8080", At: "2030-05-06T08:19:09.000Z"}) {
+				t.Fatalf("answered = %+v", a)
+			}
+		}},
+		{"questions are the user's to settle", nil, func(t *testing.T, b *Brief, _ string) {
+			if b.Open.Questions.Note != QuestionsNote {
+				t.Fatalf("note = %q", b.Open.Questions.Note)
+			}
+			for _, a := range b.NextActions {
+				if strings.HasPrefix(a, "answer") {
+					t.Fatalf("action %q", a)
+				}
+			}
+		}},
+		{"decisions high first as the snapshot orders them, supersedes named", func(s *Snapshot) {
+			d := high(testMsg(12, continuo.KindDecision, continuo.StatusOpen, "h"))
+			d.Supersedes = fmt.Sprintf("msg_%026d", 9)
+			s.Decisions = append([]continuo.Message{d}, s.Decisions...)
+		}, func(t *testing.T, b *Brief, _ string) {
+			it := b.Task.Decisions.Items[0]
+			if it.Priority != "high" || it.Supersedes != fmt.Sprintf("msg_%026d", 9) {
+				t.Fatalf("first decision = %+v", it)
+			}
+		}},
+		{"workspace: path, changes, start head, commits since", func(s *Snapshot) {
+			ch := make([]workspace.Change, workspace.MaxChanges)
+			for i := range ch {
+				ch[i] = workspace.Change{Status: "??", Path: fmt.Sprintf("f%02d", i)}
+			}
+			s.Workspace = &WorkspaceFacts{Available: true, Path: "/srv/p", Branch: "main", Head: "h2", Dirty: true, Changes: ch,
+				ChangedTotal: 25, StartHead: "h1", Commits: &workspace.Commits{Count: 7, Subjects: []string{"c", "b", "a"}}}
+		}, func(t *testing.T, b *Brief, _ string) {
+			w := b.Workspace
+			if w.Path != "/srv/p" || w.Changes.Total != 25 || w.Changes.Returned != 20 || !w.Changes.Truncated ||
+				w.StartHead != "h1" || w.SinceStart.Count != 7 || len(w.SinceStart.Subjects) != 3 {
+				t.Fatalf("workspace = %+v", w)
+			}
+			if !slices.Contains(b.NextActions, "inspect the 25 uncommitted change(s) in /srv/p (git status, git diff) before editing") {
+				t.Fatalf("next_actions = %q", b.NextActions)
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := testSnapshot()
+			if tc.mod != nil {
+				tc.mod(s)
+			}
+			b, raw := BuildBrief(s)
+			if len(raw) > MaxBriefBytes || !json.Valid(raw) {
+				t.Fatalf("%d bytes", len(raw))
+			}
+			tc.check(t, b, string(raw))
+		})
+	}
+}
+
+// TestBriefRandomSnapshots: whatever the mix and sizes, the brief fits,
+// is valid JSON, is byte-identical when rebuilt, keeps high-priority
+// constraints before normal ones, and its coverage is consistent.
+func TestBriefRandomSnapshots(t *testing.T) {
+	r := rand.New(rand.NewSource(7))
+	texts := []func(n int) string{nasty, func(n int) string { return strings.Repeat("€", n/3) }, func(n int) string { return strings.Repeat("w ", n/2) }}
+	text := func() string { return texts[r.Intn(len(texts))](r.Intn(8000)) }
+	msgs := func(kind continuo.Kind, status continuo.Status, max int) []continuo.Message {
+		out := newest(1000*r.Intn(50), r.Intn(max+1), kind, status, func(int) string { return text() })
+		for i := range out {
+			out[i].Priority = continuo.Priorities()[r.Intn(3)]
+			out[i].Resolution = text()
+		}
+		slices.SortStableFunc(out, func(a, b continuo.Message) int { return b.Priority.Rank() - a.Priority.Rank() })
+		return out
+	}
+	for i := range 300 {
+		s := testSnapshot()
+		s.Session.Title, s.Session.RootInstr, s.Session.LatestInstr = cut(text(), 240), text(), text()
+		s.Session.Instructions = int64(1 + r.Intn(3))
+		s.Decisions = msgs(continuo.KindDecision, continuo.StatusOpen, BriefDecisions)
+		s.Progress = msgs(continuo.KindProgress, continuo.StatusOpen, BriefProgress+1)
+		s.Guidance = msgs(continuo.KindGuidance, continuo.StatusOpen, BriefConstraints)
+		s.Answered = msgs(continuo.KindQuestion, continuo.StatusResolved, BriefAnswered)
+		for _, k := range []continuo.Kind{continuo.KindTodo, continuo.KindRisk, continuo.KindQuestion} {
+			s.Open[k] = msgs(k, continuo.StatusOpen, BriefOpen)
+		}
+		if r.Intn(2) == 0 && len(s.Progress) > 0 {
+			h := s.Progress[len(s.Progress)-1]
+			h.Tags = []string{continuo.HandoffTag}
+			s.Handoff = &h
+		}
+		n := func(m int) int64 { return int64(m + r.Intn(100000)) }
+		s.Session.Counts = continuo.Counts{Decisions: n(len(s.Decisions)), Progress: n(len(s.Progress)), OpenGuidance: n(len(s.Guidance)),
+			OpenTodos: n(len(s.Open[continuo.KindTodo])), OpenRisks: n(len(s.Open[continuo.KindRisk])),
+			OpenQuestions: n(len(s.Open[continuo.KindQuestion])), ResolvedQuestions: n(len(s.Answered))}
+		if r.Intn(2) == 0 {
+			ch := make([]workspace.Change, r.Intn(workspace.MaxChanges+1))
+			for j := range ch {
+				ch[j] = workspace.Change{Status: "??", Path: cut(text(), 4096)}
+			}
+			s.Workspace = &WorkspaceFacts{Available: r.Intn(4) > 0, Path: cut(text(), 4096), Branch: cut(text(), 300), Head: strings.Repeat("a", 40),
+				Dirty: len(ch) > 0, Changes: ch, ChangedTotal: len(ch) + r.Intn(3), StartHead: strings.Repeat("b", 40),
+				Commits: &workspace.Commits{Count: r.Intn(100), Subjects: []string{cut(text(), 1000)}}}
+		}
+		b, raw := BuildBrief(s)
+		if len(raw) > MaxBriefBytes || !json.Valid(raw) {
+			t.Fatalf("case %d: %d bytes, valid %v", i, len(raw), json.Valid(raw))
+		}
+		if _, again := BuildBrief(s); !bytes.Equal(raw, again) {
+			t.Fatalf("case %d: rebuilt brief differs", i)
+		}
+		sawNormal := false
+		for _, c := range b.Constraints.Items {
+			if c.Priority != "high" {
+				sawNormal = true
+			} else if sawNormal {
+				t.Fatalf("case %d: a high constraint after a lower one", i)
+			}
+		}
+		if c := b.Constraints; c.Returned != len(c.Items) || (int64(c.Returned) < c.Total && !c.Truncated) {
+			t.Fatalf("case %d: constraints coverage %+v", i, c)
+		}
+		if len(b.NextActions) > maxActions {
+			t.Fatalf("case %d: %d actions", i, len(b.NextActions))
+		}
+	}
 }
