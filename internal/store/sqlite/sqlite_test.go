@@ -685,3 +685,36 @@ func TestMigration0002Backfill(t *testing.T) {
 		return nil
 	})
 }
+
+// The brief's queries are served by an index in the order they ask for: no
+// sort of the session's messages (no temporary B-tree), whatever its size.
+func TestBriefQueryPlans(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	open(t, path, nil)
+	raw := rawDB(t, path)
+	for q, index := range map[string]string{
+		"SELECT id FROM messages WHERE session_id = ? AND kind IN (?) AND status IN (?) ORDER BY rank DESC, seq DESC LIMIT ?": "messages_rank",
+		"SELECT id FROM messages WHERE session_id = ? AND handoff = 1 ORDER BY seq DESC LIMIT ?":                             "messages_handoff",
+		"SELECT id FROM messages WHERE session_id = ? AND kind IN (?) ORDER BY seq DESC LIMIT ?":                             "messages_kind",
+		"SELECT id FROM messages WHERE session_id = ? AND kind IN (?) AND status IN (?) ORDER BY seq DESC LIMIT ?":           "messages_",
+	} {
+		rows, err := raw.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+q, "ses_1", "decision", "open", 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, notused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		p := strings.Join(plan, "; ")
+		if !strings.Contains(p, "USING INDEX "+index) && !strings.Contains(p, "USING COVERING INDEX "+index) || strings.Contains(p, "TEMP B-TREE") {
+			t.Errorf("%s\nplan: %s, want a scan of %s without a sort", q, p, index)
+		}
+	}
+}
