@@ -694,9 +694,9 @@ func TestBriefQueryPlans(t *testing.T) {
 	raw := rawDB(t, path)
 	for q, index := range map[string]string{
 		"SELECT id FROM messages WHERE session_id = ? AND kind IN (?) AND status IN (?) ORDER BY rank DESC, seq DESC LIMIT ?": "messages_rank",
-		"SELECT id FROM messages WHERE session_id = ? AND handoff = 1 ORDER BY seq DESC LIMIT ?":                             "messages_handoff",
-		"SELECT id FROM messages WHERE session_id = ? AND kind IN (?) ORDER BY seq DESC LIMIT ?":                             "messages_kind",
-		"SELECT id FROM messages WHERE session_id = ? AND kind IN (?) AND status IN (?) ORDER BY seq DESC LIMIT ?":           "messages_",
+		"SELECT id FROM messages WHERE session_id = ? AND handoff = 1 ORDER BY seq DESC LIMIT ?":                              "messages_handoff",
+		"SELECT id FROM messages WHERE session_id = ? AND kind IN (?) ORDER BY seq DESC LIMIT ?":                              "messages_kind",
+		"SELECT id FROM messages WHERE session_id = ? AND kind IN (?) AND status IN (?) ORDER BY seq DESC LIMIT ?":            "messages_",
 	} {
 		rows, err := raw.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+q, "ses_1", "decision", "open", 5)
 		if err != nil {
