@@ -56,7 +56,7 @@ type Task struct {
 	// LatestInstruction is omitted while it is the root.
 	LatestInstruction *Text         `json:"latest_instruction,omitempty"`
 	Instructions      int64         `json:"instructions"`
-	CurrentState      *CurrentState `json:"current_state"` // null: no progress yet
+	CurrentState      *CurrentState `json:"current_state,omitempty"` // absent: no progress yet
 	Decisions         Decisions     `json:"decisions"`
 	RecentProgress    Notes         `json:"recent_progress"`
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/workspace"
 )
@@ -800,6 +802,33 @@ func TestBriefRandomSnapshots(t *testing.T) {
 		}
 		if len(b.NextActions) > maxActions {
 			t.Fatalf("case %d: %d actions", i, len(b.NextActions))
+		}
+	}
+}
+
+// Every shape of the brief matches the schema published for it (generated
+// from Brief): no null where an object is declared, no undeclared field.
+func TestBriefMatchesSchema(t *testing.T) {
+	s, err := jsonschema.For[Brief](nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := testSnapshot()
+	empty.Decisions, empty.Progress, empty.Open = nil, nil, nil
+	empty.Session.Counts = continuo.Counts{}
+	empty.Session.Instructions = 1
+	for name, snap := range map[string]*Snapshot{"basic": testSnapshot(), "heavy": heavySnapshot(), "empty": empty} {
+		_, raw := BuildBrief(snap)
+		var v map[string]any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			t.Fatal(err)
+		}
+		if err := rs.Validate(v); err != nil {
+			t.Errorf("%s: %v\n%s", name, err, raw)
 		}
 	}
 }
