@@ -830,5 +830,23 @@ func TestBriefMatchesSchema(t *testing.T) {
 		if err := rs.Validate(v); err != nil {
 			t.Errorf("%s: %v\n%s", name, err, raw)
 		}
+		// The published schema has no nullable types (mcpserver), so a
+		// brief has no null anywhere.
+		var walk func(path string, x any)
+		walk = func(path string, x any) {
+			switch x := x.(type) {
+			case nil:
+				t.Errorf("%s: %s is null", name, path)
+			case map[string]any:
+				for k, e := range x {
+					walk(path+"."+k, e)
+				}
+			case []any:
+				for i, e := range x {
+					walk(fmt.Sprintf("%s[%d]", path, i), e)
+				}
+			}
+		}
+		walk("brief", v)
 	}
 }
