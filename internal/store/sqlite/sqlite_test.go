@@ -627,10 +627,10 @@ func TestFileGone(t *testing.T) {
 	})
 }
 
-// Migration 0002 backfills what it adds from the data of a version 1
+// Migration 0003 backfills what it adds from the data of a version 2
 // database: message ranks and handoff flags, and the session's superseded
 // decision and resolved question counters.
-func TestMigration0002Backfill(t *testing.T) {
+func TestMigration0003Backfill(t *testing.T) {
 	ctx := t.Context()
 	ms, err := sqlite.Migrations()
 	if err != nil {
@@ -641,7 +641,8 @@ func TestMigration0002Backfill(t *testing.T) {
 	for _, q := range []string{
 		"CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL) STRICT",
 		ms[0].SQL,
-		"INSERT INTO schema_migrations (version, name) VALUES (1, 'init')",
+		ms[1].SQL,
+		"INSERT INTO schema_migrations (version, name) VALUES (1, 'init'), (2, '" + ms[1].Name + "')",
 		"INSERT INTO groups (id, name, created_at) VALUES ('grp_1', 'g', 0)",
 		"INSERT INTO projects (id, name, writable, created_at) VALUES ('prj_1', 'p', 1, 0)",
 		`INSERT INTO sessions (id, group_id, ref, project_id, title, lifecycle, mode, root_instruction, latest_instruction,
@@ -665,7 +666,7 @@ func TestMigration0002Backfill(t *testing.T) {
 			return err
 		}
 		if s.Counts.SupersededDecisions != 1 || s.Counts.ResolvedQuestions != 1 || s.StartHead != "" {
-			t.Errorf("session after 0002: %+v start head %q", s.Counts, s.StartHead)
+			t.Errorf("session after 0003: %+v start head %q", s.Counts, s.StartHead)
 		}
 		d, err := tx.MessageList(ctx, store.MessageListParams{SessionID: "ses_1", Kinds: []continuo.Kind{continuo.KindDecision},
 			Statuses: []continuo.Status{continuo.StatusOpen}, ByPriority: true, Limit: 5})
@@ -673,14 +674,14 @@ func TestMigration0002Backfill(t *testing.T) {
 			return err
 		}
 		if len(d) != 2 || d[0].ID != "msg_3" || d[1].ID != "msg_2" {
-			t.Errorf("decisions by priority after 0002: %v", d)
+			t.Errorf("decisions by priority after 0003: %v", d)
 		}
 		h, err := tx.MessageList(ctx, store.MessageListParams{SessionID: "ses_1", Handoff: true, Limit: 5})
 		if err != nil {
 			return err
 		}
 		if len(h) != 1 || h[0].ID != "msg_4" {
-			t.Errorf("handoff notes after 0002: %v", h)
+			t.Errorf("handoff notes after 0003: %v", h)
 		}
 		return nil
 	})
