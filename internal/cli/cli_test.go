@@ -13,7 +13,6 @@ import (
 	"github.com/continuo-dev/continuo/internal/store"
 
 	"github.com/continuo-dev/continuo/internal/auth"
-	"github.com/continuo-dev/continuo/internal/store"
 	"github.com/continuo-dev/continuo/internal/store/sqlite"
 )
 
