@@ -61,6 +61,7 @@ type Session struct {
 	Revision       int64 // +1 on every change
 	MessageSeq     int64 // the seq of the newest message
 	Summary        string
+	StartHead      string // git HEAD of the checkout when the session started, "" without a root
 	Counts         Counts
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
@@ -83,6 +84,10 @@ type Counts struct {
 	OpenQuestions int64 `json:"open_questions"`
 	OpenGuidance  int64 `json:"open_guidance"`
 	Messages      int64 `json:"messages"`
+	// SupersededDecisions counts decisions no longer in force; Decisions
+	// minus this is the number in force.
+	SupersededDecisions int64 `json:"superseded_decisions"`
+	ResolvedQuestions   int64 `json:"resolved_questions"`
 }
 
 // Kind is a session message's kind.
@@ -203,6 +208,20 @@ type Message struct {
 	Supersedes   string
 	SupersededBy string
 	Resolution   string
+	ResolvedBy   string // the answer that resolved a question, "" otherwise
 	CreatedAt    time.Time
 	ResolvedAt   *time.Time
 }
+
+// HandoffTag marks a progress message as the session's current state
+// (CONTRACT.md §3): the newest such message is carried in full by the brief.
+const HandoffTag = "handoff"
+
+// Handoff reports whether m is a current-state note: a progress message
+// tagged HandoffTag.
+func (m *Message) Handoff() bool {
+	return m.Kind == KindProgress && slices.Contains(m.Tags, HandoffTag)
+}
+
+// Rank orders priorities by importance: 0 low, 1 normal, 2 high.
+func (p Priority) Rank() int { return slices.Index(priorities, p) }

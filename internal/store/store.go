@@ -219,4 +219,11 @@ type MessageListParams struct {
 	Statuses  []continuo.Status
 	BeforeSeq int64 // 0: from the newest
 	Limit     int
+	// ByPriority lists high priority first, then normal, then low, each
+	// newest first (MessageList only; BeforeSeq must be 0). With one kind
+	// and one status it is a range scan of the messages_rank index.
+	ByPriority bool
+	// Handoff matches only current-state notes (Message.Handoff), by the
+	// messages_handoff index.
+	Handoff bool
 }

@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/redact"
+	"github.com/continuo-dev/continuo/internal/workspace"
 )
 
 // MaxBriefBytes bounds the serialized handoff brief (CONTRACT.md §4).
@@ -19,7 +21,9 @@ type Brief struct {
 	Version       int          `json:"version"`
 	Session       BriefSession `json:"session"`
 	Task          Task         `json:"task"`
+	Constraints   Constraints  `json:"constraints"`
 	Open          Open         `json:"open"`
+	Answered      Answered     `json:"answered"`
 	Validation    Validation   `json:"validation"`
 	Workspace     *Workspace   `json:"workspace,omitempty"`
 	NextActions   []string     `json:"next_actions"`
@@ -45,16 +49,40 @@ type Text struct {
 	Redacted  bool   `json:"redacted,omitempty"`
 }
 
-// Task is what the session is about and what was decided and done.
+// Task is what the session is about, where it stands, and what was decided
+// and done.
 type Task struct {
-	RootInstruction   Text  `json:"root_instruction"`
-	LatestInstruction Text  `json:"latest_instruction"`
-	Instructions      int64 `json:"instructions"`
-	Decisions         Notes `json:"decisions"`
-	RecentProgress    Notes `json:"recent_progress"`
+	RootInstruction Text `json:"root_instruction"`
+	// LatestInstruction is omitted while it is the root.
+	LatestInstruction *Text         `json:"latest_instruction,omitempty"`
+	Instructions      int64         `json:"instructions"`
+	CurrentState      *CurrentState `json:"current_state,omitempty"` // absent: no progress yet
+	Decisions         Decisions     `json:"decisions"`
+	RecentProgress    Notes         `json:"recent_progress"`
 }
 
-// Notes is a newest-first selection of messages with its coverage.
+// CurrentState is the newest progress message tagged handoff (or, when
+// there is none, the newest progress message), in full up to its budget.
+type CurrentState struct {
+	MessageID string `json:"message_id"`
+	Text      string `json:"text"`
+	Truncated bool   `json:"truncated,omitempty"`
+	Handoff   bool   `json:"handoff"` // tagged handoff, not merely the newest progress
+	At        string `json:"at"`
+}
+
+// Decisions are the decisions in force, high priority first, then newest.
+// Superseded decisions are only counted: the item that replaced one names
+// it in supersedes.
+type Decisions struct {
+	Items      []Item `json:"items"`
+	Total      int64  `json:"total"` // in force
+	Returned   int    `json:"returned"`
+	Truncated  bool   `json:"truncated"`
+	Superseded int64  `json:"superseded"`
+}
+
+// Notes is a selection of messages with its coverage.
 type Notes struct {
 	Items     []Item `json:"items"`
 	Total     int64  `json:"total"`
@@ -62,23 +90,74 @@ type Notes struct {
 	Truncated bool   `json:"truncated"`
 }
 
-// Item is one message in the brief.
+// Item is one message in the brief. Every item of a section has the same
+// status (in force, open), so none is shown.
 type Item struct {
-	MessageID    string `json:"message_id"`
-	Excerpt      string `json:"excerpt"`
-	Truncated    bool   `json:"truncated,omitempty"`
-	Status       string `json:"status"`
-	SupersededBy string `json:"superseded_by,omitempty"`
-	Priority     string `json:"priority,omitempty"` // only when not normal
-	At           string `json:"at"`
+	MessageID  string `json:"message_id"`
+	Excerpt    string `json:"excerpt"`
+	Truncated  bool   `json:"truncated,omitempty"`
+	At         string `json:"at"`
+	Priority   string `json:"priority,omitempty"` // only when not normal
+	Supersedes string `json:"supersedes,omitempty"`
 }
 
-// Open is the open work of the session.
+// Constraints are the open guidance messages, the user's standing
+// instructions, verbatim: high priority first, then newest.
+type Constraints struct {
+	Items     []Constraint `json:"items"`
+	Total     int64        `json:"total"`
+	Returned  int          `json:"returned"`
+	Truncated bool         `json:"truncated"`
+}
+
+// Constraint is one guidance message, in full unless Truncated (only ever
+// the first, when it alone exceeds the budget).
+type Constraint struct {
+	MessageID string `json:"message_id"`
+	Text      string `json:"text"`
+	Truncated bool   `json:"truncated,omitempty"`
+	At        string `json:"at"`
+	Priority  string `json:"priority,omitempty"`
+}
+
+// Open is the open work of the session, each list high priority first,
+// then newest.
 type Open struct {
-	Todos     Notes `json:"todos"`
-	Risks     Notes `json:"risks"`
-	Questions Notes `json:"questions"`
-	Guidance  Notes `json:"guidance"`
+	Todos     Notes     `json:"todos"`
+	Risks     Notes     `json:"risks"`
+	Questions Questions `json:"questions"`
+}
+
+// Questions are the open questions: only the user can settle them.
+type Questions struct {
+	Note string `json:"note,omitempty"`
+	Notes
+}
+
+// QuestionsNote is what the brief says about open questions.
+const QuestionsNote = "only the user can settle these: ask the user; do not answer them yourself"
+
+// Answered is the newest answered questions as question/answer pairs.
+type Answered struct {
+	Items     []Answer `json:"items"`
+	Total     int64    `json:"total"`
+	Returned  int      `json:"returned"`
+	Truncated bool     `json:"truncated"`
+}
+
+// Answer is one resolved question with its answer: the answer message
+// (answer.message_id) or the resolution given when it was resolved.
+type Answer struct {
+	Question Item       `json:"question"`
+	Answer   AnswerText `json:"answer"`
+}
+
+// AnswerText is the answer half of a pair.
+type AnswerText struct {
+	MessageID string `json:"message_id,omitempty"`
+	Excerpt   string `json:"excerpt"`
+	Truncated bool   `json:"truncated,omitempty"`
+	At        string `json:"at,omitempty"`
 }
 
 // Validation is the evidence section. Evidence arrives with validation runs;
@@ -98,10 +177,34 @@ type CheckStatus struct {
 
 // Workspace describes the project's checkout.
 type Workspace struct {
-	Status string `json:"status"` // available | unavailable
-	Branch string `json:"branch,omitempty"`
-	Head   string `json:"head,omitempty"`
-	Dirty  *bool  `json:"dirty,omitempty"`
+	Status     string   `json:"status"` // available | unavailable
+	Path       string   `json:"path,omitempty"`
+	Branch     string   `json:"branch,omitempty"`
+	Head       string   `json:"head,omitempty"`
+	Dirty      *bool    `json:"dirty,omitempty"`
+	Changes    *Changes `json:"changes,omitempty"`
+	StartHead  string   `json:"start_head,omitempty"`
+	SinceStart *Commits `json:"commits_since_start,omitempty"`
+}
+
+// Changes are the checkout's changed paths with their git status.
+type Changes struct {
+	Items     []Change `json:"items"`
+	Total     int      `json:"total"`
+	Returned  int      `json:"returned"`
+	Truncated bool     `json:"truncated"`
+}
+
+// Change is one changed path: git's porcelain v2 XY code ("??" untracked).
+type Change struct {
+	Path   string `json:"path"`
+	Status string `json:"status"`
+}
+
+// Commits are what was committed since the session started.
+type Commits struct {
+	Count    int      `json:"count"`
+	Subjects []string `json:"subjects"` // newest first
 }
 
 // Basis says how far the brief can be relied on.
@@ -121,48 +224,84 @@ const (
 // Snapshot is everything the brief is built from, read in one read
 // transaction (plus the workspace, read from git around it).
 type Snapshot struct {
-	Session   continuo.Session
-	Project   continuo.Project
-	Decisions []continuo.Message // newest first; at most briefLevels[0].notes
-	Progress  []continuo.Message // newest first
-	Open      map[continuo.Kind][]continuo.Message
+	Session continuo.Session
+	Project continuo.Project
+	// Decisions in force, high priority first, then newest; at most
+	// BriefDecisions.
+	Decisions []continuo.Message
+	// Progress is the newest progress, newest first; at most
+	// BriefProgress+1 (one may be the current state).
+	Progress []continuo.Message
+	// Handoff is the newest progress tagged handoff, nil when none.
+	Handoff *continuo.Message
+	// Guidance is the open guidance by priority then newest; at most
+	// BriefConstraints.
+	Guidance []continuo.Message
+	// Open holds the open todos, risks and questions by priority then
+	// newest; at most BriefOpen of each.
+	Open map[continuo.Kind][]continuo.Message
+	// Answered holds the newest resolved questions; at most BriefAnswered.
+	Answered  []continuo.Message
 	Workspace *WorkspaceFacts // nil when the project has no root
 	Reasons   []string
 }
 
 // WorkspaceFacts is what git said about the checkout.
 type WorkspaceFacts struct {
-	Available bool
-	Branch    string
-	Head      string
-	Dirty     bool
+	Available    bool
+	Path         string // the checkout or worktree
+	Branch       string
+	Head         string
+	Dirty        bool
+	Changes      []workspace.Change // at most workspace.MaxChanges
+	ChangedTotal int
+	StartHead    string             // the session's start head, "" when unknown
+	Commits      *workspace.Commits // since StartHead; nil when unknown
 }
 
-// level is one setting of the brief's per-section budgets. BuildBrief tries
-// them in order and keeps the first that fits MaxBriefBytes, so cutting is
-// deterministic: fewer and shorter items, oldest dropped first.
+// level is one setting of the brief's per-section budgets (count, bytes per
+// item). BuildBrief tries them in order and keeps the first that fits
+// MaxBriefBytes, so cutting is deterministic. The ladder cuts the least
+// important first — older progress, answered pairs, the file list, open
+// items, then normal decisions, the current state and the instructions —
+// and the constraints last.
 type level struct {
-	notes, noteBytes int // decisions and progress
-	open, openBytes  int // per open kind
-	instr, title     int
+	decisions, decisionBytes int
+	progress, progressBytes  int
+	open, openBytes          int // per open kind
+	answered, answeredBytes  int
+	files, subjects          int
+	state, constraints       int // bytes
+	instr, title             int
 }
 
 var briefLevels = []level{
-	{8, 480, 3, 240, 600, 240},
-	{6, 400, 3, 200, 600, 240},
-	{5, 300, 2, 160, 500, 200},
-	{4, 240, 2, 120, 400, 160},
-	{3, 160, 1, 100, 300, 120},
-	{2, 120, 1, 80, 200, 100},
-	{1, 80, 0, 0, 120, 80},
-	{0, 0, 0, 0, 60, 60},
+	{12, 400, 5, 300, 3, 240, 3, 240, 20, 3, 2048, 2048, 600, 240},
+	{12, 300, 3, 200, 3, 200, 2, 200, 10, 3, 2048, 2048, 600, 240},
+	{10, 240, 1, 160, 2, 160, 1, 160, 5, 2, 2048, 2048, 600, 240},
+	{8, 200, 0, 0, 2, 120, 1, 120, 3, 1, 2048, 2048, 600, 240},
+	{6, 160, 0, 0, 1, 100, 0, 0, 0, 0, 1536, 2048, 600, 200},
+	{4, 120, 0, 0, 1, 80, 0, 0, 0, 0, 1024, 2048, 400, 160},
+	{3, 100, 0, 0, 1, 60, 0, 0, 0, 0, 512, 2048, 300, 120},
+	{2, 80, 0, 0, 0, 0, 0, 0, 0, 0, 256, 1536, 200, 100},
+	{1, 80, 0, 0, 0, 0, 0, 0, 0, 0, 160, 1024, 120, 80},
+	{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 80, 512, 80, 60},
+	{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 60, 60},
 }
 
-// BriefNotes and BriefOpen are how many messages the snapshot should carry.
+// How many messages the snapshot should carry per section: the most any
+// level shows (progress one more, for the current state).
 const (
-	BriefNotes = 8
-	BriefOpen  = 3
-	maxChecks  = 8
+	BriefDecisions   = 12
+	BriefProgress    = 5
+	BriefOpen        = 3
+	BriefAnswered    = 3
+	BriefConstraints = 16
+	maxChecks        = 8
+	maxActions       = 7
+	maxListActions   = 3
+	pathBytes        = 256
+	subjectBytes     = 120
 )
 
 // BuildBrief builds the handoff brief from a snapshot. It is a pure
@@ -191,22 +330,42 @@ func BuildBrief(s *Snapshot) (*Brief, []byte) {
 type scrubbed struct {
 	Snapshot
 	title, root, latest bool // whether redaction changed them
+	titleCut            bool // the stored title is a cut of the instruction's first line
 }
 
 func scrub(s *Snapshot) *scrubbed {
 	sc := &scrubbed{Snapshot: *s}
 	ss := &sc.Session
+	// A session started without a title is titled with the start of its
+	// instruction's first line (defaultTitle): say when that was cut.
+	sc.titleCut = ss.Title == defaultTitle(ss.RootInstr) && len(ss.Title) < len(firstLine(ss.RootInstr))
 	ss.Title, sc.title = redact.String(ss.Title)
 	ss.RootInstr, sc.root = redact.String(ss.RootInstr)
 	ss.LatestInstr, sc.latest = redact.String(ss.LatestInstr)
 	ss.WorktreeBranch = oneLine(ss.WorktreeBranch)
 	if s.Workspace != nil {
 		w := *s.Workspace
-		w.Branch = oneLine(w.Branch)
+		w.Branch, w.Path = oneLine(w.Branch), oneLine(w.Path)
+		w.Changes = make([]workspace.Change, len(s.Workspace.Changes))
+		for i, c := range s.Workspace.Changes {
+			w.Changes[i] = workspace.Change{Status: oneLine(c.Status), Path: oneLine(c.Path)}
+		}
+		if c := s.Workspace.Commits; c != nil {
+			cc := workspace.Commits{Count: c.Count, Subjects: make([]string, len(c.Subjects))}
+			for i, subj := range c.Subjects {
+				cc.Subjects[i] = oneLine(subj)
+			}
+			w.Commits = &cc
+		}
 		sc.Workspace = &w
 	}
 	sc.Decisions = scrubMessages(s.Decisions)
 	sc.Progress = scrubMessages(s.Progress)
+	sc.Guidance = scrubMessages(s.Guidance)
+	sc.Answered = scrubMessages(s.Answered)
+	if s.Handoff != nil {
+		sc.Handoff = &scrubMessages([]continuo.Message{*s.Handoff})[0]
+	}
 	sc.Open = make(map[continuo.Kind][]continuo.Message, len(s.Open))
 	for k, msgs := range s.Open {
 		sc.Open[k] = scrubMessages(msgs)
@@ -218,14 +377,15 @@ func scrubMessages(msgs []continuo.Message) []continuo.Message {
 	out := make([]continuo.Message, len(msgs))
 	for i, m := range msgs {
 		m.Text, _ = redact.String(m.Text)
+		m.Resolution, _ = redact.String(m.Resolution)
 		out[i] = m
 	}
 	return out
 }
 
-// oneLine redacts a short single-line value (a branch name). Control
-// characters go first, so that removing them cannot assemble a secret
-// after redaction has looked.
+// oneLine redacts a short single-line value (a branch name, a path, a
+// commit subject). Control characters go first, so that removing them
+// cannot assemble a secret after redaction has looked.
 func oneLine(s string) string {
 	s = strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {
@@ -237,23 +397,62 @@ func oneLine(s string) string {
 	return red
 }
 
+func ts(m *continuo.Message) string { return m.CreatedAt.UTC().Format(continuo.TimeFormat) }
+
+func priority(p continuo.Priority) string {
+	if p == continuo.PriorityNormal || p == "" {
+		return ""
+	}
+	return string(p)
+}
+
 func build(s *scrubbed, lv level) *Brief {
 	sess := &s.Session
-	b := &Brief{Version: 1, Deterministic: true}
-	b.Session = BriefSession{SessionID: sess.ID, SessionRef: continuo.SessionRef(sess.Ref), ProjectID: sess.ProjectID,
-		Title: excerpt(sess.Title, s.title, lv.title), Lifecycle: string(sess.Lifecycle), Mode: string(sess.Mode),
-		WorktreeBranch: cut(sess.WorktreeBranch, 120)}
-	b.Task = Task{RootInstruction: excerpt(sess.RootInstr, s.root, lv.instr), LatestInstruction: excerpt(sess.LatestInstr, s.latest, lv.instr),
-		Instructions:   sess.Instructions,
-		Decisions:      notes(s.Decisions, sess.Counts.Decisions, lv.notes, lv.noteBytes),
-		RecentProgress: notes(s.Progress, sess.Counts.Progress, lv.notes, lv.noteBytes)}
 	c := sess.Counts
+	b := &Brief{Version: 2, Deterministic: true}
+	title := excerpt(sess.Title, s.title, lv.title)
+	title.Truncated = title.Truncated || s.titleCut
+	b.Session = BriefSession{SessionID: sess.ID, SessionRef: continuo.SessionRef(sess.Ref), ProjectID: sess.ProjectID,
+		Title: title, Lifecycle: string(sess.Lifecycle), Mode: string(sess.Mode),
+		WorktreeBranch: cut(sess.WorktreeBranch, 120)}
+	b.Task = Task{RootInstruction: excerpt(sess.RootInstr, s.root, lv.instr), Instructions: sess.Instructions}
+	if sess.Instructions > 1 && sess.LatestInstr != sess.RootInstr {
+		t := excerpt(sess.LatestInstr, s.latest, lv.instr)
+		b.Task.LatestInstruction = &t
+	}
+
+	// The current state, and the progress without it.
+	state := s.Handoff
+	if state == nil && len(s.Progress) > 0 {
+		state = &s.Progress[0]
+	}
+	progress, progressTotal := s.Progress, c.Progress
+	if state != nil {
+		t := excerpt(state.Text, false, lv.state)
+		b.Task.CurrentState = &CurrentState{MessageID: state.ID, Text: t.Excerpt, Truncated: t.Truncated, Handoff: state.Handoff(), At: ts(state)}
+		progress = make([]continuo.Message, 0, len(s.Progress))
+		for _, m := range s.Progress {
+			if m.ID != state.ID {
+				progress = append(progress, m)
+			}
+		}
+		progressTotal = max(progressTotal-1, 0)
+	}
+	d := notes(s.Decisions, c.Decisions-c.SupersededDecisions, lv.decisions, lv.decisionBytes)
+	b.Task.Decisions = Decisions{Items: d.Items, Total: d.Total, Returned: d.Returned, Truncated: d.Truncated, Superseded: c.SupersededDecisions}
+	b.Task.RecentProgress = notes(progress, progressTotal, lv.progress, lv.progressBytes)
+
+	b.Constraints = constraints(s.Guidance, c.OpenGuidance, lv.constraints)
 	b.Open = Open{
 		Todos:     notes(s.Open[continuo.KindTodo], c.OpenTodos, lv.open, lv.openBytes),
 		Risks:     notes(s.Open[continuo.KindRisk], c.OpenRisks, lv.open, lv.openBytes),
-		Questions: notes(s.Open[continuo.KindQuestion], c.OpenQuestions, lv.open, lv.openBytes),
-		Guidance:  notes(s.Open[continuo.KindGuidance], c.OpenGuidance, lv.open, lv.openBytes),
+		Questions: Questions{Notes: notes(s.Open[continuo.KindQuestion], c.OpenQuestions, lv.open, lv.openBytes)},
 	}
+	if c.OpenQuestions > 0 {
+		b.Open.Questions.Note = QuestionsNote
+	}
+	b.Answered = answered(s.Answered, c.ResolvedQuestions, lv.answered, lv.answeredBytes)
+
 	names := checkNames(s.Project.Checks)
 	b.Validation = Validation{Status: "not_run", Checks: []CheckStatus{}, Total: len(names), Truncated: len(names) > maxChecks}
 	for i, n := range names {
@@ -265,10 +464,9 @@ func build(s *scrubbed, lv level) *Brief {
 	reasons := append([]string{}, s.Reasons...) // [] rather than null when complete
 	if w := s.Workspace; w != nil {
 		if w.Available {
-			dirty := w.Dirty
-			b.Workspace = &Workspace{Status: "available", Branch: cut(w.Branch, 120), Head: w.Head, Dirty: &dirty}
+			b.Workspace = workspaceSection(w, lv)
 		} else {
-			b.Workspace = &Workspace{Status: "unavailable"}
+			b.Workspace = &Workspace{Status: "unavailable", Path: cut(w.Path, pathBytes)}
 			reasons = append(reasons, ReasonWorkspaceMissing)
 		}
 	}
@@ -279,27 +477,99 @@ func build(s *scrubbed, lv level) *Brief {
 	return b
 }
 
+func workspaceSection(w *WorkspaceFacts, lv level) *Workspace {
+	dirty := w.Dirty
+	out := &Workspace{Status: "available", Path: cut(w.Path, pathBytes), Branch: cut(w.Branch, 120), Head: w.Head, Dirty: &dirty,
+		StartHead: w.StartHead}
+	if w.ChangedTotal > 0 || len(w.Changes) > 0 {
+		ch := &Changes{Items: []Change{}, Total: max(w.ChangedTotal, len(w.Changes))}
+		for i, c := range w.Changes {
+			if i == lv.files {
+				break
+			}
+			ch.Items = append(ch.Items, Change{Path: cut(c.Path, pathBytes), Status: cut(c.Status, 2)})
+		}
+		ch.Returned = len(ch.Items)
+		ch.Truncated = ch.Returned < ch.Total
+		out.Changes = ch
+	}
+	if c := w.Commits; c != nil {
+		sc := &Commits{Count: c.Count, Subjects: []string{}}
+		for i, subj := range c.Subjects {
+			if i == lv.subjects {
+				break
+			}
+			sc.Subjects = append(sc.Subjects, cut(subj, subjectBytes))
+		}
+		out.SinceStart = sc
+	}
+	return out
+}
+
 // excerpt cuts an already redacted text to n bytes.
 func excerpt(text string, redacted bool, n int) Text {
 	out := cut(text, n)
 	return Text{Excerpt: out, Truncated: len(out) < len(text), Redacted: redacted}
 }
 
-// notes selects the first n of msgs (newest first, already redacted).
+func item(m *continuo.Message, bytes int) Item {
+	t := excerpt(m.Text, false, bytes)
+	return Item{MessageID: m.ID, Excerpt: t.Excerpt, Truncated: t.Truncated, At: ts(m), Priority: priority(m.Priority), Supersedes: m.Supersedes}
+}
+
+// notes selects the first n of msgs (in the snapshot's order, already
+// redacted).
 func notes(msgs []continuo.Message, total int64, n, bytes int) Notes {
 	out := Notes{Items: []Item{}, Total: total}
 	for i := range msgs {
 		if i == n {
 			break
 		}
+		out.Items = append(out.Items, item(&msgs[i], bytes))
+	}
+	out.Returned = len(out.Items)
+	out.Truncated = int64(out.Returned) < total
+	return out
+}
+
+// constraints carries guidance verbatim, in order, while it fits budget
+// bytes together; only a first message longer than the whole budget is cut.
+func constraints(msgs []continuo.Message, total int64, budget int) Constraints {
+	out := Constraints{Items: []Constraint{}, Total: total}
+	used := 0
+	for i := range msgs {
 		m := &msgs[i]
-		t := excerpt(m.Text, false, bytes)
-		it := Item{MessageID: m.ID, Excerpt: t.Excerpt, Truncated: t.Truncated, Status: string(m.Status),
-			SupersededBy: m.SupersededBy, At: m.CreatedAt.UTC().Format(continuo.TimeFormat)}
-		if m.Priority != continuo.PriorityNormal {
-			it.Priority = string(m.Priority)
+		text, truncated := m.Text, false
+		if used+len(text) > budget {
+			if i > 0 || budget == 0 {
+				break
+			}
+			text = cut(text, budget)
+			truncated = true
 		}
-		out.Items = append(out.Items, it)
+		used += len(text)
+		out.Items = append(out.Items, Constraint{MessageID: m.ID, Text: text, Truncated: truncated, At: ts(m), Priority: priority(m.Priority)})
+	}
+	out.Returned = len(out.Items)
+	out.Truncated = int64(out.Returned) < total || (out.Returned > 0 && out.Items[out.Returned-1].Truncated)
+	return out
+}
+
+func answered(msgs []continuo.Message, total int64, n, bytes int) Answered {
+	out := Answered{Items: []Answer{}, Total: total}
+	for i := range msgs {
+		if i == n {
+			break
+		}
+		m := &msgs[i]
+		q := item(m, bytes)
+		q.Supersedes = ""
+		a := excerpt(m.Resolution, false, bytes)
+		at := ""
+		if m.ResolvedAt != nil {
+			at = m.ResolvedAt.UTC().Format(continuo.TimeFormat)
+		}
+		out.Items = append(out.Items, Answer{Question: q, Answer: AnswerText{MessageID: m.ResolvedBy, Excerpt: a.Excerpt, Truncated: a.Truncated, At: at}})
 	}
 	out.Returned = len(out.Items)
 	out.Truncated = int64(out.Returned) < total
@@ -316,37 +586,105 @@ func compact(s []string) []string {
 	return out
 }
 
-// nextActions derives at most five hints from fixed templates.
+// listCall is the exact list_session_messages call that returns what a
+// section left out.
+func listCall(ref string, kinds []string, extra string) string {
+	q := make([]string, len(kinds))
+	for i, k := range kinds {
+		q[i] = strconv.Quote(k)
+	}
+	return fmt.Sprintf("list_session_messages(session_id=%q, kinds=[%s]%s)", ref, strings.Join(q, ", "), extra)
+}
+
+// nextActions derives at most maxActions hints from fixed templates, most
+// important first, each naming the exact id or call.
 func nextActions(b *Brief) []string {
-	var out []string
+	out := []string{}
 	add := func(format string, args ...any) {
-		if len(out) < 5 {
+		if len(out) < maxActions {
 			out = append(out, fmt.Sprintf(format, args...))
 		}
 	}
+	ref := b.Session.SessionRef
 	if b.Session.Lifecycle == string(continuo.LifecycleClosed) {
 		add("session is closed: read it for context, and start a new session to continue the work")
 	}
 	if !b.Basis.Complete {
 		add("re-read the handoff before relying on it: %s", strings.Join(b.Basis.Reasons, ", "))
 	}
-	if n := b.Open.Questions.Total; n > 0 {
-		add("answer %d open question(s)", n)
+	// What a truncated section left out, most important section first.
+	var lists []string
+	open := `, status="open"`
+	if b.Constraints.Truncated {
+		lists = append(lists, "read every constraint (the brief cut some): "+listCall(ref, []string{"guidance"}, open))
 	}
-	if n := b.Open.Risks.Total; n > 0 {
-		add("review %d open risk(s)", n)
+	if b.Task.Decisions.Truncated {
+		lists = append(lists, "read the decisions in force the brief left out: "+listCall(ref, []string{"decision"}, open))
 	}
-	if n := b.Open.Guidance.Total; n > 0 {
-		add("follow %d open guidance message(s)", n)
+	if b.Task.RootInstruction.Truncated {
+		lists = append(lists, "read the full root instruction: "+listCall(ref, []string{"instruction"}, `, order="oldest", limit=1`))
 	}
-	if n := b.Open.Todos.Total; n > 0 {
-		add("work through %d open todo(s)", n)
+	if l := b.Task.LatestInstruction; l != nil && l.Truncated {
+		lists = append(lists, "read the full latest instruction: "+listCall(ref, []string{"instruction"}, `, limit=1`))
+	}
+	if b.Open.Questions.Truncated {
+		lists = append(lists, "read the open questions the brief left out: "+listCall(ref, []string{"question"}, open))
+	}
+	if b.Open.Risks.Truncated || b.Open.Todos.Truncated {
+		lists = append(lists, "read the open risks and todos the brief left out: "+listCall(ref, []string{"risk", "todo"}, open))
+	}
+	for i, l := range lists {
+		if i == maxListActions {
+			break
+		}
+		add("%s", l)
 	}
 	if w := b.Workspace; w != nil && w.Dirty != nil && *w.Dirty {
-		add("the checkout has uncommitted changes: inspect them before editing")
+		n := 0
+		if w.Changes != nil {
+			n = w.Changes.Total
+		}
+		add("inspect the %d uncommitted change(s) in %s (git status, git diff) before editing", n, w.Path)
 	}
-	if out == nil {
-		out = []string{}
+	if q := b.Open.Questions.Items; len(q) > 0 {
+		add("ask the user to settle question %s (%d open); only the user can answer it", q[0].MessageID, b.Open.Questions.Total)
+	}
+	// Open risks and todos by priority: risks first at equal priority.
+	type work struct {
+		kind string
+		it   Item
+		rank int
+	}
+	var ws []work
+	for _, it := range b.Open.Risks.Items {
+		ws = append(ws, work{"risk", it, continuo.Priority(orNormal(it.Priority)).Rank()*2 + 1})
+	}
+	for _, it := range b.Open.Todos.Items {
+		ws = append(ws, work{"todo", it, continuo.Priority(orNormal(it.Priority)).Rank() * 2})
+	}
+	sort.SliceStable(ws, func(i, j int) bool { return ws[i].rank > ws[j].rank })
+	if len(ws) > 0 {
+		parts := make([]string, 0, 3)
+		for i, w := range ws {
+			if i == 3 {
+				break
+			}
+			p := w.kind + " " + w.it.MessageID
+			if w.it.Priority != "" {
+				p += " (" + w.it.Priority + ")"
+			}
+			parts = append(parts, p)
+		}
+		add("open work by priority (%d todo(s), %d risk(s)): %s", b.Open.Todos.Total, b.Open.Risks.Total, strings.Join(parts, ", "))
+	} else if n := b.Open.Todos.Total + b.Open.Risks.Total; n > 0 {
+		add("review the %d open todo(s) and risk(s): %s", n, listCall(ref, []string{"risk", "todo"}, open))
 	}
 	return out
+}
+
+func orNormal(p string) string {
+	if p == "" {
+		return string(continuo.PriorityNormal)
+	}
+	return p
 }

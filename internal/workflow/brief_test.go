@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/workspace"
 )
 
 var briefBase = time.Date(2030, 5, 6, 7, 8, 9, 0, time.UTC)
@@ -71,7 +75,8 @@ func at(m any, path ...string) any {
 }
 
 func TestBuildBriefBasic(t *testing.T) {
-	b, raw := BuildBrief(testSnapshot())
+	s := testSnapshot()
+	b, raw := BuildBrief(s)
 	m := decodeBrief(t, raw)
 	if at(m, "session", "session_ref") != "~s3" || at(m, "session", "title", "excerpt") != "Port the parser" ||
 		at(m, "session", "lifecycle") != "active" || at(m, "session", "mode") != "checkout" {
@@ -104,10 +109,12 @@ func TestBuildBriefBasic(t *testing.T) {
 	if b.Workspace != nil || m["workspace"] != nil {
 		t.Fatal("workspace shown for a project without a root")
 	}
-	if !b.Deterministic || b.Version != 1 {
+	if !b.Deterministic || b.Version != 2 {
 		t.Fatalf("version/deterministic = %d/%v", b.Version, b.Deterministic)
 	}
-	if !slices.Contains(b.NextActions, "answer 1 open question(s)") || !slices.Contains(b.NextActions, "work through 1 open todo(s)") {
+	q, todo := s.Open[continuo.KindQuestion][0].ID, s.Open[continuo.KindTodo][0].ID
+	if !slices.Contains(b.NextActions, "ask the user to settle question "+q+" (1 open); only the user can answer it") ||
+		!slices.Contains(b.NextActions, "open work by priority (1 todo(s), 0 risk(s)): todo "+todo) {
 		t.Fatalf("next_actions = %v", b.NextActions)
 	}
 	// The returned struct and the bytes agree.
@@ -157,20 +164,35 @@ func heavySnapshot() *Snapshot {
 	s.Session.LatestInstr = nasty(16000)
 	s.Session.WorktreeBranch = nasty(500)
 	s.Session.Mode = continuo.ModeWorktree
-	s.Session.Counts = continuo.Counts{Decisions: 5000, Progress: 4000, OpenTodos: 300, OpenRisks: 20, OpenQuestions: 7, OpenGuidance: 3, Messages: 9400}
-	s.Decisions = newest(100, 8, continuo.KindDecision, continuo.StatusOpen, big)
-	s.Progress = newest(200, 8, continuo.KindProgress, continuo.StatusOpen, big)
+	s.Session.Counts = continuo.Counts{Decisions: 5000, Progress: 4000, OpenTodos: 300, OpenRisks: 20, OpenQuestions: 7, OpenGuidance: 3, Messages: 9400,
+		SupersededDecisions: 100, ResolvedQuestions: 9}
+	s.Decisions = newest(100, BriefDecisions, continuo.KindDecision, continuo.StatusOpen, big)
+	s.Progress = newest(200, BriefProgress+1, continuo.KindProgress, continuo.StatusOpen, big)
 	s.Open = map[continuo.Kind][]continuo.Message{}
-	for k, kind := range []continuo.Kind{continuo.KindTodo, continuo.KindRisk, continuo.KindQuestion, continuo.KindGuidance} {
+	for k, kind := range []continuo.Kind{continuo.KindTodo, continuo.KindRisk, continuo.KindQuestion} {
 		s.Open[kind] = newest(300+100*k, 3, kind, continuo.StatusOpen, big)
 	}
+	s.Guidance = newest(700, 3, continuo.KindGuidance, continuo.StatusOpen, big)
+	s.Answered = newest(800, 3, continuo.KindQuestion, continuo.StatusResolved, big)
+	for i := range s.Answered {
+		s.Answered[i].Resolution = big(i)
+	}
+	h := testMsg(900, continuo.KindProgress, continuo.StatusOpen, big(0))
+	h.Tags = []string{continuo.HandoffTag}
+	s.Handoff = &h
+	changes := make([]workspace.Change, 20)
+	for i := range changes {
+		changes[i] = workspace.Change{Status: ".M", Path: nasty(300)}
+	}
+	subjects := []string{nasty(300), nasty(300), nasty(300)}
 	checks := map[string]string{}
 	for i := 0; i < 32; i++ {
 		checks[fmt.Sprintf("check-%02d-%s", i, strings.Repeat("x", 50))] = "true"
 	}
 	s.Project.Checks = checks
 	s.Project.Root = "/srv/parser"
-	s.Workspace = &WorkspaceFacts{Available: true, Branch: nasty(300), Head: strings.Repeat("f", 40), Dirty: true}
+	s.Workspace = &WorkspaceFacts{Available: true, Path: nasty(600), Branch: nasty(300), Head: strings.Repeat("f", 40), Dirty: true,
+		Changes: changes, ChangedTotal: 100000, StartHead: strings.Repeat("e", 40), Commits: &workspace.Commits{Count: 9999, Subjects: subjects}}
 	return s
 }
 
@@ -187,8 +209,9 @@ func TestBuildBriefBudget(t *testing.T) {
 		notes Notes
 		total int64
 	}{
-		{"decisions", b.Task.Decisions, 5000}, {"recent_progress", b.Task.RecentProgress, 4000},
-		{"todos", b.Open.Todos, 300}, {"risks", b.Open.Risks, 20}, {"questions", b.Open.Questions, 7}, {"guidance", b.Open.Guidance, 3},
+		{"decisions", Notes{b.Task.Decisions.Items, b.Task.Decisions.Total, b.Task.Decisions.Returned, b.Task.Decisions.Truncated}, 4900},
+		{"recent_progress", b.Task.RecentProgress, 4000 - 1},
+		{"todos", b.Open.Todos, 300}, {"risks", b.Open.Risks, 20}, {"questions", b.Open.Questions.Notes, 7},
 	} {
 		n := sec.notes
 		if n.Total != sec.total || n.Returned != len(n.Items) || !n.Truncated {
@@ -201,13 +224,16 @@ func TestBuildBriefBudget(t *testing.T) {
 			}
 		}
 	}
+	if c := b.Constraints; c.Total != 3 || !c.Truncated || c.Returned != len(c.Items) {
+		t.Errorf("constraints = %+v", c)
+	}
 	if !b.Task.RootInstruction.Truncated || !b.Task.LatestInstruction.Truncated || !b.Session.Title.Truncated {
 		t.Error("long instructions/title not marked truncated")
 	}
 	if b.Validation.Total != 32 || len(b.Validation.Checks) != 8 || !b.Validation.Truncated {
 		t.Errorf("validation = total %d checks %d truncated %v", b.Validation.Total, len(b.Validation.Checks), b.Validation.Truncated)
 	}
-	if len(b.NextActions) > 5 {
+	if len(b.NextActions) > maxActions {
 		t.Errorf("%d next actions", len(b.NextActions))
 	}
 	// The branch is one clean line.
@@ -224,7 +250,9 @@ func TestBuildBriefBudget(t *testing.T) {
 	// The budget is kept whatever the mix: only decisions, only open work,
 	// only long instructions.
 	for name, mod := range map[string]func(*Snapshot){
-		"no notes":  func(s *Snapshot) { s.Decisions, s.Progress, s.Open = nil, nil, nil },
+		"no notes": func(s *Snapshot) {
+			s.Decisions, s.Progress, s.Open, s.Guidance, s.Answered, s.Handoff = nil, nil, nil, nil, nil, nil
+		},
 		"no open":   func(s *Snapshot) { s.Open = nil },
 		"no checks": func(s *Snapshot) { s.Project.Checks = nil },
 		"plain text": func(s *Snapshot) {
@@ -248,15 +276,15 @@ func TestBuildBriefBudget(t *testing.T) {
 
 func TestBuildBriefCoverage(t *testing.T) {
 	s := testSnapshot()
-	// 12 decisions exist; the snapshot carries the newest 8.
-	s.Session.Counts.Decisions = 12
+	// 20 decisions are in force; the snapshot carries the newest 8.
+	s.Session.Counts.Decisions = 20
 	s.Decisions = newest(100, 8, continuo.KindDecision, continuo.StatusOpen, func(i int) string { return fmt.Sprintf("d%d", i) })
 	// 5 open todos; the snapshot carries 3.
 	s.Session.Counts.OpenTodos = 5
 	s.Open[continuo.KindTodo] = newest(200, 3, continuo.KindTodo, continuo.StatusOpen, func(i int) string { return fmt.Sprintf("t%d", i) })
 	b, _ := BuildBrief(s)
 	d := b.Task.Decisions
-	if d.Total != 12 || d.Returned != 8 || !d.Truncated || len(d.Items) != 8 {
+	if d.Total != 20 || d.Returned != 8 || !d.Truncated || len(d.Items) != 8 {
 		t.Fatalf("decisions = total %d returned %d truncated %v", d.Total, d.Returned, d.Truncated)
 	}
 	if d.Items[0].Excerpt != "d7" || d.Items[7].Excerpt != "d0" {
@@ -266,12 +294,13 @@ func TestBuildBriefCoverage(t *testing.T) {
 	if td.Total != 5 || td.Returned != 3 || !td.Truncated {
 		t.Fatalf("todos = %+v", td)
 	}
+	// The only progress note is the current state, not recent progress too.
 	p := b.Task.RecentProgress
-	if p.Total != 1 || p.Returned != 1 || p.Truncated {
-		t.Fatalf("progress = %+v", p)
+	if p.Total != 0 || p.Returned != 0 || p.Truncated || b.Task.CurrentState == nil || b.Task.CurrentState.Handoff {
+		t.Fatalf("progress = %+v, current state %+v", p, b.Task.CurrentState)
 	}
-	if b.Open.Guidance.Total != 0 || b.Open.Guidance.Returned != 0 || b.Open.Guidance.Truncated {
-		t.Fatalf("guidance = %+v", b.Open.Guidance)
+	if c := b.Constraints; c.Total != 0 || c.Returned != 0 || c.Truncated {
+		t.Fatalf("constraints = %+v", c)
 	}
 	// Timestamps are UTC with milliseconds.
 	if got := d.Items[7].At; got != "2030-05-06T08:48:09.000Z" {
@@ -281,28 +310,27 @@ func TestBuildBriefCoverage(t *testing.T) {
 
 func TestBuildBriefSuperseded(t *testing.T) {
 	s := testSnapshot()
-	old := testMsg(10, continuo.KindDecision, continuo.StatusSuperseded, "use JSON")
-	old.SupersededBy = fmt.Sprintf("msg_%026d", 11)
+	old := fmt.Sprintf("msg_%026d", 10)
 	newer := testMsg(11, continuo.KindDecision, continuo.StatusOpen, "use CBOR")
-	newer.Supersedes = old.ID
+	newer.Supersedes = old
 	newer.Priority = continuo.PriorityHigh
-	s.Decisions = []continuo.Message{newer, old}
+	s.Decisions = []continuo.Message{newer}
+	s.Session.Counts.Decisions, s.Session.Counts.SupersededDecisions = 2, 1
 	b, raw := BuildBrief(s)
-	items := b.Task.Decisions.Items
-	if len(items) != 2 {
-		t.Fatalf("items = %+v", items)
+	d := b.Task.Decisions
+	if len(d.Items) != 1 || d.Total != 1 || d.Superseded != 1 || d.Truncated {
+		t.Fatalf("decisions = %+v, want the one in force, one superseded counted", d)
 	}
-	if items[0].Status != "open" || items[0].SupersededBy != "" || items[0].Priority != "high" {
-		t.Fatalf("newer = %+v", items[0])
+	if it := d.Items[0]; it.Supersedes != old || it.Priority != "high" {
+		t.Fatalf("item = %+v", it)
 	}
-	if items[1].Status != "superseded" || items[1].SupersededBy != newer.ID || items[1].Excerpt != "use JSON" {
-		t.Fatalf("superseded item not marked: %+v", items[1])
+	if !strings.Contains(string(raw), `"supersedes":"`+old+`"`) {
+		t.Fatalf("supersedes missing from the bytes: %s", raw)
 	}
-	if !strings.Contains(string(raw), `"superseded_by":"`+newer.ID+`"`) {
-		t.Fatalf("superseded_by missing from the bytes: %s", raw)
-	}
-	if strings.Contains(string(raw), `"priority":"normal"`) {
-		t.Fatal("normal priority is shown")
+	for _, noise := range []string{`"priority":"normal"`, `"status":"open"`, `"superseded_by"`} {
+		if strings.Contains(string(raw), noise) {
+			t.Fatalf("%s is shown: %s", noise, raw)
+		}
 	}
 }
 
@@ -332,9 +360,17 @@ func TestBuildBriefRedaction(t *testing.T) {
 			text := func(int) string { return "note: " + secret + " end" }
 			s.Decisions = newest(1, 2, continuo.KindDecision, continuo.StatusOpen, text)
 			s.Progress = newest(10, 2, continuo.KindProgress, continuo.StatusOpen, text)
-			for k, kind := range []continuo.Kind{continuo.KindTodo, continuo.KindRisk, continuo.KindQuestion, continuo.KindGuidance} {
+			for k, kind := range []continuo.Kind{continuo.KindTodo, continuo.KindRisk, continuo.KindQuestion} {
 				s.Open[kind] = newest(20+10*k, 2, kind, continuo.StatusOpen, text)
 			}
+			s.Guidance = newest(60, 2, continuo.KindGuidance, continuo.StatusOpen, text)
+			s.Answered = newest(70, 2, continuo.KindQuestion, continuo.StatusResolved, text)
+			s.Answered[0].Resolution = text(0)
+			h := testMsg(80, continuo.KindProgress, continuo.StatusOpen, text(0))
+			s.Handoff = &h
+			s.Workspace.Path = "/srv/" + secret
+			s.Workspace.Changes = []workspace.Change{{Status: "??", Path: "env-" + secret}}
+			s.Workspace.Commits = &workspace.Commits{Count: 1, Subjects: []string{"add " + secret}}
 			b, raw := BuildBrief(s)
 			out := string(raw)
 			for _, core := range secretCores {
@@ -433,11 +469,13 @@ func TestBuildBriefNextActions(t *testing.T) {
 	s := testSnapshot()
 	s.Session.Lifecycle = continuo.LifecycleClosed
 	s.Reasons = []string{ReasonSessionChanged}
-	s.Session.Counts = continuo.Counts{OpenTodos: 4, OpenRisks: 3, OpenQuestions: 2, OpenGuidance: 1}
-	s.Workspace = &WorkspaceFacts{Available: true, Branch: "main", Dirty: true}
+	s.Session.Counts = continuo.Counts{OpenTodos: 4, OpenRisks: 3, OpenQuestions: 2, OpenGuidance: 1, Decisions: 30}
+	s.Decisions = newest(100, BriefDecisions, continuo.KindDecision, continuo.StatusOpen, func(int) string { return "d" })
+	s.Session.RootInstr = strings.Repeat("r", 1000)
+	s.Workspace = &WorkspaceFacts{Available: true, Branch: "main", Dirty: true, Path: "/srv/p", ChangedTotal: 2}
 	b, _ := BuildBrief(s)
-	if len(b.NextActions) != 5 {
-		t.Fatalf("next_actions = %d %v, want the first 5 of 7", len(b.NextActions), b.NextActions)
+	if len(b.NextActions) != maxActions {
+		t.Fatalf("next_actions = %d %v, want the first %d", len(b.NextActions), b.NextActions, maxActions)
 	}
 	if !strings.HasPrefix(b.NextActions[0], "session is closed") {
 		t.Fatalf("first action = %q", b.NextActions[0])
@@ -445,7 +483,7 @@ func TestBuildBriefNextActions(t *testing.T) {
 	// Nothing to do: an empty list, not null.
 	s = testSnapshot()
 	s.Session.Counts = continuo.Counts{}
-	s.Open = nil
+	s.Open, s.Decisions = nil, nil
 	b, raw := BuildBrief(s)
 	if b.NextActions == nil || len(b.NextActions) != 0 {
 		t.Fatalf("next_actions = %#v", b.NextActions)
@@ -506,16 +544,25 @@ func FuzzBrief(f *testing.F) {
 		text := func(i int) string { return texts[i%len(texts)] }
 		nd, np, no := int(shape>>1&7)+1, int(shape>>4&7)+1, int(shape>>6&3)+1
 		s.Decisions = newest(100, nd, continuo.KindDecision, continuo.StatusOpen, text)
-		if nd > 1 {
-			s.Decisions[1].Status, s.Decisions[1].SupersededBy = continuo.StatusSuperseded, s.Decisions[0].ID
-		}
+		s.Decisions[0].Supersedes = fmt.Sprintf("msg_%026d", 99)
 		s.Progress = newest(200, np, continuo.KindProgress, continuo.StatusOpen, text)
-		for k, kind := range []continuo.Kind{continuo.KindTodo, continuo.KindRisk, continuo.KindQuestion, continuo.KindGuidance} {
+		if shape&8 != 0 {
+			h := testMsg(250, continuo.KindProgress, continuo.StatusOpen, plant(note1+note2+note3))
+			h.Tags = []string{continuo.HandoffTag}
+			s.Handoff = &h
+		}
+		for k, kind := range []continuo.Kind{continuo.KindTodo, continuo.KindRisk, continuo.KindQuestion} {
 			s.Open[kind] = newest(300+100*k, no, kind, continuo.StatusOpen, text)
 		}
+		s.Guidance = newest(700, no, continuo.KindGuidance, continuo.StatusOpen, text)
+		s.Answered = newest(800, no, continuo.KindQuestion, continuo.StatusResolved, text)
+		s.Answered[0].Resolution = plant(note3)
 		s.Session.Counts = continuo.Counts{Decisions: int64(nd) * 3, Progress: int64(np), OpenTodos: int64(no),
-			OpenRisks: int64(no) + 1, OpenQuestions: int64(no), OpenGuidance: int64(no)}
-		s.Workspace = &WorkspaceFacts{Available: dirty || shape&2 != 0, Branch: plant(branch), Head: "abc", Dirty: dirty}
+			OpenRisks: int64(no) + 1, OpenQuestions: int64(no), OpenGuidance: int64(no), SupersededDecisions: int64(nd),
+			ResolvedQuestions: int64(no)}
+		s.Workspace = &WorkspaceFacts{Available: dirty || shape&2 != 0, Path: plant(branch), Branch: plant(branch), Head: "abc", Dirty: dirty,
+			Changes: []workspace.Change{{Status: ".M", Path: plant(note1)}}, ChangedTotal: 30,
+			StartHead: "abd", Commits: &workspace.Commits{Count: 2, Subjects: []string{plant(note2)}}}
 		if shape&4 != 0 {
 			s.Reasons = []string{ReasonSessionChanged}
 		}
@@ -533,10 +580,11 @@ func FuzzBrief(f *testing.F) {
 		if strings.Contains(string(raw), secret) {
 			t.Fatalf("planted secret %s survives: %s", secret, raw)
 		}
-		if len(b.NextActions) > 5 {
+		if len(b.NextActions) > maxActions {
 			t.Fatalf("%d next actions", len(b.NextActions))
 		}
-		for _, n := range []Notes{b.Task.Decisions, b.Task.RecentProgress, b.Open.Todos, b.Open.Risks, b.Open.Questions, b.Open.Guidance} {
+		d := b.Task.Decisions
+		for _, n := range []Notes{{d.Items, d.Total, d.Returned, d.Truncated}, b.Task.RecentProgress, b.Open.Todos, b.Open.Risks, b.Open.Questions.Notes} {
 			if n.Returned != len(n.Items) || n.Truncated != (int64(n.Returned) < n.Total) {
 				t.Fatalf("coverage inconsistent: %+v", n)
 			}
@@ -545,4 +593,260 @@ func FuzzBrief(f *testing.F) {
 			t.Fatalf("basis = %+v", b.Basis)
 		}
 	})
+}
+
+// TestBriefSelectionRules: one case per rule of CONTRACT.md §4.
+func TestBriefSelectionRules(t *testing.T) {
+	high := func(m continuo.Message) continuo.Message { m.Priority = continuo.PriorityHigh; return m }
+	tagged := func(m continuo.Message) continuo.Message { m.Tags = []string{continuo.HandoffTag}; return m }
+	tests := []struct {
+		name  string
+		mod   func(s *Snapshot)
+		check func(t *testing.T, b *Brief, raw string)
+	}{
+		{"latest instruction omitted while it is the root", func(s *Snapshot) {
+			s.Session.Instructions, s.Session.LatestInstr = 1, s.Session.RootInstr
+		}, func(t *testing.T, b *Brief, raw string) {
+			if b.Task.LatestInstruction != nil || strings.Contains(raw, "latest_instruction") {
+				t.Fatal("latest_instruction shown")
+			}
+		}},
+		{"a default title cut from the instruction says truncated", func(s *Snapshot) {
+			s.Session.RootInstr = strings.Repeat("word ", 40) + "\nsecond line"
+			s.Session.Title = defaultTitle(s.Session.RootInstr)
+		}, func(t *testing.T, b *Brief, _ string) {
+			if !b.Session.Title.Truncated {
+				t.Fatalf("title = %+v", b.Session.Title)
+			}
+		}},
+		{"a title given in full does not", func(s *Snapshot) { s.Session.Title = "Port" }, func(t *testing.T, b *Brief, _ string) {
+			if b.Session.Title.Truncated {
+				t.Fatal("title marked truncated")
+			}
+		}},
+		{"the handoff note is the current state, not the newest progress", func(s *Snapshot) {
+			h := tagged(testMsg(5, continuo.KindProgress, continuo.StatusOpen, "STATE: "+strings.Repeat("s", 1900)))
+			s.Handoff = &h
+			s.Progress = append(newest(50, 3, continuo.KindProgress, continuo.StatusOpen, func(i int) string { return fmt.Sprint("p", i) }), h)
+			s.Session.Counts.Progress = 10
+		}, func(t *testing.T, b *Brief, _ string) {
+			cs := b.Task.CurrentState
+			if cs == nil || cs.MessageID != fmt.Sprintf("msg_%026d", 5) || !cs.Handoff || cs.Truncated || len(cs.Text) != 1907 {
+				t.Fatalf("current state = %+v", cs)
+			}
+			p := b.Task.RecentProgress
+			if p.Total != 9 || p.Returned != 3 || p.Items[0].Excerpt != "p2" {
+				t.Fatalf("recent progress = %+v", p)
+			}
+		}},
+		{"without a handoff note, the newest progress", nil, func(t *testing.T, b *Brief, _ string) {
+			if cs := b.Task.CurrentState; cs == nil || cs.Handoff || cs.Text != "parsed expressions" {
+				t.Fatalf("current state = %+v", cs)
+			}
+		}},
+		{"constraints verbatim, whole, in order, up to 2,048 bytes", func(s *Snapshot) {
+			s.Guidance = []continuo.Message{
+				high(testMsg(60, continuo.KindGuidance, continuo.StatusOpen, strings.Repeat("a", 1500))),
+				testMsg(61, continuo.KindGuidance, continuo.StatusOpen, strings.Repeat("b", 600)),
+				testMsg(62, continuo.KindGuidance, continuo.StatusOpen, "small"),
+			}
+			s.Session.Counts.OpenGuidance = 3
+		}, func(t *testing.T, b *Brief, _ string) {
+			c := b.Constraints
+			if c.Returned != 1 || !c.Truncated || len(c.Items[0].Text) != 1500 || c.Items[0].Priority != "high" {
+				t.Fatalf("constraints = %+v", c)
+			}
+			if !slices.ContainsFunc(b.NextActions, func(a string) bool {
+				return strings.Contains(a, `list_session_messages(session_id="~s3", kinds=["guidance"], status="open")`)
+			}) {
+				t.Fatalf("next_actions = %q", b.NextActions)
+			}
+		}},
+		{"a single constraint over the budget is cut and says so", func(s *Snapshot) {
+			s.Guidance = []continuo.Message{testMsg(60, continuo.KindGuidance, continuo.StatusOpen, strings.Repeat("a", 3000))}
+			s.Session.Counts.OpenGuidance = 1
+		}, func(t *testing.T, b *Brief, _ string) {
+			c := b.Constraints
+			if c.Returned != 1 || !c.Truncated || !c.Items[0].Truncated || len(c.Items[0].Text) != 2048 {
+				t.Fatalf("constraints = %+v", c)
+			}
+		}},
+		{"answered questions as pairs", func(s *Snapshot) {
+			q := testMsg(70, continuo.KindQuestion, continuo.StatusResolved, "which port?")
+			at := q.CreatedAt.Add(time.Minute)
+			q.Resolution, q.ResolvedBy, q.ResolvedAt = "8080", fmt.Sprintf("msg_%026d", 71), &at
+			s.Answered = []continuo.Message{q}
+			s.Session.Counts.ResolvedQuestions = 4
+		}, func(t *testing.T, b *Brief, _ string) {
+			a := b.Answered
+			if a.Total != 4 || a.Returned != 1 || !a.Truncated || a.Items[0].Question.Excerpt != "which port?" ||
+				a.Items[0].Answer != (AnswerText{MessageID: fmt.Sprintf("msg_%026d", 71), Excerpt: "8080", At: "2030-05-06T08:19:09.000Z"}) {
+				t.Fatalf("answered = %+v", a)
+			}
+		}},
+		{"questions are the user's to settle", nil, func(t *testing.T, b *Brief, _ string) {
+			if b.Open.Questions.Note != QuestionsNote {
+				t.Fatalf("note = %q", b.Open.Questions.Note)
+			}
+			for _, a := range b.NextActions {
+				if strings.HasPrefix(a, "answer") {
+					t.Fatalf("action %q", a)
+				}
+			}
+		}},
+		{"decisions high first as the snapshot orders them, supersedes named", func(s *Snapshot) {
+			d := high(testMsg(12, continuo.KindDecision, continuo.StatusOpen, "h"))
+			d.Supersedes = fmt.Sprintf("msg_%026d", 9)
+			s.Decisions = append([]continuo.Message{d}, s.Decisions...)
+		}, func(t *testing.T, b *Brief, _ string) {
+			it := b.Task.Decisions.Items[0]
+			if it.Priority != "high" || it.Supersedes != fmt.Sprintf("msg_%026d", 9) {
+				t.Fatalf("first decision = %+v", it)
+			}
+		}},
+		{"workspace: path, changes, start head, commits since", func(s *Snapshot) {
+			ch := make([]workspace.Change, workspace.MaxChanges)
+			for i := range ch {
+				ch[i] = workspace.Change{Status: "??", Path: fmt.Sprintf("f%02d", i)}
+			}
+			s.Workspace = &WorkspaceFacts{Available: true, Path: "/srv/p", Branch: "main", Head: "h2", Dirty: true, Changes: ch,
+				ChangedTotal: 25, StartHead: "h1", Commits: &workspace.Commits{Count: 7, Subjects: []string{"c", "b", "a"}}}
+		}, func(t *testing.T, b *Brief, _ string) {
+			w := b.Workspace
+			if w.Path != "/srv/p" || w.Changes.Total != 25 || w.Changes.Returned != 20 || !w.Changes.Truncated ||
+				w.StartHead != "h1" || w.SinceStart.Count != 7 || len(w.SinceStart.Subjects) != 3 {
+				t.Fatalf("workspace = %+v", w)
+			}
+			if !slices.Contains(b.NextActions, "inspect the 25 uncommitted change(s) in /srv/p (git status, git diff) before editing") {
+				t.Fatalf("next_actions = %q", b.NextActions)
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := testSnapshot()
+			if tc.mod != nil {
+				tc.mod(s)
+			}
+			b, raw := BuildBrief(s)
+			if len(raw) > MaxBriefBytes || !json.Valid(raw) {
+				t.Fatalf("%d bytes", len(raw))
+			}
+			tc.check(t, b, string(raw))
+		})
+	}
+}
+
+// TestBriefRandomSnapshots: whatever the mix and sizes, the brief fits,
+// is valid JSON, is byte-identical when rebuilt, keeps high-priority
+// constraints before normal ones, and its coverage is consistent.
+func TestBriefRandomSnapshots(t *testing.T) {
+	r := rand.New(rand.NewSource(7))
+	texts := []func(n int) string{nasty, func(n int) string { return strings.Repeat("€", n/3) }, func(n int) string { return strings.Repeat("w ", n/2) }}
+	text := func() string { return texts[r.Intn(len(texts))](r.Intn(8000)) }
+	msgs := func(kind continuo.Kind, status continuo.Status, max int) []continuo.Message {
+		out := newest(1000*r.Intn(50), r.Intn(max+1), kind, status, func(int) string { return text() })
+		for i := range out {
+			out[i].Priority = continuo.Priorities()[r.Intn(3)]
+			out[i].Resolution = text()
+		}
+		slices.SortStableFunc(out, func(a, b continuo.Message) int { return b.Priority.Rank() - a.Priority.Rank() })
+		return out
+	}
+	for i := range 300 {
+		s := testSnapshot()
+		s.Session.Title, s.Session.RootInstr, s.Session.LatestInstr = cut(text(), 240), text(), text()
+		s.Session.Instructions = int64(1 + r.Intn(3))
+		s.Decisions = msgs(continuo.KindDecision, continuo.StatusOpen, BriefDecisions)
+		s.Progress = msgs(continuo.KindProgress, continuo.StatusOpen, BriefProgress+1)
+		s.Guidance = msgs(continuo.KindGuidance, continuo.StatusOpen, BriefConstraints)
+		s.Answered = msgs(continuo.KindQuestion, continuo.StatusResolved, BriefAnswered)
+		for _, k := range []continuo.Kind{continuo.KindTodo, continuo.KindRisk, continuo.KindQuestion} {
+			s.Open[k] = msgs(k, continuo.StatusOpen, BriefOpen)
+		}
+		if r.Intn(2) == 0 && len(s.Progress) > 0 {
+			h := s.Progress[len(s.Progress)-1]
+			h.Tags = []string{continuo.HandoffTag}
+			s.Handoff = &h
+		}
+		n := func(m int) int64 { return int64(m + r.Intn(100000)) }
+		s.Session.Counts = continuo.Counts{Decisions: n(len(s.Decisions)), Progress: n(len(s.Progress)), OpenGuidance: n(len(s.Guidance)),
+			OpenTodos: n(len(s.Open[continuo.KindTodo])), OpenRisks: n(len(s.Open[continuo.KindRisk])),
+			OpenQuestions: n(len(s.Open[continuo.KindQuestion])), ResolvedQuestions: n(len(s.Answered))}
+		if r.Intn(2) == 0 {
+			ch := make([]workspace.Change, r.Intn(workspace.MaxChanges+1))
+			for j := range ch {
+				ch[j] = workspace.Change{Status: "??", Path: cut(text(), 4096)}
+			}
+			s.Workspace = &WorkspaceFacts{Available: r.Intn(4) > 0, Path: cut(text(), 4096), Branch: cut(text(), 300), Head: strings.Repeat("a", 40),
+				Dirty: len(ch) > 0, Changes: ch, ChangedTotal: len(ch) + r.Intn(3), StartHead: strings.Repeat("b", 40),
+				Commits: &workspace.Commits{Count: r.Intn(100), Subjects: []string{cut(text(), 1000)}}}
+		}
+		b, raw := BuildBrief(s)
+		if len(raw) > MaxBriefBytes || !json.Valid(raw) {
+			t.Fatalf("case %d: %d bytes, valid %v", i, len(raw), json.Valid(raw))
+		}
+		if _, again := BuildBrief(s); !bytes.Equal(raw, again) {
+			t.Fatalf("case %d: rebuilt brief differs", i)
+		}
+		sawNormal := false
+		for _, c := range b.Constraints.Items {
+			if c.Priority != "high" {
+				sawNormal = true
+			} else if sawNormal {
+				t.Fatalf("case %d: a high constraint after a lower one", i)
+			}
+		}
+		if c := b.Constraints; c.Returned != len(c.Items) || (int64(c.Returned) < c.Total && !c.Truncated) {
+			t.Fatalf("case %d: constraints coverage %+v", i, c)
+		}
+		if len(b.NextActions) > maxActions {
+			t.Fatalf("case %d: %d actions", i, len(b.NextActions))
+		}
+	}
+}
+
+// Every shape of the brief matches the schema published for it (generated
+// from Brief): no null where an object is declared, no undeclared field.
+func TestBriefMatchesSchema(t *testing.T) {
+	s, err := jsonschema.For[Brief](nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := testSnapshot()
+	empty.Decisions, empty.Progress, empty.Open = nil, nil, nil
+	empty.Session.Counts = continuo.Counts{}
+	empty.Session.Instructions = 1
+	for name, snap := range map[string]*Snapshot{"basic": testSnapshot(), "heavy": heavySnapshot(), "empty": empty} {
+		_, raw := BuildBrief(snap)
+		var v map[string]any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			t.Fatal(err)
+		}
+		if err := rs.Validate(v); err != nil {
+			t.Errorf("%s: %v\n%s", name, err, raw)
+		}
+		// The published schema has no nullable types (mcpserver), so a
+		// brief has no null anywhere.
+		var walk func(path string, x any)
+		walk = func(path string, x any) {
+			switch x := x.(type) {
+			case nil:
+				t.Errorf("%s: %s is null", name, path)
+			case map[string]any:
+				for k, e := range x {
+					walk(path+"."+k, e)
+				}
+			case []any:
+				for i, e := range x {
+					walk(fmt.Sprintf("%s[%d]", path, i), e)
+				}
+			}
+		}
+		walk("brief", v)
+	}
 }

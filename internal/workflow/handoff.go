@@ -6,6 +6,7 @@ import (
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/store"
+	"github.com/continuo-dev/continuo/internal/workspace"
 )
 
 // Handoff is what read_session_handoff returns.
@@ -34,8 +35,9 @@ const diagnosticOpen = 20
 // that transaction; a cheap fingerprint of the checkout taken before and
 // after, and the session's revision re-read at the end, tell whether either
 // changed while the brief was built, which basis.complete then reports.
-// Every query is bounded (newest few per kind, by index), so the cost does
-// not grow with the number of messages in the session.
+// Every query is bounded (the few most important or newest of one kind and
+// status, by index), and every total comes from the session row, so the
+// cost does not grow with the number of messages in the session.
 func (s *Service) ReadHandoff(ctx context.Context, c *continuo.Caller, ref, project string, diagnostic bool) (*Handoff, error) {
 	if err := c.Require(continuo.ScopeSessionsRead); err != nil {
 		return nil, err
@@ -60,17 +62,33 @@ func (s *Service) snapshot(ctx context.Context, c *continuo.Caller, ref, project
 			return err
 		}
 		snap.Session, snap.Project = *sess, *p
-		list := func(k continuo.Kind, open bool, n int) ([]continuo.Message, error) {
-			q := store.MessageListParams{SessionID: sess.ID, Kinds: []continuo.Kind{k}, Limit: n}
-			if open {
-				q.Statuses = []continuo.Status{continuo.StatusOpen}
+		// Every query below is a range scan of one index that stops after
+		// its LIMIT (store.MessageListParams): the cost does not grow with
+		// the session.
+		list := func(k continuo.Kind, st continuo.Status, byPriority bool, n int) ([]continuo.Message, error) {
+			q := store.MessageListParams{SessionID: sess.ID, Kinds: []continuo.Kind{k}, Limit: n, ByPriority: byPriority}
+			if st != "" {
+				q.Statuses = []continuo.Status{st}
 			}
 			return tx.MessageList(ctx, q)
 		}
-		if snap.Decisions, err = list(continuo.KindDecision, false, BriefNotes); err != nil {
+		if snap.Decisions, err = list(continuo.KindDecision, continuo.StatusOpen, true, BriefDecisions); err != nil {
 			return err
 		}
-		if snap.Progress, err = list(continuo.KindProgress, false, BriefNotes); err != nil {
+		if snap.Progress, err = list(continuo.KindProgress, "", false, BriefProgress+1); err != nil {
+			return err
+		}
+		h, err := tx.MessageList(ctx, store.MessageListParams{SessionID: sess.ID, Handoff: true, Limit: 1})
+		if err != nil {
+			return err
+		}
+		if len(h) == 1 {
+			snap.Handoff = &h[0]
+		}
+		if snap.Guidance, err = list(continuo.KindGuidance, continuo.StatusOpen, true, BriefConstraints); err != nil {
+			return err
+		}
+		if snap.Answered, err = list(continuo.KindQuestion, continuo.StatusResolved, false, BriefAnswered); err != nil {
 			return err
 		}
 		n := BriefOpen
@@ -79,14 +97,18 @@ func (s *Service) snapshot(ctx context.Context, c *continuo.Caller, ref, project
 			diag = &Diagnostic{Counts: sess.Counts, Instructions: sess.Instructions, Open: map[string]Notes{}}
 		}
 		for _, k := range []continuo.Kind{continuo.KindTodo, continuo.KindRisk, continuo.KindQuestion, continuo.KindGuidance} {
-			msgs, err := list(k, true, n)
-			if err != nil {
+			var msgs []continuo.Message
+			if k == continuo.KindGuidance {
+				msgs = snap.Guidance[:min(n, len(snap.Guidance))]
+			} else if msgs, err = list(k, continuo.StatusOpen, true, n); err != nil {
 				return err
 			}
 			if diag != nil {
 				diag.Open[string(k)] = notes(scrubMessages(msgs), *openCounter(&sess.Counts, k), diagnosticOpen, 2000)
 			}
-			snap.Open[k] = msgs
+			if k != continuo.KindGuidance {
+				snap.Open[k] = msgs[:min(BriefOpen, len(msgs))]
+			}
 		}
 		return nil
 	})
@@ -100,11 +122,23 @@ func (s *Service) snapshot(ctx context.Context, c *continuo.Caller, ref, project
 	if root != "" {
 		before, ferr := s.git.Fingerprint(root)
 		st, perr := s.git.Probe(ctx, root)
-		after, aerr := s.git.Fingerprint(root)
-		w := &WorkspaceFacts{}
+		w := &WorkspaceFacts{Path: root, StartHead: snap.Session.StartHead}
 		if perr == nil {
 			w.Available, w.Branch, w.Head, w.Dirty = true, st.Branch, st.Head, st.Dirty
+			w.Changes, w.ChangedTotal = st.Changes, st.ChangedTotal
+			switch {
+			case w.StartHead == "":
+			case w.StartHead == w.Head:
+				w.Commits = &workspace.Commits{}
+			default:
+				// An unknown start head (a rebase, a gc) leaves the count
+				// out rather than guessing.
+				if c, err := s.git.Since(ctx, root, w.StartHead); err == nil {
+					w.Commits = &c
+				}
+			}
 		}
+		after, aerr := s.git.Fingerprint(root)
 		snap.Workspace = w
 		if ferr == nil && aerr == nil && before != after {
 			snap.Reasons = append(snap.Reasons, ReasonExternalChanged)

@@ -61,9 +61,18 @@ func (s *Service) PostMessage(ctx context.Context, c *continuo.Caller, in Post) 
 		if sess.Lifecycle != continuo.LifecycleActive {
 			return continuo.Errorf(continuo.CodeSessionClosed, "session %s is closed", continuo.SessionRef(sess.Ref))
 		}
+		var question *continuo.Message // the open question this answer resolves
 		if in.ReplyTo != "" {
-			if _, err := s.message(ctx, tx, sess.ID, in.ReplyTo, "reply_to"); err != nil {
+			target, err := s.message(ctx, tx, sess.ID, in.ReplyTo, "reply_to")
+			if err != nil {
 				return err
+			}
+			// An answer to an open question resolves it (CONTRACT.md §3);
+			// a reply to anything else only links. When the same post
+			// also supersedes the question, superseding wins.
+			if in.Kind == continuo.KindAnswer && target.Kind == continuo.KindQuestion &&
+				target.Status == continuo.StatusOpen && in.Supersedes != target.ID {
+				question = target
 			}
 		}
 		prev := sess.Revision
@@ -85,6 +94,9 @@ func (s *Service) PostMessage(ctx context.Context, c *continuo.Caller, in Post) 
 			}
 			count(&sess.Counts, old.Kind, old.Status, continuo.StatusSuperseded)
 		}
+		if question != nil {
+			count(&sess.Counts, question.Kind, question.Status, continuo.StatusResolved)
+		}
 		// The session row first: it guards everything below (store's
 		// package comment).
 		if err := tx.SessionUpdate(ctx, sess, prev); err != nil {
@@ -94,6 +106,14 @@ func (s *Service) PostMessage(ctx context.Context, c *continuo.Caller, in Post) 
 			was := old.Status
 			old.Status, old.SupersededBy = continuo.StatusSuperseded, m.ID
 			if err := tx.MessageUpdate(ctx, old, was); err != nil {
+				return err
+			}
+		}
+		if question != nil {
+			at := m.CreatedAt
+			question.Status, question.Resolution, question.ResolvedBy, question.ResolvedAt =
+				continuo.StatusResolved, cut(m.Text, resolutionBytes), m.ID, &at
+			if err := tx.MessageUpdate(ctx, question, continuo.StatusOpen); err != nil {
 				return err
 			}
 		}
@@ -124,6 +144,10 @@ func (s *Service) message(ctx context.Context, tx store.Tx, sessionID, id, field
 	return m, err
 }
 
+// resolutionBytes bounds the excerpt of an answer stored as the resolution
+// of the question it answers (the answer itself stays in full).
+const resolutionBytes = 2000
+
 // count moves a message of kind k from status from ("" for a new message)
 // to status to in a session's tallies.
 func count(c *continuo.Counts, k continuo.Kind, from, to continuo.Status) {
@@ -134,6 +158,14 @@ func count(c *continuo.Counts, k continuo.Kind, from, to continuo.Status) {
 		case continuo.KindProgress:
 			c.Progress++
 		}
+	}
+	switch {
+	case k == continuo.KindDecision && from != continuo.StatusSuperseded && to == continuo.StatusSuperseded:
+		c.SupersededDecisions++
+	case k == continuo.KindQuestion && from != to && from == continuo.StatusResolved:
+		c.ResolvedQuestions--
+	case k == continuo.KindQuestion && from != to && to == continuo.StatusResolved:
+		c.ResolvedQuestions++
 	}
 	open := openCounter(c, k)
 	if open == nil {

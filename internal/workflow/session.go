@@ -8,6 +8,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/continuo-dev/continuo"
@@ -256,6 +257,17 @@ func (s *Service) start(ctx context.Context, c *continuo.Caller, in WorkOn) (*Wo
 				continuo.SessionRef(ref), p.Name).Because(err)
 		}
 	}
+	// The head the session starts from, so a later brief can say what was
+	// committed since. A checkout git cannot read is not fatal: the brief
+	// reports the workspace as unavailable then.
+	if dir := p.Root; dir != "" {
+		if sess.WorktreePath != "" {
+			dir = sess.WorktreePath
+		}
+		if head, err := s.git.Head(ctx, dir); err == nil {
+			sess.StartHead = head
+		}
+	}
 	var created *continuo.Session
 	err = s.store.Write(ctx, func(tx store.Tx) error {
 		created = nil
@@ -331,15 +343,14 @@ func (s *Service) pickProject(ctx context.Context, tx store.Tx, c *continuo.Call
 }
 
 // defaultTitle is the first line of the instruction, cut to 120 bytes.
-func defaultTitle(instr string) string {
-	line := instr
-	for i, r := range instr {
-		if r == '\n' || r == '\r' {
-			line = instr[:i]
-			break
-		}
+func defaultTitle(instr string) string { return cut(firstLine(instr), 120) }
+
+// firstLine is instr up to its first line break.
+func firstLine(instr string) string {
+	if i := strings.IndexAny(instr, "\r\n"); i >= 0 {
+		return instr[:i]
 	}
-	return cut(line, 120)
+	return instr
 }
 
 // cut shortens s to at most n bytes without splitting a UTF-8 sequence.

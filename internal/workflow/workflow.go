@@ -40,6 +40,8 @@ type Git struct {
 	Fingerprint    func(root string) (string, error)
 	AddWorktree    func(ctx context.Context, root, path, branch string) error
 	RemoveWorktree func(ctx context.Context, root, path string) error
+	Head           func(ctx context.Context, dir string) (string, error)
+	Since          func(ctx context.Context, dir, base string) (workspace.Commits, error)
 }
 
 // Options configures a Service.
@@ -74,6 +76,12 @@ func New(s store.Store, a *auth.Service, opts *Options) *Service {
 	}
 	if g.RemoveWorktree == nil {
 		g.RemoveWorktree = workspace.RemoveWorktree
+	}
+	if g.Head == nil {
+		g.Head = workspace.Head
+	}
+	if g.Since == nil {
+		g.Since = workspace.Since
 	}
 	return &Service{store: s, auth: a, now: func() time.Time { return now().UTC() }, worktree: opts.WorktreeDir, git: g}
 }

@@ -110,6 +110,48 @@ func testCountersMatchMessages(t *testing.T) {
 	if code(err) != continuo.CodeConflict {
 		t.Fatalf("superseding twice: %v", err)
 	}
+	// An answer to an open question resolves it in the same write; an
+	// answer to a resolved question, or to a todo, only links.
+	q2 := f.post(t, s.ID, continuo.KindQuestion, "which port?")
+	q3 := f.post(t, s.ID, continuo.KindQuestion, "which host?")
+	post := func(p workflow.Post) *continuo.Message {
+		t.Helper()
+		p.SessionID = s.ID
+		m, _, err := f.wf.PostMessage(f.ctx, f.caller, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	ans := post(workflow.Post{Kind: continuo.KindAnswer, Text: "8080, as the user said", ReplyTo: q2.ID})
+	post(workflow.Post{Kind: continuo.KindAnswer, Text: "again", ReplyTo: q2.ID})
+	post(workflow.Post{Kind: continuo.KindAnswer, Text: "late", ReplyTo: q.ID})
+	post(workflow.Post{Kind: continuo.KindAnswer, Text: "not a question", ReplyTo: todo.ID})
+	post(workflow.Post{Kind: continuo.KindNote, Text: "a note is no answer", ReplyTo: q3.ID})
+	// Superseding a resolved question takes it out of the answered count.
+	ans3 := post(workflow.Post{Kind: continuo.KindAnswer, Text: "localhost", ReplyTo: q3.ID})
+	post(workflow.Post{Kind: continuo.KindQuestion, Text: "which host, really?", Supersedes: q3.ID})
+	// An answer that supersedes the question it replies to supersedes it.
+	q4 := f.post(t, s.ID, continuo.KindQuestion, "which db?")
+	post(workflow.Post{Kind: continuo.KindAnswer, Text: "withdrawn", ReplyTo: q4.ID, Supersedes: q4.ID})
+	err = f.store.Read(f.ctx, func(tx store.Tx) error {
+		for _, c := range []struct {
+			id, status, by, resolution string
+		}{{q2.ID, "resolved", ans.ID, "8080, as the user said"}, {q.ID, "resolved", "", ""}, {todo.ID, "resolved", "", "done"},
+			{q3.ID, "superseded", ans3.ID, "localhost"}, {q4.ID, "superseded", "", ""}} {
+			m, err := tx.MessageGet(f.ctx, s.ID, c.id)
+			if err != nil {
+				return err
+			}
+			if string(m.Status) != c.status || m.ResolvedBy != c.by || m.Resolution != c.resolution {
+				t.Errorf("%s: status %s resolved_by %q resolution %q, want %s %q %q", c.id, m.Status, m.ResolvedBy, m.Resolution, c.status, c.by, c.resolution)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	err = f.store.Read(f.ctx, func(tx store.Tx) error {
 		got, err := tx.SessionGet(f.ctx, s.ID)
@@ -131,12 +173,15 @@ func testCountersMatchMessages(t *testing.T) {
 			Decisions: count(continuo.KindDecision), Progress: count(continuo.KindProgress),
 			OpenTodos: count(continuo.KindTodo, continuo.StatusOpen), OpenRisks: count(continuo.KindRisk, continuo.StatusOpen),
 			OpenQuestions: count(continuo.KindQuestion, continuo.StatusOpen), OpenGuidance: count(continuo.KindGuidance, continuo.StatusOpen),
-			Messages: all,
+			Messages:            all,
+			SupersededDecisions: count(continuo.KindDecision, continuo.StatusSuperseded),
+			ResolvedQuestions:   count(continuo.KindQuestion, continuo.StatusResolved),
 		}
 		if got.Counts != want {
 			t.Fatalf("counters %+v, messages say %+v", got.Counts, want)
 		}
-		if want.OpenTodos != 1 || want.OpenRisks != 1 || want.OpenQuestions != 0 || want.Decisions != 2 {
+		if want.OpenTodos != 1 || want.OpenRisks != 1 || want.OpenQuestions != 1 || want.Decisions != 2 ||
+			want.SupersededDecisions != 1 || want.ResolvedQuestions != 2 {
 			t.Fatalf("unexpected tallies %+v", want)
 		}
 		return nil

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -34,7 +35,23 @@ type State struct {
 	Branch string // "" when detached
 	Head   string // full lowercase hex commit id, "" for a repo without commits
 	Dirty  bool   // uncommitted changes, including untracked files (not ignored ones)
+	// Changes are the first MaxChanges changed paths in git's order, and
+	// ChangedTotal how many there are in all.
+	Changes      []Change
+	ChangedTotal int
 }
+
+// Change is one changed path of a checkout.
+type Change struct {
+	// Status is git's XY code as porcelain v2 prints it: index then work
+	// tree, "." for unchanged ("M." staged, ".M" modified, "A." added,
+	// "R." renamed, "UU" unmerged), or "??" for an untracked path.
+	Status string
+	Path   string // relative to the top level, as git prints it
+}
+
+// MaxChanges bounds State.Changes (CONTRACT.md §4: ≤20 paths and the total).
+const MaxChanges = 20
 
 // Timeouts applied on top of the caller's context. Reads are cheap even in
 // large repositories; a worktree checkout writes every file of the tree.
@@ -52,8 +69,9 @@ const maxStderr = 512
 // root ...` with GIT_OPTIONAL_LOCKS=0 so it never takes the index lock, and
 // LC_ALL=C). Returns an error for a non-repo or a missing dir.
 //
-// One call gives branch, head and dirtiness from the same instant, so a brief
-// never pairs the head of one moment with the dirtiness of another.
+// One call gives branch, head, dirtiness and the changed paths from the
+// same instant, so a brief never pairs the head of one moment with the
+// changes of another.
 func Probe(ctx context.Context, root string) (State, error) {
 	if root == "" {
 		return State{}, errors.New("workspace: probe: empty path")
@@ -71,43 +89,42 @@ func Probe(ctx context.Context, root string) (State, error) {
 
 // statusParser is an io.Writer that parses `git status --porcelain=v2
 // --branch -z` as git writes it. Headers ("# branch.oid", "# branch.head")
-// always come before the entries, and the first entry is enough to know the
-// checkout is dirty, so it keeps only header records and discards everything
-// after the first entry: memory stays bounded even when a checkout has
-// hundreds of thousands of untracked files, while git still runs to
-// completion so that its exit status is checked.
+// always come before the entries. It keeps the headers and the first
+// MaxChanges entries and only counts the rest, so memory stays bounded even
+// when a checkout has hundreds of thousands of untracked files, while git
+// still runs to completion so that its exit status is checked.
 type statusParser struct {
-	rec     []byte // the header record being read
-	entry   byte   // kind of the entry being read ('1', '2', 'u', '?', '!'), 0 in a header
-	done    bool   // a change was seen: the rest is not needed
-	head    string
-	branch  string
-	sawOID  bool
-	sawHead bool
-	tooLong bool
+	rec      []byte // the record being read, at most maxHeader bytes of it
+	long     bool   // the record being read is longer than maxHeader
+	entries  bool   // an entry was seen: no more headers
+	skipNext bool   // the next record is the original path of a rename
+	head     string
+	branch   string
+	sawOID   bool
+	sawHead  bool
+	tooLong  bool
+	changes  []Change
+	total    int
 }
 
-// maxHeader bounds one header record; the longest legitimate one is a
-// branch name, which git limits only by the filesystem.
+// maxHeader bounds one stored record; the longest legitimate header is a
+// branch name, which git limits only by the filesystem. A longer path is
+// kept cut.
 const maxHeader = 4096
 
 func (p *statusParser) Write(b []byte) (int, error) {
 	n := len(b)
-	for len(b) > 0 && !p.done {
+	for len(b) > 0 {
 		i := bytes.IndexByte(b, 0)
 		chunk := b
 		if i >= 0 {
 			chunk = b[:i]
 		}
-		if len(p.rec) == 0 && p.entry == 0 && len(chunk) > 0 && chunk[0] != '#' {
-			p.entry = chunk[0]
-		}
-		if p.entry == 0 {
-			if len(p.rec)+len(chunk) <= maxHeader {
-				p.rec = append(p.rec, chunk...)
-			} else {
-				p.tooLong = true
-			}
+		if room := maxHeader - len(p.rec); len(chunk) > room {
+			p.rec = append(p.rec, chunk[:room]...)
+			p.long = true
+		} else {
+			p.rec = append(p.rec, chunk...)
 		}
 		if i < 0 {
 			break
@@ -120,28 +137,70 @@ func (p *statusParser) Write(b []byte) (int, error) {
 
 // endRecord handles one complete NUL-terminated record.
 func (p *statusParser) endRecord() {
-	if p.entry != 0 {
-		// "1", "2", "u" (changed, renamed, unmerged) and "?" (untracked)
-		// make the checkout dirty. "!" (ignored) does not; git lists it
-		// only when asked to, but a parser should not depend on that.
-		p.done = p.entry != '!'
-		p.entry = 0
+	rec, long := string(p.rec), p.long
+	p.rec, p.long = p.rec[:0], false
+	if p.skipNext {
+		p.skipNext = false
 		return
 	}
-	rec := string(p.rec)
-	p.rec = p.rec[:0]
-	switch {
-	case strings.HasPrefix(rec, "# branch.oid "):
-		p.sawOID = true
-		p.head = strings.TrimPrefix(rec, "# branch.oid ")
-	case strings.HasPrefix(rec, "# branch.head "):
-		p.sawHead = true
-		p.branch = strings.TrimPrefix(rec, "# branch.head ")
+	if !p.entries && strings.HasPrefix(rec, "#") {
+		if long {
+			p.tooLong = true
+			return
+		}
+		switch {
+		case strings.HasPrefix(rec, "# branch.oid "):
+			p.sawOID = true
+			p.head = strings.TrimPrefix(rec, "# branch.oid ")
+		case strings.HasPrefix(rec, "# branch.head "):
+			p.sawHead = true
+			p.branch = strings.TrimPrefix(rec, "# branch.head ")
+		}
+		return
 	}
+	if rec == "" {
+		return
+	}
+	p.entries = true
+	// "1", "2", "u" (changed, renamed, unmerged) and "?" (untracked) are
+	// changes. "!" (ignored) is not; git lists it only when asked to, but a
+	// parser should not depend on that.
+	var fields int // space-separated fields before the path
+	switch rec[0] {
+	case '1':
+		fields = 8
+	case '2':
+		fields = 9
+		p.skipNext = true // "-z": the original path follows as its own record
+	case 'u':
+		fields = 10
+	case '?':
+		fields = 1
+	default:
+		return
+	}
+	p.total++
+	if len(p.changes) == MaxChanges {
+		return
+	}
+	c := Change{Status: "??"}
+	if rec[0] != '?' && len(rec) >= 4 {
+		c.Status = rec[2:4]
+	}
+	rest := rec
+	for range fields {
+		_, after, ok := strings.Cut(rest, " ")
+		if !ok {
+			return // malformed: counted, not listed
+		}
+		rest = after
+	}
+	c.Path = rest
+	p.changes = append(p.changes, c)
 }
 
 func (p *statusParser) result() (State, error) {
-	if len(p.rec) > 0 || p.entry != 0 { // output not NUL-terminated: take what is there
+	if len(p.rec) > 0 { // output not NUL-terminated: take what is there
 		p.endRecord()
 	}
 	if p.tooLong {
@@ -150,7 +209,7 @@ func (p *statusParser) result() (State, error) {
 	if !p.sawOID || !p.sawHead {
 		return State{}, errors.New("workspace: probe: git status printed no branch headers")
 	}
-	st := State{Branch: p.branch, Head: p.head, Dirty: p.done}
+	st := State{Branch: p.branch, Head: p.head, Dirty: p.total > 0, Changes: p.changes, ChangedTotal: p.total}
 	if st.Branch == "(detached)" {
 		st.Branch = ""
 	}
@@ -273,4 +332,73 @@ func notSystem(dir string) error {
 		}
 	}
 	return nil
+}
+
+// Head returns the commit HEAD of the checkout at dir points at, "" for a
+// repository without commits. A session records it when it starts, so a
+// later brief can say what was committed since.
+func Head(ctx context.Context, dir string) (string, error) {
+	if dir == "" {
+		return "", errors.New("workspace: head: empty path")
+	}
+	var out bytes.Buffer
+	err := runGit(ctx, readTimeout, dir, &limitedBuffer{buf: &out, max: 128}, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	// --verify --quiet exits 1 and says nothing on an unborn branch; a
+	// directory that is no repository is exit 128 with a "fatal:" line.
+	var ge *gitError
+	var exit *exec.ExitError
+	if errors.As(err, &ge) && errors.As(ge.err, &exit) && exit.ExitCode() == 1 && ge.stderr == "" {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	h := strings.TrimSpace(out.String())
+	if !isObjectID(h) {
+		return "", fmt.Errorf("workspace: head: unexpected commit id %q", h)
+	}
+	return h, nil
+}
+
+// Commits is what was committed on a checkout since a base commit.
+type Commits struct {
+	Count    int      // commits reachable from HEAD and not from the base
+	Subjects []string // the newest MaxSubjects of them, newest first
+}
+
+// MaxSubjects bounds Commits.Subjects.
+const MaxSubjects = 3
+
+// Since counts the commits of the checkout at dir since base (`git rev-list
+// --count base..HEAD`) and reads the subjects of the newest few (`git log
+// -n3 --format=%s`). base must be a full object id; a base git does not
+// know (garbage-collected, another repository) is an error.
+func Since(ctx context.Context, dir, base string) (Commits, error) {
+	if !isObjectID(base) {
+		return Commits{}, fmt.Errorf("workspace: since: %q is not a commit id", base)
+	}
+	rng := base + "..HEAD"
+	var out bytes.Buffer
+	if err := runGit(ctx, readTimeout, dir, &limitedBuffer{buf: &out, max: 64}, "rev-list", "--count", rng, "--"); err != nil {
+		return Commits{}, err
+	}
+	var c Commits
+	if _, err := fmt.Sscanf(strings.TrimSpace(out.String()), "%d", &c.Count); err != nil {
+		return Commits{}, fmt.Errorf("workspace: since: git rev-list printed %q", out.String())
+	}
+	if c.Count == 0 {
+		return c, nil
+	}
+	out.Reset()
+	// %x00 after each subject: a subject never contains NUL.
+	if err := runGit(ctx, readTimeout, dir, &limitedBuffer{buf: &out, max: 16 << 10}, "log", "--no-color",
+		fmt.Sprintf("-n%d", MaxSubjects), "--format=%s%x00", rng, "--"); err != nil {
+		return Commits{}, err
+	}
+	for _, s := range strings.Split(out.String(), "\x00") {
+		if s = strings.TrimPrefix(s, "\n"); s != "" && len(c.Subjects) < MaxSubjects {
+			c.Subjects = append(c.Subjects, s)
+		}
+	}
+	return c, nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -161,7 +162,7 @@ func TestProbe(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got != want {
+			if got.Branch != want.Branch || got.Head != want.Head || got.Dirty != want.Dirty || (got.ChangedTotal > 0) != want.Dirty {
 				t.Fatalf("Probe = %+v, want %+v", got, want)
 			}
 			if !tc.noHead && !isObjectID(got.Head) {
@@ -279,6 +280,13 @@ func TestStatusParser(t *testing.T) {
 		{"short id", "# branch.oid abc\x00# branch.head main\x00", State{}, true},
 		{"no headers", "? new.txt\x00", State{}, true},
 		{"empty", "", State{}, true},
+		{"entries listed with their status", "# branch.oid " + oid + "\x00# branch.head main\x00" +
+			"1 .M N... 100644 100644 100644 " + oid + " " + oid + " dir/a file.txt\x00" +
+			"2 R. N... 100644 100644 100644 " + oid + " " + oid + " R100 new name\x00# old name\x00" +
+			"u UU N... 100644 100644 100644 100644 " + oid + " " + oid + " " + oid + " conflict.go\x00" +
+			"! ignored.log\x00? untracked\x00",
+			State{Branch: "main", Head: oid, Dirty: true, ChangedTotal: 4, Changes: []Change{
+				{".M", "dir/a file.txt"}, {"R.", "new name"}, {"UU", "conflict.go"}, {"??", "untracked"}}}, false},
 		{"header too long", "# branch.oid " + oid + "\x00# branch.head " + strings.Repeat("x", maxHeader) + "\x00", State{}, true},
 	}
 	for _, tc := range tests {
@@ -297,7 +305,10 @@ func TestStatusParser(t *testing.T) {
 				if (err != nil) != tc.wantErr {
 					t.Fatalf("result() error = %v, want error %v", err, tc.wantErr)
 				}
-				if err == nil && got != tc.want {
+				if tc.want.Dirty && tc.want.ChangedTotal == 0 { // the cases below say only whether it is dirty
+					got.Changes, got.ChangedTotal = nil, 0
+				}
+				if err == nil && !reflect.DeepEqual(got, tc.want) {
 					t.Fatalf("result() = %+v, want %+v", got, tc.want)
 				}
 			})
@@ -505,7 +516,7 @@ func TestWorktreeLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (State{Branch: "continuo/s1", Head: head}); st != want {
+	if want := (State{Branch: "continuo/s1", Head: head}); !reflect.DeepEqual(st, want) {
 		t.Fatalf("Probe(worktree) = %+v, want %+v", st, want)
 	}
 	if info, err := os.Stat(filepath.Dir(wt)); err != nil || (runtime.GOOS != "windows" && info.Mode().Perm() != 0o700) {
@@ -700,5 +711,71 @@ func TestCheckoutRoot(t *testing.T) {
 		if top, err := CheckoutRoot(ctx, tc.dir); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("CheckoutRoot(%q) = %q, %v; want an error containing %q", tc.dir, top, err, tc.want)
 		}
+	}
+}
+
+func TestProbeChanges(t *testing.T) {
+	dir := newRepo(t)
+	commit(t, dir, "a.txt", "a")
+	commit(t, dir, "b.txt", "b")
+	write(t, dir, "a.txt", "changed")
+	git(t, dir, "mv", "b.txt", "# branch.head evil")
+	for i := range 30 {
+		write(t, dir, fmt.Sprintf("new%02d.txt", i), "n")
+	}
+	got, err := Probe(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Dirty || got.ChangedTotal != 32 || len(got.Changes) != MaxChanges || got.Branch != "main" {
+		t.Fatalf("Probe = %+v, want 32 changes, %d listed", got, MaxChanges)
+	}
+	want := map[string]string{"a.txt": ".M", "# branch.head evil": "R.", "new00.txt": "??"}
+	for _, c := range got.Changes {
+		if w, ok := want[c.Path]; ok {
+			if c.Status != w {
+				t.Errorf("%s: status %q, want %q", c.Path, c.Status, w)
+			}
+			delete(want, c.Path)
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("not listed: %v (got %+v)", want, got.Changes)
+	}
+}
+
+func TestHeadAndSince(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	if h, err := Head(ctx, dir); err != nil || h != "" {
+		t.Fatalf("Head of a repo without commits = %q, %v; want \"\", nil", h, err)
+	}
+	if _, err := Head(ctx, t.TempDir()); err == nil {
+		t.Fatal("Head of a non-repository: no error")
+	}
+	commit(t, dir, "a.txt", "a")
+	base, err := Head(ctx, dir)
+	if err != nil || base != git(t, dir, "rev-parse", "HEAD") {
+		t.Fatalf("Head = %q, %v", base, err)
+	}
+	if c, err := Since(ctx, dir, base); err != nil || c.Count != 0 || c.Subjects != nil {
+		t.Fatalf("Since(head) = %+v, %v; want nothing", c, err)
+	}
+	for i := range 5 {
+		commit(t, dir, fmt.Sprintf("f%d.txt", i), "x")
+	}
+	c, err := Since(ctx, dir, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subjects := strings.Split(git(t, dir, "log", "-n3", "--format=%s"), "\n")
+	if c.Count != 5 || !reflect.DeepEqual(c.Subjects, subjects) {
+		t.Fatalf("Since = %+v, want 5 commits and %q", c, subjects)
+	}
+	if _, err := Since(ctx, dir, "--output=/tmp/x"); err == nil {
+		t.Fatal("Since with a non-id base: no error")
+	}
+	if _, err := Since(ctx, dir, strings.Repeat("0", 40)); err == nil {
+		t.Fatal("Since with an unknown base: no error")
 	}
 }

@@ -626,3 +626,96 @@ func TestFileGone(t *testing.T) {
 		}
 	})
 }
+
+// Migration 0003 backfills what it adds from the data of a version 2
+// database: message ranks and handoff flags, and the session's superseded
+// decision and resolved question counters.
+func TestMigration0003Backfill(t *testing.T) {
+	ctx := t.Context()
+	ms, err := sqlite.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "c.db")
+	raw := rawDB(t, path)
+	for _, q := range []string{
+		"CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL) STRICT",
+		ms[0].SQL,
+		ms[1].SQL,
+		"INSERT INTO schema_migrations (version, name) VALUES (1, 'init'), (2, '" + ms[1].Name + "')",
+		"INSERT INTO groups (id, name, created_at) VALUES ('grp_1', 'g', 0)",
+		"INSERT INTO projects (id, name, writable, created_at) VALUES ('prj_1', 'p', 1, 0)",
+		`INSERT INTO sessions (id, group_id, ref, project_id, title, lifecycle, mode, root_instruction, latest_instruction,
+			instructions, revision, message_seq, created_at, updated_at) VALUES ('ses_1', 'grp_1', 1, 'prj_1', 't', 'active', 'checkout', 'i', 'i', 1, 1, 5, 0, 0)`,
+		`INSERT INTO messages (id, session_id, seq, kind, text, status, priority, tags, created_at) VALUES
+			('msg_1', 'ses_1', 1, 'decision', 'old', 'superseded', 'high', '[]', 1),
+			('msg_2', 'ses_1', 2, 'decision', 'low', 'open', 'low', '[]', 2),
+			('msg_3', 'ses_1', 3, 'decision', 'high', 'open', 'high', '[]', 3),
+			('msg_4', 'ses_1', 4, 'progress', 'state', 'open', 'normal', '["x","handoff"]', 4),
+			('msg_5', 'ses_1', 5, 'question', 'q', 'resolved', 'normal', '[]', 5)`,
+	} {
+		if _, err := raw.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%.60s: %v", q, err)
+		}
+	}
+	raw.Close()
+	db := open(t, path, &sqlite.Options{Migrate: store.MigrateUp})
+	storetest.MustRead(t, db, func(tx store.Tx) error {
+		s, err := tx.SessionGet(ctx, "ses_1")
+		if err != nil {
+			return err
+		}
+		if s.Counts.SupersededDecisions != 1 || s.Counts.ResolvedQuestions != 1 || s.StartHead != "" {
+			t.Errorf("session after 0003: %+v start head %q", s.Counts, s.StartHead)
+		}
+		d, err := tx.MessageList(ctx, store.MessageListParams{SessionID: "ses_1", Kinds: []continuo.Kind{continuo.KindDecision},
+			Statuses: []continuo.Status{continuo.StatusOpen}, ByPriority: true, Limit: 5})
+		if err != nil {
+			return err
+		}
+		if len(d) != 2 || d[0].ID != "msg_3" || d[1].ID != "msg_2" {
+			t.Errorf("decisions by priority after 0003: %v", d)
+		}
+		h, err := tx.MessageList(ctx, store.MessageListParams{SessionID: "ses_1", Handoff: true, Limit: 5})
+		if err != nil {
+			return err
+		}
+		if len(h) != 1 || h[0].ID != "msg_4" {
+			t.Errorf("handoff notes after 0003: %v", h)
+		}
+		return nil
+	})
+}
+
+// The brief's queries are served by an index in the order they ask for: no
+// sort of the session's messages (no temporary B-tree), whatever its size.
+func TestBriefQueryPlans(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	open(t, path, nil)
+	raw := rawDB(t, path)
+	for q, index := range map[string]string{
+		"SELECT id FROM messages WHERE session_id = ? AND kind IN (?) AND status IN (?) ORDER BY rank DESC, seq DESC LIMIT ?": "messages_rank",
+		"SELECT id FROM messages WHERE session_id = ? AND handoff = 1 ORDER BY seq DESC LIMIT ?":                              "messages_handoff",
+		"SELECT id FROM messages WHERE session_id = ? AND kind IN (?) ORDER BY seq DESC LIMIT ?":                              "messages_kind",
+		"SELECT id FROM messages WHERE session_id = ? AND kind IN (?) AND status IN (?) ORDER BY seq DESC LIMIT ?":            "messages_",
+	} {
+		rows, err := raw.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+q, "ses_1", "decision", "open", 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, notused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		p := strings.Join(plan, "; ")
+		if !strings.Contains(p, "USING INDEX "+index) && !strings.Contains(p, "USING COVERING INDEX "+index) || strings.Contains(p, "TEMP B-TREE") {
+			t.Errorf("%s\nplan: %s, want a scan of %s without a sort", q, p, index)
+		}
+	}
+}

@@ -20,7 +20,7 @@ func SearchText(text string) string {
 }
 
 const messageCols = `id, session_id, seq, kind, text, status, priority, tags, reply_to, supersedes, superseded_by,
-	resolution, created_at, resolved_at`
+	resolution, created_at, resolved_at, resolved_by`
 
 func scanMessage(sc scanner) (*continuo.Message, error) {
 	var m continuo.Message
@@ -28,7 +28,7 @@ func scanMessage(sc scanner) (*continuo.Message, error) {
 	var created int64
 	var resolved sql.NullInt64
 	err := sc.Scan(&m.ID, &m.SessionID, &m.Seq, &kind, &m.Text, &status, &prio, &tags, &m.ReplyTo, &m.Supersedes,
-		&m.SupersededBy, &m.Resolution, &created, &resolved)
+		&m.SupersededBy, &m.Resolution, &created, &resolved, &m.ResolvedBy)
 	if err != nil {
 		return nil, err
 	}
@@ -50,9 +50,12 @@ func (t *Tx) MessageCreate(ctx context.Context, m *continuo.Message) error {
 	if err != nil {
 		return err
 	}
-	_, err = t.exec(ctx, "INSERT INTO messages ("+messageCols+", search_text) VALUES ("+Placeholders(15)+")",
+	// rank and handoff are derived from fields that never change, so
+	// they are written once, here, and only read by the brief's queries.
+	_, err = t.exec(ctx, "INSERT INTO messages ("+messageCols+", search_text, rank, handoff) VALUES ("+Placeholders(18)+")",
 		m.ID, m.SessionID, m.Seq, string(m.Kind), m.Text, string(m.Status), string(m.Priority), string(tj), m.ReplyTo,
-		m.Supersedes, m.SupersededBy, m.Resolution, ms(m.CreatedAt), msPtr(m.ResolvedAt), SearchText(m.Text))
+		m.Supersedes, m.SupersededBy, m.Resolution, ms(m.CreatedAt), msPtr(m.ResolvedAt), m.ResolvedBy, SearchText(m.Text),
+		m.Priority.Rank(), boolInt(m.Handoff()))
 	return err
 }
 
@@ -64,15 +67,18 @@ func (t *Tx) MessageGet(ctx context.Context, sessionID, id string) (*continuo.Me
 
 // MessageUpdate implements store.MessageTx.
 func (t *Tx) MessageUpdate(ctx context.Context, m *continuo.Message, prev continuo.Status) error {
-	return t.execOne(ctx, store.ErrStale, `UPDATE messages SET status = ?, superseded_by = ?, resolution = ?, resolved_at = ?
+	return t.execOne(ctx, store.ErrStale, `UPDATE messages SET status = ?, superseded_by = ?, resolution = ?, resolved_at = ?, resolved_by = ?
 		WHERE id = ? AND session_id = ? AND status = ?`,
-		string(m.Status), m.SupersededBy, m.Resolution, msPtr(m.ResolvedAt), m.ID, m.SessionID, string(prev))
+		string(m.Status), m.SupersededBy, m.Resolution, msPtr(m.ResolvedAt), m.ResolvedBy, m.ID, m.SessionID, string(prev))
 }
 
 // messageWhere builds the filter shared by MessageList and MessageCount.
 func messageWhere(p store.MessageListParams) (string, []any) {
 	where := "session_id = ?"
 	args := []any{p.SessionID}
+	if p.Handoff {
+		where += " AND handoff = 1"
+	}
 	if len(p.Kinds) > 0 {
 		where += " AND kind IN (" + Placeholders(len(p.Kinds)) + ")"
 		for _, k := range p.Kinds {
@@ -95,7 +101,11 @@ func (t *Tx) MessageList(ctx context.Context, p store.MessageListParams) ([]cont
 		where += " AND seq < ?"
 		args = append(args, p.BeforeSeq)
 	}
-	return list(t, ctx, scanMessage, "SELECT "+messageCols+" FROM messages WHERE "+where+" ORDER BY seq DESC LIMIT ?", append(args, p.Limit)...)
+	order := " ORDER BY seq DESC"
+	if p.ByPriority {
+		order = " ORDER BY rank DESC, seq DESC"
+	}
+	return list(t, ctx, scanMessage, "SELECT "+messageCols+" FROM messages WHERE "+where+order+" LIMIT ?", append(args, p.Limit)...)
 }
 
 // MessageCount implements store.MessageTx.

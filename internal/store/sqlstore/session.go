@@ -22,7 +22,7 @@ func (t *Tx) SessionRefNext(ctx context.Context, groupID string) (int64, error) 
 const sessionCols = `id, group_id, ref, project_id, title, lifecycle, mode, worktree_branch, worktree_path,
 	root_instruction, latest_instruction, instructions, revision, message_seq, summary,
 	n_decisions, n_progress, n_open_todos, n_open_risks, n_open_questions, n_open_guidance, n_messages,
-	created_at, updated_at, closed_at`
+	created_at, updated_at, closed_at, start_head, n_superseded_decisions, n_resolved_questions`
 
 func scanSession(sc scanner) (*continuo.Session, error) {
 	var s continuo.Session
@@ -33,7 +33,7 @@ func scanSession(sc scanner) (*continuo.Session, error) {
 	err := sc.Scan(&s.ID, &s.GroupID, &s.Ref, &s.ProjectID, &s.Title, &lc, &mode, &s.WorktreeBranch, &s.WorktreePath,
 		&s.RootInstr, &s.LatestInstr, &s.Instructions, &s.Revision, &s.MessageSeq, &s.Summary,
 		&c.Decisions, &c.Progress, &c.OpenTodos, &c.OpenRisks, &c.OpenQuestions, &c.OpenGuidance, &c.Messages,
-		&created, &updated, &closed)
+		&created, &updated, &closed, &s.StartHead, &c.SupersededDecisions, &c.ResolvedQuestions)
 	if err != nil {
 		return nil, err
 	}
@@ -45,11 +45,11 @@ func scanSession(sc scanner) (*continuo.Session, error) {
 // SessionCreate implements store.SessionTx.
 func (t *Tx) SessionCreate(ctx context.Context, s *continuo.Session) error {
 	c := s.Counts
-	_, err := t.exec(ctx, "INSERT INTO sessions ("+sessionCols+") VALUES ("+Placeholders(25)+")",
+	_, err := t.exec(ctx, "INSERT INTO sessions ("+sessionCols+") VALUES ("+Placeholders(28)+")",
 		s.ID, s.GroupID, s.Ref, s.ProjectID, s.Title, string(s.Lifecycle), string(s.Mode), s.WorktreeBranch, s.WorktreePath,
 		s.RootInstr, s.LatestInstr, s.Instructions, s.Revision, s.MessageSeq, s.Summary,
 		c.Decisions, c.Progress, c.OpenTodos, c.OpenRisks, c.OpenQuestions, c.OpenGuidance, c.Messages,
-		ms(s.CreatedAt), ms(s.UpdatedAt), msPtr(s.ClosedAt))
+		ms(s.CreatedAt), ms(s.UpdatedAt), msPtr(s.ClosedAt), s.StartHead, c.SupersededDecisions, c.ResolvedQuestions)
 	return err
 }
 
@@ -81,11 +81,11 @@ func (t *Tx) SessionUpdate(ctx context.Context, s *continuo.Session, prev int64)
 	return t.execOne(ctx, store.ErrStale, `UPDATE sessions SET title = ?, lifecycle = ?, mode = ?, worktree_branch = ?, worktree_path = ?,
 		root_instruction = ?, latest_instruction = ?, instructions = ?, revision = ?, message_seq = ?, summary = ?,
 		n_decisions = ?, n_progress = ?, n_open_todos = ?, n_open_risks = ?, n_open_questions = ?, n_open_guidance = ?, n_messages = ?,
-		updated_at = ?, closed_at = ? WHERE id = ? AND revision = ?`,
+		n_superseded_decisions = ?, n_resolved_questions = ?, start_head = ?, updated_at = ?, closed_at = ? WHERE id = ? AND revision = ?`,
 		s.Title, string(s.Lifecycle), string(s.Mode), s.WorktreeBranch, s.WorktreePath,
 		s.RootInstr, s.LatestInstr, s.Instructions, s.Revision, s.MessageSeq, s.Summary,
 		c.Decisions, c.Progress, c.OpenTodos, c.OpenRisks, c.OpenQuestions, c.OpenGuidance, c.Messages,
-		ms(s.UpdatedAt), msPtr(s.ClosedAt), s.ID, prev)
+		c.SupersededDecisions, c.ResolvedQuestions, s.StartHead, ms(s.UpdatedAt), msPtr(s.ClosedAt), s.ID, prev)
 }
 
 // SessionList implements store.SessionTx.

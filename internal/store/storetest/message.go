@@ -46,6 +46,7 @@ func testMessageInsertGet(t *testing.T, s store.Store) {
 		Supersedes:   continuo.NewID(continuo.PrefixMessage, Base),
 		SupersededBy: continuo.NewID(continuo.PrefixMessage, Base),
 		Resolution:   "done",
+		ResolvedBy:   continuo.NewID(continuo.PrefixMessage, Base),
 		CreatedAt:    Base.Add(time.Minute + 5*time.Millisecond),
 		ResolvedAt:   &resolved,
 	}
@@ -153,6 +154,7 @@ func testMessageUpdate(t *testing.T, s store.Store) {
 	resolved := *todo
 	at := Base.Add(2*time.Hour + 17*time.Millisecond)
 	resolved.Status, resolved.Resolution, resolved.ResolvedAt = continuo.StatusResolved, "fixed in abc123", &at
+	resolved.ResolvedBy = bystander.ID
 	MustWrite(t, s, func(tx store.Tx) error { return tx.MessageUpdate(ctx, &resolved, continuo.StatusOpen) })
 	same(t, "resolved message", *getMessage(t, s, f.Session.ID, todo.ID), resolved, normMessage)
 
@@ -163,11 +165,13 @@ func testMessageUpdate(t *testing.T, s store.Store) {
 	sup.SupersededBy = bystander.ID
 	sup.Resolution = ""
 	sup.ResolvedAt = nil
+	sup.ResolvedBy = ""
 	sup.Text, sup.Kind, sup.Priority, sup.Tags = "changed", continuo.KindRisk, continuo.PriorityLow, []string{"changed"}
 	sup.CreatedAt = Base.Add(99 * time.Hour)
 	MustWrite(t, s, func(tx store.Tx) error { return tx.MessageUpdate(ctx, &sup, continuo.StatusResolved) })
 	want := resolved
 	want.Status, want.SupersededBy, want.Resolution, want.ResolvedAt = continuo.StatusSuperseded, bystander.ID, "", nil
+	want.ResolvedBy = ""
 	same(t, "superseded message", *getMessage(t, s, f.Session.ID, todo.ID), want, normMessage)
 
 	same(t, "the other message", *getMessage(t, s, f.Session.ID, bystander.ID), *bystander, normMessage)
@@ -217,6 +221,8 @@ func messageListTests() []test {
 		{"BeforeSeqPaging", testMessageListPaging},
 		{"Count", testMessageCount},
 		{"Isolation", testMessageListIsolation},
+		{"ByPriority", testMessageListByPriority},
+		{"Handoff", testMessageListHandoff},
 	}
 }
 
@@ -251,6 +257,9 @@ func newMsgWorld(t *testing.T, s store.Store) *msgWorld {
 			if seq%4 == 0 {
 				m.Tags = []string{"t" + fmt.Sprint(seq)}
 			}
+			if seq%16 == 1 || seq == 2 { // progress 1 and 17 are handoff notes; todo 2 only carries the tag
+				m.Tags = []string{"x", continuo.HandoffTag}
+			}
 			if err := tx.MessageCreate(ctx, m); err != nil {
 				return err
 			}
@@ -272,7 +281,8 @@ func newMsgWorld(t *testing.T, s store.Store) *msgWorld {
 func (w *msgWorld) want(p store.MessageListParams) []continuo.Message {
 	var out []continuo.Message
 	for _, m := range slices.Backward(w.all) {
-		if (len(p.Kinds) == 0 || slices.Contains(p.Kinds, m.Kind)) && (len(p.Statuses) == 0 || slices.Contains(p.Statuses, m.Status)) {
+		if (len(p.Kinds) == 0 || slices.Contains(p.Kinds, m.Kind)) && (len(p.Statuses) == 0 || slices.Contains(p.Statuses, m.Status)) &&
+			(!p.Handoff || m.Handoff()) {
 			out = append(out, m)
 		}
 	}
@@ -420,5 +430,41 @@ func testMessageListIsolation(t *testing.T, s store.Store) {
 	}
 	if got := listMessages(t, s, store.MessageListParams{SessionID: continuo.NewID(continuo.PrefixSession, Base), Limit: 10}); len(got) != 0 {
 		t.Errorf("MessageList of an unknown session: %d messages, want none", len(got))
+	}
+}
+
+// testMessageListByPriority: high first, then normal, then low, each newest
+// first, for every filter and limit (the brief's decisions in force and
+// open items, served by the messages_rank index).
+func testMessageListByPriority(t *testing.T, s store.Store) {
+	w := newMsgWorld(t, s)
+	for name, p := range w.filters() {
+		want := w.want(p)
+		slices.SortStableFunc(want, func(a, b continuo.Message) int { return b.Priority.Rank() - a.Priority.Rank() })
+		p.ByPriority = true
+		for _, limit := range []int{1, 3, len(want) + 1} {
+			p.Limit = limit
+			sameList(t, fmt.Sprintf("MessageList ByPriority %s limit %d", name, limit), listMessages(t, s, p), want[:min(limit, len(want))], normMessage)
+		}
+	}
+}
+
+// testMessageListHandoff: only progress messages tagged handoff match, newest
+// first, and they count.
+func testMessageListHandoff(t *testing.T, s store.Store) {
+	w := newMsgWorld(t, s)
+	p := store.MessageListParams{SessionID: w.f.Session.ID, Handoff: true, Limit: 10}
+	want := w.want(p)
+	if len(want) != 2 || want[0].Seq != 17 || want[1].Seq != 1 {
+		t.Fatalf("fixture: handoff notes are %v, want seqs 17 and 1", want)
+	}
+	sameList(t, "MessageList Handoff", listMessages(t, s, p), want, normMessage)
+	p.Limit = 1
+	sameList(t, "MessageList Handoff limit 1", listMessages(t, s, p), want[:1], normMessage)
+	p.Kinds = []continuo.Kind{continuo.KindProgress}
+	sameList(t, "MessageList Handoff progress limit 1", listMessages(t, s, p), want[:1], normMessage)
+	n := mustGet(t, s, "MessageCount", func(tx store.Tx) (int64, error) { return tx.MessageCount(t.Context(), p) })
+	if n != 2 {
+		t.Errorf("MessageCount Handoff = %d, want 2", n)
 	}
 }

@@ -236,7 +236,9 @@ func fullSession(groupID, projectID string, ref int64) *continuo.Session {
 	sess.Revision = 5
 	sess.MessageSeq = 9
 	sess.Summary = "half done"
-	sess.Counts = continuo.Counts{Decisions: 1, Progress: 2, OpenTodos: 3, OpenRisks: 4, OpenQuestions: 5, OpenGuidance: 6, Messages: 9}
+	sess.StartHead = "0123456789abcdef0123456789abcdef01234567"
+	sess.Counts = continuo.Counts{Decisions: 1, Progress: 2, OpenTodos: 3, OpenRisks: 4, OpenQuestions: 5, OpenGuidance: 6, Messages: 9,
+		SupersededDecisions: 7, ResolvedQuestions: 8}
 	sess.CreatedAt = Base.Add(time.Second)
 	sess.UpdatedAt = Base.Add(time.Hour + 7*time.Millisecond)
 	return sess
