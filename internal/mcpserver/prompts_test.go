@@ -118,3 +118,21 @@ func TestHandoffResources(t *testing.T) {
 		t.Error("a URI outside the template was read")
 	}
 }
+
+// TestAnswerResolvesQuestion: an answer with reply_to an open question
+// resolves it, and the listing says which answer did.
+func TestAnswerResolvesQuestion(t *testing.T) {
+	f := newFixture(t)
+	alice := f.token("alice", sessionScopes...)
+	f.project("demo", map[string]continuo.Access{"alice": continuo.AccessWrite})
+	a := f.connect(alice)
+	sid := a.ok("work_on_project", map[string]any{"project": "demo", "instruction": "Port the parser"}).str("session_id")
+	q := a.ok("post_session_message", map[string]any{"session_id": sid, "kind": "question", "text": "Keep the old flag?"}).str("message", "message_id")
+	ans := a.ok("post_session_message", map[string]any{"session_id": sid, "kind": "answer", "text": "No, drop it.", "reply_to": q}).str("message", "message_id")
+	list := a.ok("list_session_messages", map[string]any{"session_id": sid, "kinds": []string{"question"}})
+	msgs := list.Data["messages"].([]any)
+	m := msgs[0].(map[string]any)
+	if m["status"] != "resolved" || m["resolved_by"] != ans || m["resolution"] != "No, drop it." {
+		t.Errorf("the answered question: %v, want resolved by %s", m, ans)
+	}
+}

@@ -286,7 +286,7 @@ var briefSchema = &jsonschema.Schema{Type: "object",
 // messageSchema names a message's fields rather than typing each: three
 // tools return messages, and a model reads the names.
 var messageSchema = &jsonschema.Schema{Type: "object",
-	Description: "message_id, session_id, seq, kind, text, redacted?, status, priority, tags, reply_to?, supersedes?, superseded_by?, resolution?, created_at, resolved_at?"}
+	Description: "message_id, session_id, seq, kind, text, redacted?, status, priority, tags, reply_to?, supersedes?, superseded_by?, resolution?, resolved_by?, created_at, resolved_at?"}
 
 var diagnosticSchema = &jsonschema.Schema{Type: "object",
 	Description: "with diagnostic=true: the session's full tallies and more of its open work"}

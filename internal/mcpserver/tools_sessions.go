@@ -28,6 +28,7 @@ type Message struct {
 	Supersedes   string   `json:"supersedes,omitempty"`
 	SupersededBy string   `json:"superseded_by,omitempty"`
 	Resolution   string   `json:"resolution,omitempty"`
+	ResolvedBy   string   `json:"resolved_by,omitempty"`
 	CreatedAt    string   `json:"created_at"`
 	ResolvedAt   string   `json:"resolved_at,omitempty"`
 }
@@ -41,7 +42,7 @@ func message(m *continuo.Message) Message {
 	}
 	out := Message{MessageID: m.ID, SessionID: m.SessionID, Seq: m.Seq, Kind: string(m.Kind), Text: text, Redacted: red || red2 || red3,
 		Status: string(m.Status), Priority: string(m.Priority), Tags: tags, ReplyTo: m.ReplyTo, Supersedes: m.Supersedes,
-		SupersededBy: m.SupersededBy, Resolution: res, CreatedAt: ts(m.CreatedAt)}
+		SupersededBy: m.SupersededBy, Resolution: res, ResolvedBy: m.ResolvedBy, CreatedAt: ts(m.CreatedAt)}
 	if m.ResolvedAt != nil {
 		out.ResolvedAt = ts(*m.ResolvedAt)
 	}
