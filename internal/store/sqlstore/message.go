@@ -121,11 +121,11 @@ func (t *Tx) MessageCount(ctx context.Context, p store.MessageListParams) (int64
 // columns, with the entry key as pos and sub (store.EntryKey).
 const (
 	entryMessageCols = `m.id, m.session_id, m.seq, m.kind, m.text, m.status, m.priority, m.tags, m.reply_to, m.supersedes,
-	m.superseded_by, m.resolution, m.created_at, m.resolved_at, m.seq AS pos, 0 AS sub`
+	m.superseded_by, m.resolution, m.created_at, m.resolved_at, m.resolved_by, m.seq AS pos, 0 AS sub`
 	entryInstructionCols = `'' AS id, i.session_id, i.seq, '` + string(continuo.KindInstruction) + `' AS kind, i.text,
 	'` + string(continuo.StatusOpen) + `' AS status, '` + string(continuo.PriorityNormal) + `' AS priority, '[]' AS tags,
 	'' AS reply_to, '' AS supersedes, '' AS superseded_by, '' AS resolution, i.created_at, CAST(NULL AS BIGINT) AS resolved_at,
-	i.after_seq AS pos, i.seq AS sub`
+	'' AS resolved_by, i.after_seq AS pos, i.seq AS sub`
 )
 
 // entryArms builds the WHERE of each arm; an arm the filters exclude is
@@ -226,7 +226,7 @@ func scanEntry(sc scanner) (*store.Entry, error) {
 	var created int64
 	var resolved sql.NullInt64
 	err := sc.Scan(&e.ID, &e.SessionID, &e.Seq, &kind, &e.Text, &status, &prio, &tags, &e.ReplyTo, &e.Supersedes,
-		&e.SupersededBy, &e.Resolution, &created, &resolved, &e.Key.Pos, &e.Key.Sub)
+		&e.SupersededBy, &e.Resolution, &created, &resolved, &e.ResolvedBy, &e.Key.Pos, &e.Key.Sub)
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ func entryTests() []test {
 		{"Query", testEntryQuery},
 		{"Secret", testEntrySecret},
 		{"Isolation", testEntryIsolation},
+		{"SameAsMessage", testEntrySameAsMessage},
 	}
 }
 
@@ -257,4 +258,23 @@ func testEntryIsolation(t *testing.T, s store.Store) {
 	if len(got) != 0 || n != 0 {
 		t.Errorf("empty session: %v (count %d)", got, n)
 	}
+}
+
+// testEntrySameAsMessage: a listed message carries every field MessageGet
+// returns (a resolved question with its resolution and the answer that
+// resolved it included).
+func testEntrySameAsMessage(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := Setup(t, s, "alpha")
+	at := Base.Add(time.Minute)
+	q := Message(t, s, f.Session.ID, 1, continuo.KindQuestion, func(m *continuo.Message) {
+		m.Status, m.Resolution, m.ResolvedAt, m.ResolvedBy, m.Tags = continuo.StatusResolved, "no", &at, "msg_answer", []string{"a", "b"}
+	})
+	entries := mustGet(t, s, "EntryList", func(tx store.Tx) ([]store.Entry, error) {
+		return tx.EntryList(ctx, store.EntryListParams{SessionID: f.Session.ID, Kinds: []continuo.Kind{continuo.KindQuestion}, Limit: 10})
+	})
+	if len(entries) != 1 {
+		t.Fatalf("EntryList: %d entries, want 1", len(entries))
+	}
+	same(t, "listed message", entries[0].Message, *getMessage(t, s, f.Session.ID, q.ID), normMessage)
 }
