@@ -5,10 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/continuo-dev/continuo/internal/datadir"
 
 	"github.com/continuo-dev/continuo/internal/hook"
 	"github.com/continuo-dev/continuo/internal/mcpserver"
@@ -34,6 +38,8 @@ func runHook(e *env, args []string) error {
 	tokenEnv := fs.String("token-env", "CONTINUO_TOKEN", "environment `variable` holding the token")
 	project := fs.String("project", "", "`project` whose sessions are the candidates when none is bound (default: the one named like the checkout of the hook's cwd, or the only one)")
 	timeout := fs.Duration("timeout", hook.DefaultTimeout, "give up on the server after this `duration`")
+	local := fs.Bool("local", false, "use the local data directory (--data-dir) through `continuo stdio` instead of a server")
+	principal := fs.String("principal", "", "with --local: the principal to act as (default: [stdio] principal, else admin)")
 	if _, err := e.parseFlags(fs, rest, 0); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -57,6 +63,9 @@ func runHook(e *env, args []string) error {
 	tok := os.Getenv(*tokenEnv)
 	o := hook.Options{Event: event, Project: *project, Timeout: *timeout,
 		Dial: func(ctx context.Context) (hook.Caller, error) {
+			if *local {
+				return e.dialLocal(ctx, *principal)
+			}
 			if tok == "" {
 				return nil, fmt.Errorf("no token: set %s", *tokenEnv)
 			}
@@ -114,4 +123,32 @@ func runHookInstall(e *env, args []string) error {
 	}
 	e.out(res, text)
 	return nil
+}
+
+// dialLocal runs this binary's `continuo stdio` on the data directory, as
+// the principal a local MCP client would use, with the session scopes the
+// hook needs.
+func (e *env) dialLocal(ctx context.Context, principal string) (hook.Caller, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	// A hook reads and records; it never makes a data directory (stdio
+	// would, on a fresh machine).
+	if _, ok, err := datadir.ReadMarker(e.dataDir); err != nil || !ok {
+		return nil, fmt.Errorf("no Continuo data directory at %s", e.dataDir)
+	}
+	if principal == "" {
+		principal = e.cfg.Stdio.Principal
+	}
+	if principal == "" {
+		principal = "admin"
+	}
+	args := []string{"stdio", "--data-dir", e.dataDir, "--principal", principal, "--scopes", "sessions:read,sessions:write"}
+	if e.config != "" {
+		args = append(args, "--config", e.config)
+	}
+	cmd := exec.CommandContext(ctx, self, args...)
+	cmd.Stderr = io.Discard // the hook writes one line of its own on failure
+	return hook.DialCommand(ctx, cmd, mcpserver.Version)
 }

@@ -262,3 +262,39 @@ func TestHookInstall(t *testing.T) {
 		})
 	}
 }
+
+// TestHookLocal: with --local the hook needs no server: it runs `continuo
+// stdio` on the data directory, records the compaction note and injects the
+// brief the same way.
+func TestHookLocal(t *testing.T) {
+	repo := gitRepo(t)
+	data := dataDir(t, "sqlite")
+	s := start(t, data, repo)
+	cs := connect(t, s.URL, s.Admin)
+	cur := must(t, cs, "work_on_project", map[string]any{"project": s.Project, "title": "Verbose flag", "instruction": "Add a --verbose flag to the CLI"})
+	curID := cur["session_id"].(string)
+	s.stop() // nothing serves the data directory now
+
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "transcript.jsonl")
+	vars := map[string]string{"SESSION_ID": curID, "SESSION_REF": cur["session_ref"].(string), "PROJECT_ID": s.Project,
+		"OTHER_SESSION_ID": "ses_01M8MM26XKEYJ9TMV42AY22V6A", "CWD": repo, "TRANSCRIPT": tr}
+	if err := os.WriteFile(tr, hookFixture(t, "claude/transcript.jsonl", vars), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := runHook(t, "", hookFixture(t, "claude/pre-compact.json", vars), "PreCompact", "--local", "--data-dir", data); r.code != 0 || r.stderr != "" {
+		t.Fatalf("PreCompact --local: %+v", r)
+	}
+	ctx := additionalContext(t, runHook(t, "", hookFixture(t, "claude/session-start-compact.json", vars), "SessionStart", "--local", "--data-dir", data))
+	if !strings.Contains(ctx, curID) || !strings.Contains(ctx, "never touch the CI config") {
+		t.Errorf("context lacks the session's brief with the recorded instruction: %s", ctx)
+	}
+	none := filepath.Join(dir, "none")
+	if r := runHook(t, "", hookFixture(t, "claude/pre-compact.json", vars), "PreCompact", "--local", "--data-dir", none); r.code != 0 ||
+		!strings.Contains(r.stderr, "no Continuo data directory") {
+		t.Errorf("--local on a directory without a database: %+v", r)
+	}
+	if _, err := os.Stat(none); !os.IsNotExist(err) {
+		t.Errorf("the hook made a data directory at %s (%v)", none, err)
+	}
+}

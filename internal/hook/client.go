@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os/exec"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -60,6 +61,18 @@ func Dial(ctx context.Context, url, token, version string) (Caller, error) {
 		hc.Timeout = time.Until(d)
 	}
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &sdkCaller{cs: cs}, nil
+}
+
+// DialCommand runs cmd (a `continuo stdio` on a local data directory) and
+// speaks MCP with it over its stdin and stdout: the hook's local mode,
+// without a server. ctx bounds the connection; Close stops the process.
+func DialCommand(ctx context.Context, cmd *exec.Cmd, version string) (Caller, error) {
+	c := mcp.NewClient(&mcp.Implementation{Name: "continuo-hook", Version: version}, nil)
+	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		return nil, err
 	}
