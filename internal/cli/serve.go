@@ -81,7 +81,7 @@ func (e *env) bootstrapper(projectFlag string, issueToken bool, out *firstStart)
 		case "":
 			if cwd, err := os.Getwd(); err == nil && workspace.IsRepo(e.ctx, cwd) {
 				if top, err := workspace.CheckoutRoot(e.ctx, cwd); err == nil {
-					first = &auth.ProjectSpec{Name: projectName(filepath.Base(top)), Root: top, Writable: true}
+					first = &auth.ProjectSpec{Name: workspace.ProjectName(filepath.Base(top)), Root: top, Writable: true}
 					out.fromCwd = true
 				}
 			}
@@ -90,7 +90,7 @@ func (e *env) bootstrapper(projectFlag string, issueToken bool, out *firstStart)
 			if err != nil {
 				return continuo.Invalid("project", "--project: %v (or --project none)", err)
 			}
-			first = &auth.ProjectSpec{Name: projectName(filepath.Base(top)), Root: top, Writable: true}
+			first = &auth.ProjectSpec{Name: workspace.ProjectName(filepath.Base(top)), Root: top, Writable: true}
 		}
 		var err error
 		out.token, out.project, err = a.Bootstrap(e.ctx, first, issueToken)
@@ -102,23 +102,6 @@ func (e *env) bootstrapper(projectFlag string, issueToken bool, out *firstStart)
 		}
 		return err
 	}
-}
-
-// projectName turns a directory name into a valid project name.
-func projectName(dir string) string {
-	name := strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
-			return r
-		}
-		return '-'
-	}, dir)
-	if len(name) > 64 {
-		name = name[:64]
-	}
-	if name == "" || name == "." || name == ".." {
-		return "project"
-	}
-	return name
 }
 
 // tuneGC trades a little memory for CPU: the default GOGC=100 spent a

@@ -26,6 +26,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/continuo-dev/continuo/internal/redact"
+	"github.com/continuo-dev/continuo/internal/workspace"
 )
 
 // Bounds.
@@ -376,25 +377,7 @@ func checkoutName(cwd string) string {
 			break
 		}
 	}
-	return ProjectName(filepath.Base(dir))
-}
-
-// ProjectName is the name serve gives a project from a directory's base
-// name (internal/cli's projectName, kept the same).
-func ProjectName(dir string) string {
-	name := strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
-			return r
-		}
-		return '-'
-	}, dir)
-	if len(name) > 64 {
-		name = name[:64]
-	}
-	if name == "" || name == "." || name == ".." {
-		return "project"
-	}
-	return name
+	return workspace.ProjectName(filepath.Base(dir))
 }
 
 // truncate cuts s to at most n bytes at a rune boundary, marking the cut.
