@@ -172,6 +172,24 @@ func passFail(ok bool) string {
 	return "FAIL"
 }
 
+// minmax formats the range of per-round rates.
+func minmax(xs []float64) string {
+	lo, hi := xs[0], xs[0]
+	for _, x := range xs {
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	return fmt.Sprintf("%.0f–%.0f", lo, hi)
+}
+
+// verdict is passFail for a throughput phase: a phase with failed calls
+// cannot pass, as its rate counts only the calls that succeeded.
+func verdict(ok bool, p *phaseStats) string {
+	if p.Failed > 0 {
+		return fmt.Sprintf("FAIL (%d failed calls)", p.Failed)
+	}
+	return passFail(ok)
+}
+
 func ratioStr(r float64) string { return strconv.FormatFloat(r, 'f', 2, 64) + "×" }
 
 func run(c config) error {
@@ -350,21 +368,6 @@ func runSQLite(c config, hv harness) error {
 	}
 	rawRate := tp.Raw.perSec()
 	_, rawCPU := tp.Raw.cpuPerOp()
-	minmax := func(xs []float64) string {
-		lo, hi := xs[0], xs[0]
-		for _, x := range xs {
-			lo, hi = min(lo, x), max(hi, x)
-		}
-		return fmt.Sprintf("%.0f–%.0f", lo, hi)
-	}
-	// A phase with failed calls cannot pass: its rate counts only the
-	// calls that succeeded.
-	verdict := func(ok bool, p *phaseStats) string {
-		if p.Failed > 0 {
-			return fmt.Sprintf("FAIL (%d failed calls)", p.Failed)
-		}
-		return passFail(ok)
-	}
 	rows := []row{
 		{"raw SQLite commits/s (baseline, 1 writer, 1 row per commit)", fmt.Sprintf("%.0f", rawRate),
 			"rounds " + minmax(tp.Raw.Rates), "—", "—", "baseline"},

@@ -640,19 +640,6 @@ func runPostgres(c config, h harness) error {
 // pgThroughputRows is the PostgreSQL throughput table.
 func pgThroughputRows(c config, cs *clientSet, ph *pgPhases) []row {
 	n := c.clients
-	minmax := func(xs []float64) string {
-		lo, hi := xs[0], xs[0]
-		for _, x := range xs {
-			lo, hi = min(lo, x), max(hi, x)
-		}
-		return fmt.Sprintf("%.0f–%.0f", lo, hi)
-	}
-	verdict := func(ok bool, p *phaseStats) string {
-		if p.Failed > 0 {
-			return fmt.Sprintf("FAIL (%d failed calls)", p.Failed)
-		}
-		return passFail(ok)
-	}
 	cpu := func(p *phaseStats) string {
 		if p.N == 0 {
 			return "—"

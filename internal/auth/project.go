@@ -104,7 +104,7 @@ func (s *Service) Revoke(ctx context.Context, project, group string) error {
 }
 
 func grant(ctx context.Context, tx store.Tx, projectID, group string, access continuo.Access) error {
-	if access != continuo.AccessRead && access != continuo.AccessWrite {
+	if !access.Valid() {
 		return continuo.Invalid("grant", "access must be read or write, not %q", access)
 	}
 	g, err := tx.GroupGetByName(ctx, group)
@@ -118,7 +118,7 @@ func grant(ctx context.Context, tx store.Tx, projectID, group string, access con
 
 // raiseGrant gives a group at least the access on a named project.
 func raiseGrant(ctx context.Context, tx store.Tx, project, groupID string, access continuo.Access) error {
-	if access != continuo.AccessRead && access != continuo.AccessWrite {
+	if !access.Valid() {
 		return continuo.Invalid("grant", "access must be read or write, not %q", access)
 	}
 	p, err := tx.ProjectGetByName(ctx, project)

@@ -2,7 +2,6 @@ package web
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"net/http"
 )
@@ -19,5 +18,3 @@ func readBody(r *http.Request, limit int64) (io.ReadCloser, error) {
 	}
 	return io.NopCloser(&buf), nil
 }
-
-func asMaxBytes(err error, target **http.MaxBytesError) bool { return errors.As(err, target) }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/url"
@@ -85,7 +86,7 @@ func bodies(l Limits, next http.Handler) http.Handler {
 		if err != nil {
 			var tooLarge *http.MaxBytesError
 			switch {
-			case asMaxBytes(err, &tooLarge):
+			case errors.As(err, &tooLarge):
 				writeProblem(w, r.Context(), http.StatusRequestEntityTooLarge, rpcwire.CodeInvalidRequest,
 					continuo.Errorf(continuo.CodeTooLarge, "the request body exceeds %d bytes", l.MaxBodyBytes).With("limit", l.MaxBodyBytes), nil)
 			default:
