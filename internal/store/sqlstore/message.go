@@ -79,19 +79,21 @@ func messageWhere(p store.MessageListParams) (string, []any) {
 	if p.Handoff {
 		where += " AND handoff = 1"
 	}
-	if len(p.Kinds) > 0 {
-		where += " AND kind IN (" + Placeholders(len(p.Kinds)) + ")"
-		for _, k := range p.Kinds {
-			args = append(args, string(k))
-		}
-	}
-	if len(p.Statuses) > 0 {
-		where += " AND status IN (" + Placeholders(len(p.Statuses)) + ")"
-		for _, s := range p.Statuses {
-			args = append(args, string(s))
-		}
-	}
+	where, args = andIn(where, args, "kind", p.Kinds)
+	where, args = andIn(where, args, "status", p.Statuses)
 	return where, args
+}
+
+// andIn adds "AND col IN (?, …)" for vals to a filter; nothing when vals
+// is empty (which matches all).
+func andIn[T ~string](where string, args []any, col string, vals []T) (string, []any) {
+	if len(vals) == 0 {
+		return where, args
+	}
+	for _, v := range vals {
+		args = append(args, string(v))
+	}
+	return where + " AND " + col + " IN (" + Placeholders(len(vals)) + ")", args
 }
 
 // MessageList implements store.MessageTx.
@@ -147,18 +149,8 @@ func (t *Tx) entryArms(p store.EntryListParams) (msgWhere string, msgArgs []any,
 	if wantMsg {
 		msgWhere = "m.session_id = ?"
 		msgArgs = []any{p.SessionID}
-		if len(kinds) > 0 {
-			msgWhere += " AND m.kind IN (" + Placeholders(len(kinds)) + ")"
-			for _, k := range kinds {
-				msgArgs = append(msgArgs, string(k))
-			}
-		}
-		if len(p.Statuses) > 0 {
-			msgWhere += " AND m.status IN (" + Placeholders(len(p.Statuses)) + ")"
-			for _, s := range p.Statuses {
-				msgArgs = append(msgArgs, string(s))
-			}
-		}
+		msgWhere, msgArgs = andIn(msgWhere, msgArgs, "m.kind", kinds)
+		msgWhere, msgArgs = andIn(msgWhere, msgArgs, "m.status", p.Statuses)
 		if len(p.Words) > 0 {
 			msgWhere += " AND " + t.d.TextMatch()
 			msgArgs = append(msgArgs, t.d.MatchQuery(p.Words))
