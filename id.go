@@ -18,6 +18,13 @@ const (
 	PrefixGroup     = "grp_"
 	PrefixPrincipal = "prn_"
 	PrefixToken     = "tok_"
+	// OAuth 2.1 and browser sign-in (CONTRACT.md §2).
+	PrefixOAuthClient = "ocl_"
+	PrefixOAuthGrant  = "ogr_"
+	PrefixOAuthCode   = "ocd_"
+	PrefixOAuthToken  = "otk_"
+	PrefixLoginLink   = "lnk_"
+	PrefixWebSession  = "wss_"
 )
 
 const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
