@@ -2,8 +2,9 @@ package store_test
 
 // The two drivers' schemas are one logical schema written twice. These tests
 // hold them to each other, to store.Tables and to the root package's closed
-// sets: every `CHECK (col IN (…))` of both dialects lists the same values,
-// and an enum column's CHECK lists exactly its root set, in order. They read
+// sets and ID prefixes: every `CHECK (col IN (…))` of both dialects lists
+// the same values, an enum column's CHECK lists exactly its root set, in
+// order, and an id column's CHECK (id LIKE …) names its prefix from id.go. They read
 // the migration files (a small parser below) and the real schemas that the
 // drivers create (SQLite always, PostgreSQL per pgtest's rules).
 
@@ -33,12 +34,32 @@ const migrationsTable = "schema_migrations"
 // rootSets are the enum columns and the closed set each must allow, as SQL
 // literals, in the root package's order.
 var rootSets = map[string][]string{
-	"messages.kind":      literals(continuo.Kinds()),
-	"messages.status":    literals(continuo.Statuses()),
-	"messages.priority":  literals(continuo.Priorities()),
-	"sessions.mode":      literals(continuo.Modes()),
-	"sessions.lifecycle": literals(continuo.Lifecycles()),
-	"grants.access":      literals(continuo.Accesses()),
+	"messages.kind":             literals(continuo.Kinds()),
+	"messages.status":           literals(continuo.Statuses()),
+	"messages.priority":         literals(continuo.Priorities()),
+	"sessions.mode":             literals(continuo.Modes()),
+	"sessions.lifecycle":        literals(continuo.Lifecycles()),
+	"grants.access":             literals(continuo.Accesses()),
+	"oauth_clients.kind":        literals(continuo.ClientKinds()),
+	"oauth_clients.auth_method": literals(continuo.AuthMethods()),
+	"oauth_tokens.kind":         literals(continuo.TokenKinds()),
+}
+
+// idPrefixes are the tables whose id column carries a root package prefix
+// (id.go), which its CHECK (id LIKE '…\_%' ESCAPE '\') must name.
+var idPrefixes = map[string]string{
+	"groups":        continuo.PrefixGroup,
+	"principals":    continuo.PrefixPrincipal,
+	"tokens":        continuo.PrefixToken,
+	"projects":      continuo.PrefixProject,
+	"sessions":      continuo.PrefixSession,
+	"messages":      continuo.PrefixMessage,
+	"oauth_clients": continuo.PrefixOAuthClient,
+	"oauth_grants":  continuo.PrefixOAuthGrant,
+	"oauth_codes":   continuo.PrefixOAuthCode,
+	"oauth_tokens":  continuo.PrefixOAuthToken,
+	"login_links":   continuo.PrefixLoginLink,
+	"web_sessions":  continuo.PrefixWebSession,
 }
 
 func literals[T ~string](xs []T) []string {
@@ -110,6 +131,26 @@ func TestSchemaChecksMatch(t *testing.T) {
 		for _, r := range s.refs {
 			if set, ok := s.checks[r.col]; ok && !slices.Contains(set, r.value) {
 				t.Errorf("%s: %s: %s = %s, which its CHECK does not allow (%v)", name, r.where, r.col, r.value, set)
+			}
+		}
+	}
+}
+
+// TestSchemaIDPrefixes: every id column's CHECK names its root prefix, in
+// both dialects, and no table has a prefix check the test does not know.
+func TestSchemaIDPrefixes(t *testing.T) {
+	for name, ms := range dialects(t) {
+		s := parseMigrations(t, name, ms)
+		for _, table := range sorted(append(keys(idPrefixes), keys(s.prefixes)...)) {
+			want, known := idPrefixes[table]
+			got, ok := s.prefixes[table]
+			switch {
+			case !known:
+				t.Errorf("%s: table %s checks its id prefix %q; add the table to idPrefixes", name, table, got)
+			case !ok:
+				t.Errorf("%s: table %s has no CHECK (id LIKE '%s…'); want prefix %q", name, table, want, want)
+			case got != want:
+				t.Errorf("%s: table %s: CHECK (id LIKE …) names prefix %q, id.go says %q", name, table, got, want)
 			}
 		}
 	}
@@ -351,9 +392,10 @@ var (
 
 // schema is what a dialect's migrations create, applied in order.
 type schema struct {
-	tables []string            // in creation order
-	checks map[string][]string // "table.column" → IN values, as literals
-	refs   []ref
+	tables   []string            // in creation order
+	checks   map[string][]string // "table.column" → IN values, as literals
+	prefixes map[string]string   // table → the ID prefix its id column's CHECK names
+	refs     []ref
 }
 
 // ref is a column compared with a string literal, outside its IN check.
@@ -372,6 +414,8 @@ var (
 	inCheckRE     = regexp.MustCompile(`(?is)\bCHECK\s*\(\s*"?(\w+)"?\s+IN\s*\(([^()]*)\)\s*\)`)
 	anyInRE       = regexp.MustCompile(`(?is)\bIN\s*\(`)
 	eqLiteralRE   = regexp.MustCompile(`(?s)\b(\w+)\s*=\s*('(?:[^']|'')*')`)
+	// CHECK (id LIKE 'grp\_%' ESCAPE '\'): the prefix, its _ escaped.
+	idPrefixRE = regexp.MustCompile(`(?is)\bid\s+\w+\s+PRIMARY\s+KEY\s+CHECK\s*\(\s*id\s+LIKE\s+'([a-z]+)\\_%'\s+ESCAPE\s+'\\'\s*\)`)
 )
 
 // parseMigrations applies the DDL of ms, in order, to an empty schema: the
@@ -381,7 +425,7 @@ var (
 // slipping past it.
 func parseMigrations(t *testing.T, dialect string, ms []store.Migration) *schema {
 	t.Helper()
-	s := &schema{checks: map[string][]string{}}
+	s := &schema{checks: map[string][]string{}, prefixes: map[string]string{}}
 	for _, m := range ms {
 		stmts, err := statements(m.SQL)
 		if err != nil {
@@ -405,10 +449,14 @@ func (s *schema) apply(st, where string) error {
 			return fmt.Errorf("table %s created twice", table)
 		}
 		s.tables = append(s.tables, table)
+		if m := idPrefixRE.FindStringSubmatch(st); m != nil {
+			s.prefixes[table] = m[1] + "_"
+		}
 		return s.addChecks(table, st, where)
 	case dropTableRE.MatchString(st):
 		table := dropTableRE.FindStringSubmatch(st)[1]
 		s.tables = slices.DeleteFunc(s.tables, func(x string) bool { return x == table })
+		delete(s.prefixes, table)
 		for col := range s.checks {
 			if tableOf(col) == table {
 				delete(s.checks, col)
@@ -418,6 +466,10 @@ func (s *schema) apply(st, where string) error {
 		m := renameTableRE.FindStringSubmatch(st)
 		if i := slices.Index(s.tables, m[1]); i >= 0 {
 			s.tables[i] = m[2]
+		}
+		if p, ok := s.prefixes[m[1]]; ok {
+			delete(s.prefixes, m[1])
+			s.prefixes[m[2]] = p
 		}
 		for col, vals := range s.checks {
 			if tableOf(col) == m[1] {

@@ -18,4 +18,5 @@ type TableTx interface {
 // driver's schema is here, except schema_migrations (the schema version
 // travels in the export's header); a test checks both schemas against it.
 var Tables = []string{"meta", "groups", "principals", "tokens", "projects", "grants",
-	"sessions", "session_instructions", "messages", "idempotency"}
+	"sessions", "session_instructions", "messages", "idempotency",
+	"oauth_clients", "oauth_grants", "oauth_codes", "oauth_tokens", "login_links", "web_sessions"}
