@@ -111,6 +111,8 @@ const PollInterval = time.Second
 type Tx interface {
 	MetaTx
 	AuthTx
+	OAuthTx
+	SignInTx
 	ProjectTx
 	SessionTx
 	MessageTx
