@@ -14,11 +14,14 @@ func constraintTests() []test {
 
 // testSchemaChecks: the schema itself refuses values no service should
 // write (ID prefixes, closed sets, lifecycle/closed_at consistency,
-// positive revisions, unknown parents), as a CHECK or foreign-key error —
+// positive revisions, a secret exactly for confidential OAuth clients,
+// unknown parents), as a CHECK or foreign-key error —
 // never ErrConflict, and nothing is kept.
 func testSchemaChecks(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	f := Setup(t, s, "alpha")
+	client := OAuthClient(t, s, "cli")
+	code := oauthCode(t, s, client.ID, f.Principal.ID, "code-1")
 	bad := map[string]func(tx store.Tx) error{
 		"GroupIDPrefix": func(tx store.Tx) error {
 			return tx.GroupCreate(ctx, &continuo.Group{ID: continuo.NewID(continuo.PrefixProject, Base), Name: "x"})
@@ -65,6 +68,60 @@ func testSchemaChecks(t *testing.T, s store.Store) {
 		"UnknownAccess": func(tx store.Tx) error {
 			return tx.GrantSet(ctx, continuo.Grant{ProjectID: f.Project.ID, GroupID: f.Group.ID, Access: "admin"})
 		},
+		"OAuthClientIDPrefix": func(tx store.Tx) error {
+			c := NewOAuthClient("x")
+			c.ID = continuo.NewID(continuo.PrefixToken, Base)
+			return tx.OAuthClientCreate(ctx, c)
+		},
+		"UnknownClientKind": func(tx store.Tx) error {
+			c := NewOAuthClient("x")
+			c.Kind = "static"
+			return tx.OAuthClientCreate(ctx, c)
+		},
+		"UnknownAuthMethod": func(tx store.Tx) error {
+			c := NewOAuthClient("x")
+			c.AuthMethod, c.SecretHash = "private_key_jwt", "h"
+			return tx.OAuthClientCreate(ctx, c)
+		},
+		"ConfidentialWithoutSecret": func(tx store.Tx) error {
+			c := NewOAuthClient("x")
+			c.AuthMethod = continuo.AuthMethodPost
+			return tx.OAuthClientCreate(ctx, c)
+		},
+		"PublicWithSecret": func(tx store.Tx) error {
+			c := NewOAuthClient("x")
+			c.SecretHash = "h"
+			return tx.OAuthClientCreate(ctx, c)
+		},
+		"OAuthGrantOfUnknownClient": func(tx store.Tx) error {
+			return tx.OAuthGrantCreate(ctx, &continuo.OAuthGrant{ID: continuo.NewID(continuo.PrefixOAuthGrant, Base),
+				ClientID: continuo.NewID(continuo.PrefixOAuthClient, Base), PrincipalID: f.Principal.ID, Resource: "r", CreatedAt: Base})
+		},
+		"OAuthCodeOfUnknownPrincipal": func(tx store.Tx) error {
+			return tx.OAuthCodeCreate(ctx, newOAuthCode(client.ID, continuo.NewID(continuo.PrefixPrincipal, Base), "code-2"))
+		},
+		"OAuthCodeUseUnknownGrant": func(tx store.Tx) error {
+			return tx.OAuthCodeUse(ctx, code.ID, continuo.NewID(continuo.PrefixOAuthGrant, Base), Base)
+		},
+		"OAuthTokenOfUnknownGrant": func(tx store.Tx) error {
+			return tx.OAuthTokenCreate(ctx, newOAuthToken(continuo.NewID(continuo.PrefixOAuthGrant, Base), "t", continuo.TokenAccess))
+		},
+		"UnknownTokenKind": func(tx store.Tx) error {
+			g := &continuo.OAuthGrant{ID: continuo.NewID(continuo.PrefixOAuthGrant, Base), ClientID: client.ID,
+				PrincipalID: f.Principal.ID, Resource: "r", CreatedAt: Base}
+			if err := tx.OAuthGrantCreate(ctx, g); err != nil {
+				return err
+			}
+			return tx.OAuthTokenCreate(ctx, newOAuthToken(g.ID, "t", "id_token"))
+		},
+		"LoginLinkOfUnknownPrincipal": func(tx store.Tx) error {
+			return tx.LoginLinkCreate(ctx, newLoginLink(continuo.NewID(continuo.PrefixPrincipal, Base), "l"))
+		},
+		"WebSessionIDPrefix": func(tx store.Tx) error {
+			w := newWebSession(f.Principal.ID, "w")
+			w.ID = continuo.NewID(continuo.PrefixLoginLink, Base)
+			return tx.WebSessionCreate(ctx, w)
+		},
 	}
 	for name, fn := range bad {
 		t.Run(name, func(t *testing.T) {
@@ -78,6 +135,13 @@ func testSchemaChecks(t *testing.T, s store.Store) {
 		})
 	}
 	same(t, "session after the refused writes", *getSession(t, s, f.Session.ID), *f.Session, normSession)
+	got, err := getOAuthCode(t, s, code.Hash)
+	noErr(t, err, "OAuthCodeGetByHash")
+	same(t, "code after the refused use", *got, *code, normOAuthCode)
+	clients := mustGet(t, s, "OAuthClientList", func(tx store.Tx) ([]continuo.OAuthClient, error) { return tx.OAuthClientList(ctx) })
+	sameList(t, "OAuth clients after the refused writes", clients, []continuo.OAuthClient{*client}, normOAuthClient)
+	grants := mustGet(t, s, "OAuthGrantList", func(tx store.Tx) ([]continuo.OAuthGrant, error) { return tx.OAuthGrantList(ctx) })
+	sameList(t, "OAuth grants after the refused writes", grants, nil, normOAuthGrant)
 	if n := mustGet(t, s, "MessageCount", func(tx store.Tx) (int64, error) {
 		return tx.MessageCount(ctx, store.MessageListParams{SessionID: f.Session.ID})
 	}); n != 0 {

@@ -20,9 +20,12 @@
 // Beyond the comments of package store the suite pins what services rely on:
 //
 //   - times round-trip at millisecond precision (compare after Truncate);
-//   - lists are ordered: groups, principals and projects by name, tokens by
-//     ID, grants by project ID, sessions by updated_at desc
-//     then ID desc, messages by seq desc;
+//   - lists are ordered: groups, principals and projects by name, tokens,
+//     OAuth clients and OAuth grants by ID, grants by project ID, sessions
+//     by updated_at desc then ID desc, messages by seq desc;
+//   - a used code, refresh token or login link is ErrStale when used again
+//     (an unknown one ErrNotFound); a revocation, and a client's first use,
+//     keep the first time;
 //   - nil and empty collections (token scopes, project checks, message tags)
 //     come back empty (nil or not); non-empty ones come back exactly;
 //   - an ErrConflict ends a Write: the function returns it and nothing is
@@ -82,6 +85,8 @@ func Run(t *testing.T, f Factory) {
 		{"Group", groupTests()},
 		{"Principal", principalTests()},
 		{"Token", tokenTests()},
+		{"OAuth", oauthTests()},
+		{"SignIn", signInTests()},
 		{"Project", projectTests()},
 		{"Grant", grantTests()},
 		{"SessionRef", sessionRefTests()},
@@ -94,6 +99,10 @@ func Run(t *testing.T, f Factory) {
 		{"Tx", txTests()},
 		{"Constraints", constraintTests()},
 		{"Notify", notifyTests()},
+		// Every Write run twice, the first attempt discarded (Rerun): the
+		// newest methods' writes must leave nothing behind when rolled back.
+		{"OAuthRerun", underRerun(oauthTests())},
+		{"SignInRerun", underRerun(signInTests())},
 	}
 	for _, su := range suites {
 		t.Run(su.name, func(t *testing.T) {

@@ -188,6 +188,18 @@ func testReadRejectsWrites(t *testing.T, s store.Store) {
 	f := Setup(t, s, "alpha")
 	k := Token(t, s, f.Principal.ID, "hash-1", continuo.ScopeAdmin)
 	m := Message(t, s, f.Session.ID, 1, continuo.KindTodo)
+	oc := OAuthClient(t, s, "cli", func(c *continuo.OAuthClient) { c.CreatedAt = Base.Add(-48 * time.Hour) })
+	og := OAuthGrant(t, s, oc.ID, f.Principal.ID)
+	code := oauthCode(t, s, oc.ID, f.Principal.ID, "code-1")
+	ot := oauthToken(t, s, og.ID, "refresh-1", continuo.TokenRefresh)
+	link, ws := newLoginLink(f.Principal.ID, "link-1"), newWebSession(f.Principal.ID, "session-1")
+	MustWrite(t, s, func(tx store.Tx) error {
+		if err := tx.LoginLinkCreate(ctx, link); err != nil {
+			return err
+		}
+		return tx.WebSessionCreate(ctx, ws)
+	})
+	unused := OAuthClient(t, s, "unused", func(c *continuo.OAuthClient) { c.CreatedAt = Base.Add(-48 * time.Hour) })
 
 	ops := []struct {
 		name string
@@ -232,6 +244,29 @@ func testReadRejectsWrites(t *testing.T, s store.Store) {
 		{"IdempotencyCreate", func(tx store.Tx) error {
 			return tx.IdempotencyCreate(ctx, store.Idempotency{Scope: "s", KeyHash: "k", RequestHash: "r", ResultID: "x", CreatedAt: Base})
 		}},
+		{"OAuthClientCreate", func(tx store.Tx) error { return tx.OAuthClientCreate(ctx, NewOAuthClient("x")) }},
+		{"OAuthClientUpdate", func(tx store.Tx) error { upd := *oc; upd.Name = "changed"; return tx.OAuthClientUpdate(ctx, &upd) }},
+		{"OAuthClientUse", func(tx store.Tx) error { return tx.OAuthClientUse(ctx, oc.ID, Base) }},
+		{"OAuthClientRevoke", func(tx store.Tx) error { return tx.OAuthClientRevoke(ctx, oc.ID, Base) }},
+		{"OAuthClientPruneUnused", func(tx store.Tx) error { _, err := tx.OAuthClientPruneUnused(ctx, Base); return err }},
+		{"OAuthCodeCreate", func(tx store.Tx) error { return tx.OAuthCodeCreate(ctx, newOAuthCode(oc.ID, f.Principal.ID, "code-2")) }},
+		{"OAuthCodeUse", func(tx store.Tx) error { return tx.OAuthCodeUse(ctx, code.ID, og.ID, Base) }},
+		{"OAuthGrantCreate", func(tx store.Tx) error {
+			g := *og
+			g.ID = continuo.NewID(continuo.PrefixOAuthGrant, Base)
+			return tx.OAuthGrantCreate(ctx, &g)
+		}},
+		{"OAuthGrantRevoke", func(tx store.Tx) error { return tx.OAuthGrantRevoke(ctx, og.ID, Base) }},
+		{"OAuthGrantRevokeClient", func(tx store.Tx) error { _, err := tx.OAuthGrantRevokeClient(ctx, oc.ID, Base); return err }},
+		{"OAuthTokenCreate", func(tx store.Tx) error {
+			return tx.OAuthTokenCreate(ctx, newOAuthToken(og.ID, "access-2", continuo.TokenAccess))
+		}},
+		{"OAuthTokenUse", func(tx store.Tx) error { return tx.OAuthTokenUse(ctx, ot.ID, Base) }},
+		{"OAuthTokenRevoke", func(tx store.Tx) error { return tx.OAuthTokenRevoke(ctx, ot.ID, Base) }},
+		{"LoginLinkCreate", func(tx store.Tx) error { return tx.LoginLinkCreate(ctx, newLoginLink(f.Principal.ID, "link-2")) }},
+		{"LoginLinkUse", func(tx store.Tx) error { return tx.LoginLinkUse(ctx, link.ID, Base) }},
+		{"WebSessionCreate", func(tx store.Tx) error { return tx.WebSessionCreate(ctx, newWebSession(f.Principal.ID, "session-2")) }},
+		{"WebSessionRevoke", func(tx store.Tx) error { return tx.WebSessionRevoke(ctx, ws.ID, Base) }},
 	}
 	for _, op := range ops {
 		if err := s.Read(ctx, op.fn); err == nil {
@@ -255,6 +290,21 @@ func testReadRejectsWrites(t *testing.T, s store.Store) {
 	}
 	same(t, "session", *getSession(t, s, f.Session.ID), *f.Session, normSession)
 	same(t, "message", *getMessage(t, s, f.Session.ID, m.ID), *m, normMessage)
+	clients := mustGet(t, s, "OAuthClientList", func(tx store.Tx) ([]continuo.OAuthClient, error) { return tx.OAuthClientList(ctx) })
+	sameList(t, "OAuth clients (none created, updated, used, revoked or pruned)", clients, []continuo.OAuthClient{*oc, *unused}, normOAuthClient)
+	grants := mustGet(t, s, "OAuthGrantList", func(tx store.Tx) ([]continuo.OAuthGrant, error) { return tx.OAuthGrantList(ctx) })
+	sameList(t, "OAuth grants", grants, []continuo.OAuthGrant{*og}, normOAuthGrant)
+	gotCode, err := getOAuthCode(t, s, code.Hash)
+	noErr(t, err, "OAuthCodeGetByHash")
+	same(t, "OAuth code", *gotCode, *code, normOAuthCode)
+	same(t, "OAuth token", *getOAuthToken(t, s, ot.Hash), *ot, normOAuthToken)
+	same(t, "login link", *getLoginLink(t, s, link.Hash), *link, normLoginLink)
+	same(t, "browser session", *getWebSession(t, s, ws.Hash), *ws, normWebSession)
+	_, err = getOAuthCode(t, s, "code-2")
+	wantErr(t, err, store.ErrNotFound, "OAuthCodeGetByHash of the refused code")
+	wantErr(t, s.Read(ctx, func(tx store.Tx) error { _, err := tx.OAuthTokenGetByHash(ctx, "access-2"); return err }), store.ErrNotFound, "OAuthTokenGetByHash")
+	wantErr(t, s.Read(ctx, func(tx store.Tx) error { _, err := tx.LoginLinkGetByHash(ctx, "link-2"); return err }), store.ErrNotFound, "LoginLinkGetByHash")
+	wantErr(t, s.Read(ctx, func(tx store.Tx) error { _, err := tx.WebSessionGetByHash(ctx, "session-2"); return err }), store.ErrNotFound, "WebSessionGetByHash")
 	if n := mustGet(t, s, "MessageCount", func(tx store.Tx) (int64, error) {
 		return tx.MessageCount(ctx, store.MessageListParams{SessionID: f.Session.ID})
 	}); n != 1 {
