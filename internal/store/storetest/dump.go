@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/store"
@@ -25,30 +26,22 @@ func dumpTests(t *testing.T, f Factory) {
 	filled := func(t *testing.T) store.Store {
 		t.Helper()
 		s := f(t)
-		fx := Setup(t, s, "alpha")
-		Token(t, s, fx.Principal.ID, "hash-1", continuo.ScopeSessionsRead)
-		Message(t, s, fx.Session.ID, 1, continuo.KindDecision)
-		Message(t, s, fx.Session.ID, 2, continuo.KindTodo, func(m *continuo.Message) {
-			at := Base.Add(1000)
-			m.Status, m.Resolution, m.ResolvedAt, m.Tags = continuo.StatusResolved, "done", &at, []string{"a", "b"}
-		})
-		MustWrite(t, s, func(tx store.Tx) error {
-			if err := tx.MetaSet(t.Context(), "k", "v"); err != nil {
-				return err
-			}
-			if err := tx.InstructionAppend(t.Context(), store.Instruction{SessionID: fx.Session.ID, Seq: 2, Text: "next", CreatedAt: Base}); err != nil {
-				return err
-			}
-			return tx.IdempotencyCreate(t.Context(), store.Idempotency{Scope: "s", KeyHash: "k", RequestHash: "r", ResultID: "msg", CreatedAt: Base})
-		})
+		Fill(t, s)
 		return s
 	}
 
 	t.Run("RoundTrip", func(t *testing.T) {
 		a := filled(t)
 		out, n := export(t, a)
-		if n < 9 {
+		if n < 20 {
 			t.Fatalf("exported %d rows", n)
+		}
+		// The fixture fills every table, so that each one's round trip is
+		// tested (a new table needs rows here).
+		for _, table := range store.Tables {
+			if !strings.Contains(out, `{"table":"`+table+`","row":`) {
+				t.Errorf("the export has no rows of %s: fill it in dumpTests", table)
+			}
 		}
 		b := f(t)
 		m, err := store.Import(t.Context(), b, schema, strings.NewReader(out))
@@ -113,5 +106,92 @@ func dumpTests(t *testing.T, f Factory) {
 				t.Errorf("%s: a failed import left %d rows:\n%s", name, n, after)
 			}
 		}
+	})
+}
+
+// Fill gives every table of store.Tables rows, with optional columns both
+// empty and set, for export tests: a group "alpha" (see Setup) with a
+// token, messages, an instruction, an idempotency key, OAuth clients,
+// codes, a grant and its tokens, login links and browser sessions.
+func Fill(t testing.TB, s store.Store) {
+	t.Helper()
+	ctx := t.Context()
+	fx := Setup(t, s, "alpha")
+	Token(t, s, fx.Principal.ID, "hash-1", continuo.ScopeSessionsRead)
+	Message(t, s, fx.Session.ID, 1, continuo.KindDecision)
+	Message(t, s, fx.Session.ID, 2, continuo.KindTodo, func(m *continuo.Message) {
+		at := Base.Add(1000)
+		m.Status, m.Resolution, m.ResolvedAt, m.Tags = continuo.StatusResolved, "done", &at, []string{"a", "b"}
+	})
+	MustWrite(t, s, func(tx store.Tx) error {
+		if err := tx.MetaSet(ctx, "k", "v"); err != nil {
+			return err
+		}
+		if err := tx.InstructionAppend(ctx, store.Instruction{SessionID: fx.Session.ID, Seq: 2, Text: "next", CreatedAt: Base}); err != nil {
+			return err
+		}
+		return tx.IdempotencyCreate(ctx, store.Idempotency{Scope: "s", KeyHash: "k", RequestHash: "r", ResultID: "msg", CreatedAt: Base})
+	})
+	fillOAuth(t, s, fx.Principal.ID)
+}
+
+// fillOAuth gives every OAuth and sign-in table rows.
+func fillOAuth(t testing.TB, s store.Store, principalID string) {
+	t.Helper()
+	ctx := t.Context()
+	at := Base.Add(1500 * time.Millisecond)
+	public := OAuthClient(t, s, "public", func(c *continuo.OAuthClient) {
+		c.ClientID, c.Kind, c.FetchedAt, c.RefreshAt = "https://app.example/c.json", continuo.ClientMetadata, &at, &at
+		c.Name, c.RedirectURIs = "App \"ü\"", []string{"https://app.example/cb", "http://[::1]/cb"}
+	})
+	confidential := OAuthClient(t, s, "confidential", func(c *continuo.OAuthClient) {
+		c.AuthMethod, c.SecretHash, c.Scopes = continuo.AuthMethodBasic, "secret-hash", nil
+	})
+	grant := OAuthGrant(t, s, public.ID, principalID)
+	used := newOAuthCode(public.ID, principalID, "code-used")
+	MustWrite(t, s, func(tx store.Tx) error {
+		for _, c := range []*continuo.OAuthCode{used, newOAuthCode(confidential.ID, principalID, "code-pending")} {
+			if err := tx.OAuthCodeCreate(ctx, c); err != nil {
+				return err
+			}
+		}
+		if err := tx.OAuthCodeUse(ctx, used.ID, grant.ID, at); err != nil {
+			return err
+		}
+		if err := tx.OAuthClientUse(ctx, public.ID, at); err != nil {
+			return err
+		}
+		if err := tx.OAuthClientRevoke(ctx, confidential.ID, at); err != nil {
+			return err
+		}
+		refresh, access := newOAuthToken(grant.ID, "refresh", continuo.TokenRefresh), newOAuthToken(grant.ID, "access", continuo.TokenAccess)
+		for _, k := range []*continuo.OAuthToken{refresh, access} {
+			if err := tx.OAuthTokenCreate(ctx, k); err != nil {
+				return err
+			}
+		}
+		if err := tx.OAuthTokenUse(ctx, refresh.ID, at); err != nil {
+			return err
+		}
+		if err := tx.OAuthTokenRevoke(ctx, access.ID, at); err != nil {
+			return err
+		}
+		link, ws := newLoginLink(principalID, "link"), newWebSession(principalID, "session")
+		if err := tx.LoginLinkCreate(ctx, link); err != nil {
+			return err
+		}
+		if err := tx.LoginLinkCreate(ctx, newLoginLink(principalID, "link-unused")); err != nil {
+			return err
+		}
+		if err := tx.LoginLinkUse(ctx, link.ID, at); err != nil {
+			return err
+		}
+		if err := tx.WebSessionCreate(ctx, ws); err != nil {
+			return err
+		}
+		if err := tx.WebSessionCreate(ctx, newWebSession(principalID, "session-live")); err != nil {
+			return err
+		}
+		return tx.WebSessionRevoke(ctx, ws.ID, at)
 	})
 }
