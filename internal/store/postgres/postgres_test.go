@@ -8,6 +8,7 @@ import (
 	"github.com/continuo-dev/continuo/internal/store/pgtest"
 	"github.com/continuo-dev/continuo/internal/store/postgres"
 	"github.com/continuo-dev/continuo/internal/store/storetest"
+	"github.com/jackc/pgx/v5"
 )
 
 func open(t testing.TB, url string, opts *postgres.Options) *postgres.DB {
@@ -43,4 +44,49 @@ func TestExisting(t *testing.T) {
 	}
 	open(t, url, nil).Close()
 	open(t, url, &postgres.Options{Existing: true})
+}
+
+// Migration 0004 only adds the OAuth and sign-in tables: a version 3
+// database is refused until `migrate up`, then keeps every row, and its
+// principals can authorize clients.
+func TestMigration0004FromV3(t *testing.T) {
+	pgtest.BaseURL(t)
+	ctx := t.Context()
+	url := pgtest.Schema(t)
+	ms, err := postgres.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"CREATE TABLE schema_migrations (version bigint PRIMARY KEY, name text NOT NULL)",
+		ms[0].SQL, ms[1].SQL, ms[2].SQL,
+		"INSERT INTO schema_migrations (version, name) VALUES (1, '" + ms[0].Name + "'), (2, '" + ms[1].Name + "'), (3, '" + ms[2].Name + "')",
+		"INSERT INTO groups (id, name, created_at) VALUES ('grp_1', 'g', 0)",
+		"INSERT INTO principals (id, name, group_id, created_at) VALUES ('prn_1', 'ann', 'grp_1', 0)",
+		"INSERT INTO tokens (id, principal_id, hash, scopes, created_at) VALUES ('tok_1', 'prn_1', 'h', 'admin', 0)",
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%.60s: %v", q, err)
+		}
+	}
+	conn.Close(ctx)
+	if _, err := postgres.Open(ctx, url, nil); !errors.Is(err, store.ErrSchema) {
+		t.Fatalf("Open of a version 3 database without migrate up = %v, want ErrSchema", err)
+	}
+	db := open(t, url, &postgres.Options{Migrate: store.MigrateUp})
+	storetest.MustRead(t, db, func(tx store.Tx) error {
+		k, err := tx.TokenGetByHash(ctx, "h")
+		if err != nil || k.ID != "tok_1" || k.PrincipalID != "prn_1" {
+			t.Errorf("token after 0004: %+v, %v", k, err)
+		}
+		return nil
+	})
+	c := storetest.OAuthClient(t, db, "cli")
+	storetest.OAuthGrant(t, db, c.ID, "prn_1")
+	db.Close()
+	open(t, url, nil) // at version 4 now: opens without migrate up
 }

@@ -719,3 +719,47 @@ func TestBriefQueryPlans(t *testing.T) {
 		}
 	}
 }
+
+// Migration 0004 only adds the OAuth and sign-in tables: a version 3
+// database is refused until `migrate up`, then keeps every row, and its
+// principals can sign in and authorize clients.
+func TestMigration0004FromV3(t *testing.T) {
+	ctx := t.Context()
+	ms, err := sqlite.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "c.db")
+	raw := rawDB(t, path)
+	for _, q := range []string{
+		"CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL) STRICT",
+		ms[0].SQL, ms[1].SQL, ms[2].SQL,
+		"INSERT INTO schema_migrations (version, name) VALUES (1, '" + ms[0].Name + "'), (2, '" + ms[1].Name + "'), (3, '" + ms[2].Name + "')",
+		"INSERT INTO groups (id, name, created_at) VALUES ('grp_1', 'g', 0)",
+		"INSERT INTO principals (id, name, group_id, created_at) VALUES ('prn_1', 'ann', 'grp_1', 0)",
+		"INSERT INTO tokens (id, principal_id, hash, scopes, created_at) VALUES ('tok_1', 'prn_1', 'h', 'admin', 0)",
+	} {
+		if _, err := raw.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%.60s: %v", q, err)
+		}
+	}
+	raw.Close()
+	if _, err := sqlite.Open(ctx, path, nil); !errors.Is(err, store.ErrSchema) {
+		t.Fatalf("Open of a version 3 database without migrate up = %v, want ErrSchema", err)
+	}
+	db := open(t, path, &sqlite.Options{Migrate: store.MigrateUp})
+	storetest.MustRead(t, db, func(tx store.Tx) error {
+		k, err := tx.TokenGetByHash(ctx, "h")
+		if err != nil || k.ID != "tok_1" || k.PrincipalID != "prn_1" {
+			t.Errorf("token after 0004: %+v, %v", k, err)
+		}
+		return nil
+	})
+	c := storetest.OAuthClient(t, db, "cli")
+	storetest.OAuthGrant(t, db, c.ID, "prn_1")
+	raw = rawDB(t, path)
+	var version int
+	if err := raw.QueryRowContext(ctx, "SELECT max(version) FROM schema_migrations").Scan(&version); err != nil || version != store.SchemaVersion {
+		t.Errorf("schema version after migrate up = %d, %v; want %d", version, err, store.SchemaVersion)
+	}
+}
