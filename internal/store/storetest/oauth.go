@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -37,6 +39,7 @@ func oauthTests() []test {
 		{"TokenDuplicate", testOAuthTokenDuplicate},
 		{"TokenUse", testOAuthTokenUse},
 		{"TokenRevoke", testOAuthTokenRevoke},
+		{"ReplayRevokesInOneWrite", testOAuthReplayRevokes},
 	}
 }
 
@@ -734,4 +737,40 @@ func testOAuthTokenRevoke(t *testing.T, s store.Store) {
 		return tx.OAuthTokenRevoke(ctx, continuo.NewID(continuo.PrefixOAuthToken, Base), Base)
 	})
 	wantErr(t, err, store.ErrNotFound, "OAuthTokenRevoke of an unknown token")
+}
+
+// A refused use (ErrStale) is not a database error: the Write that got it
+// may go on, and revoke the grant of the replayed code or refresh token in
+// the same transaction, which commits.
+func testOAuthReplayRevokes(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	p, c := oauthWorld(t, s)
+	g1, g2 := OAuthGrant(t, s, c.ID, p.ID), OAuthGrant(t, s, c.ID, p.ID)
+	code := oauthCode(t, s, c.ID, p.ID, "code-1")
+	k := oauthToken(t, s, g2.ID, "refresh-1", continuo.TokenRefresh)
+	MustWrite(t, s, func(tx store.Tx) error {
+		if err := tx.OAuthCodeUse(ctx, code.ID, g1.ID, Base); err != nil {
+			return err
+		}
+		return tx.OAuthTokenUse(ctx, k.ID, Base)
+	})
+	at := Base.Add(time.Minute)
+	MustWrite(t, s, func(tx store.Tx) error {
+		if err := tx.OAuthCodeUse(ctx, code.ID, g2.ID, at); !errors.Is(err, store.ErrStale) {
+			return fmt.Errorf("replayed OAuthCodeUse = %v, want ErrStale", err)
+		}
+		used, err := tx.OAuthCodeGetByHash(ctx, code.Hash)
+		if err != nil {
+			return err
+		}
+		if err := tx.OAuthGrantRevoke(ctx, used.GrantID, at); err != nil {
+			return err
+		}
+		if err := tx.OAuthTokenUse(ctx, k.ID, at); !errors.Is(err, store.ErrStale) {
+			return fmt.Errorf("replayed OAuthTokenUse = %v, want ErrStale", err)
+		}
+		return tx.OAuthGrantRevoke(ctx, k.GrantID, at)
+	})
+	wantTime(t, "RevokedAt of the replayed code's grant", getOAuthGrant(t, s, g1.ID).RevokedAt, &at)
+	wantTime(t, "RevokedAt of the replayed refresh token's grant", getOAuthGrant(t, s, g2.ID).RevokedAt, &at)
 }
