@@ -26,6 +26,10 @@ const TokenPrefix = "cto_pat_"
 type Service struct {
 	store store.Store
 	now   func() time.Time
+	cache cache // bearer token → caller; see WatchRevocations
+	// onHeard, when set (tests), is called after each "auth" notification
+	// the watcher handled.
+	onHeard func(payload string)
 }
 
 // New returns a Service. now may be nil (time.Now).
@@ -191,9 +195,11 @@ func (s *Service) ensurePrincipal(ctx context.Context, tx store.Tx, name string)
 	return p, tx.PrincipalCreate(ctx, p)
 }
 
-// RevokeToken revokes a token by ID. Revoking twice is not an error.
+// RevokeToken revokes a token by ID. Revoking twice is not an error. The
+// token fails its next request on every replica that listens (see
+// revokeWrite for the bound where none does).
 func (s *Service) RevokeToken(ctx context.Context, tokenID string) error {
-	err := s.store.Write(ctx, func(tx store.Tx) error { return tx.TokenRevoke(ctx, store.TokenRevokeParams{ID: tokenID, At: s.now()}) })
+	err := s.revokeWrite(ctx, func(tx store.Tx) error { return tx.TokenRevoke(ctx, store.TokenRevokeParams{ID: tokenID, At: s.now()}) })
 	if errors.Is(err, store.ErrNotFound) {
 		return continuo.NotFound("token", tokenID)
 	}
@@ -204,26 +210,34 @@ func (s *Service) RevokeToken(ctx context.Context, tokenID string) error {
 // The reasons are not told apart, so a caller learns nothing by probing.
 var ErrBadToken = continuo.Errorf(continuo.CodeUnauthorized, "invalid or expired token")
 
-// Authenticate resolves a bearer token to a caller.
+// Authenticate resolves a bearer token to a caller. A token that
+// authenticated recently is answered from the cache (see cache and
+// WatchRevocations) without reading the database.
 func (s *Service) Authenticate(ctx context.Context, secret string) (*continuo.Caller, error) {
-	if !strings.HasPrefix(secret, TokenPrefix) || len(secret) > 128 {
+	if len(secret) > 128 {
 		return nil, ErrBadToken
 	}
+	// Each kind of token has its own domain-separated hash, so one cache
+	// serves them all without collisions.
+	var hash string
+	var lookup tokenLookup
+	switch {
+	case strings.HasPrefix(secret, TokenPrefix):
+		hash, lookup = hashToken(secret), patCaller
+	default:
+		return nil, ErrBadToken
+	}
+	now := s.now()
+	if c, ok := s.cache.get(hash, now); ok {
+		return c, nil
+	}
+	gen := s.cache.generation() // before the read: a revocation after it makes the put void
 	var c *continuo.Caller
+	var expires *time.Time
 	err := s.store.Read(ctx, func(tx store.Tx) error {
-		k, err := tx.TokenGetByHash(ctx, hashToken(secret))
-		if err != nil {
-			return err
-		}
-		if k.RevokedAt != nil || (k.ExpiresAt != nil && !s.now().Before(*k.ExpiresAt)) {
-			return ErrBadToken
-		}
-		p, err := tx.PrincipalGet(ctx, k.PrincipalID)
-		if err != nil {
-			return err
-		}
-		c = &continuo.Caller{PrincipalID: p.ID, Principal: p.Name, GroupID: p.GroupID, Scopes: k.Scopes, TokenID: k.ID}
-		return nil
+		var err error
+		c, expires, err = lookup(ctx, tx, hash, now)
+		return err
 	})
 	if errors.Is(err, store.ErrNotFound) || errors.Is(err, ErrBadToken) {
 		return nil, ErrBadToken
@@ -231,7 +245,29 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*continuo.Ca
 	if err != nil {
 		return nil, fmt.Errorf("authenticate: %w", err)
 	}
+	s.cache.put(gen, hash, c, now, expires)
 	return c, nil
+}
+
+// tokenLookup resolves a token hash to the caller it authenticates at now,
+// and when the token expires (nil: never). A token that is unknown,
+// expired or revoked is ErrBadToken or store.ErrNotFound.
+type tokenLookup func(ctx context.Context, tx store.Tx, hash string, now time.Time) (*continuo.Caller, *time.Time, error)
+
+// patCaller is the tokenLookup of personal access tokens.
+func patCaller(ctx context.Context, tx store.Tx, hash string, now time.Time) (*continuo.Caller, *time.Time, error) {
+	k, err := tx.TokenGetByHash(ctx, hash)
+	if err != nil {
+		return nil, nil, err
+	}
+	if k.RevokedAt != nil || (k.ExpiresAt != nil && !now.Before(*k.ExpiresAt)) {
+		return nil, nil, ErrBadToken
+	}
+	p, err := tx.PrincipalGet(ctx, k.PrincipalID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &continuo.Caller{PrincipalID: p.ID, Principal: p.Name, GroupID: p.GroupID, Scopes: k.Scopes, TokenID: k.ID}, k.ExpiresAt, nil
 }
 
 // Principal resolves a principal by name into a caller with the given
