@@ -19,6 +19,15 @@ const authChannel = "auth"
 // its own notification (see revokeWrite). A variable for tests.
 var revokeWait = 2 * time.Second
 
+// revokeSettle is how long a revocation waits after it heard its own
+// notification, for the other listeners to apply theirs. PostgreSQL
+// signals every listening backend at commit, but each one, and then its
+// replica's listener goroutine, runs only when the machine schedules it:
+// measured 0–2 ms after the revoker's own on a loaded 2-core machine
+// (docs/OPERATIONS.md), up to 4 ms in a run that caught it. A heuristic with
+// a wide margin; PollInterval stays the hard bound.
+const revokeSettle = 50 * time.Millisecond
+
 // WatchRevocations keeps this process's bearer cache in step with the
 // revocations of every process: it listens on the "auth" channel and
 // clears the cache on every notification, and whenever the subscription
@@ -82,12 +91,13 @@ func notifyAuth(ctx context.Context, tx store.Tx, nonce string) error {
 // grant, a client, a browser session): fn's changes are announced on the
 // "auth" channel, this process's cache is cleared as soon as the Write
 // returns, and, when this process listens, revokeWrite waits (at most
-// revokeWait) until it has heard its own notification before it returns.
-// PostgreSQL sends a notification to every listener when the transaction
-// commits, so by then every replica's listener has been sent it too: the
-// next request, on any replica, finds the credential revoked. (Without a
-// listener, or on SQLite for other processes, the cache's PollInterval is
-// the bound.)
+// revokeWait) until it has heard its own notification, and then
+// revokeSettle more, before it returns. PostgreSQL sends a notification to
+// every listener when the transaction commits, so once this process heard
+// it every replica has been sent it too, and the settle gives them the
+// moment they take to apply it: the next request, on any replica, finds the
+// credential revoked. (A replica that missed the notification, or on SQLite
+// any other process, serves its cached entry for PollInterval at most.)
 //
 // Every Write that revokes anything goes through here. One that may revoke
 // nothing still clears every replica's cache once, which is harmless.
@@ -112,6 +122,13 @@ func (s *Service) revokeWrite(ctx context.Context, fn func(tx store.Tx) error) e
 	select {
 	case <-heard:
 	case <-t.C: // the notification was coalesced or lost: PollInterval bounds it
+		return nil
+	case <-ctx.Done():
+		return nil
+	}
+	t.Reset(revokeSettle)
+	select {
+	case <-t.C:
 	case <-ctx.Done():
 	}
 	return nil
