@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -62,6 +63,11 @@ func runToken(e *env, args []string) error {
 			return err
 		}
 		return e.withAuth(func(a *auth.Service) error {
+			// Listening lets the revocation wait until this process heard
+			// its own notification: every replica has then been sent it.
+			ctx, stop := context.WithCancel(e.ctx)
+			watched := a.WatchRevocations(ctx)
+			defer func() { stop(); <-watched }()
 			if err := a.RevokeToken(e.ctx, pos[0]); err != nil {
 				return err
 			}

@@ -174,6 +174,12 @@ func runServe(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The bearer cache is used only while this process hears revocations.
+	// The watcher outlives the shutdown's requests in flight and ends
+	// before the store closes.
+	watch, stopWatch := context.WithCancel(context.WithoutCancel(e.ctx))
+	watched := a.auth.WatchRevocations(watch)
+	defer func() { stopWatch(); <-watched }()
 	sessions := web.NewSessions(key)
 	mcpSrv := mcpserver.New(mcpserver.Options{Workflow: a.workflow, Metrics: a.metrics, Logger: e.log, SessionID: sessions.NewID})
 	var publicHost string
