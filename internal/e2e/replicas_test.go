@@ -3,11 +3,13 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -374,5 +376,59 @@ func TestReplicasSessionRefs(t *testing.T) {
 	}
 	if len(seen) != clients*each {
 		t.Errorf("%d distinct references, want %d", len(seen), clients*each)
+	}
+}
+
+// pingStatus POSTs a JSON-RPC ping to an MCP endpoint with a bearer token
+// and returns the HTTP status.
+func pingStatus(t *testing.T, url, tok string) int {
+	t.Helper()
+	req, err := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestReplicasRevocation: both replicas cache a token they authenticated;
+// `continuo token revoke`, a process of its own, returns once it heard its
+// own notification, and by then both replicas have been sent it: the very
+// next request on either one is refused. Each round starts with the
+// replica that did not see the token last, and an MCP session that stays
+// connected is cut off as well.
+func TestReplicasRevocation(t *testing.T) {
+	pgtest.BaseURL(t)
+	repo := gitRepo(t)
+	r1, r2, d1, d2 := replicas(t, repo)
+	for round, order := range [][]*server{{r2, r1}, {r1, r2}, {r2, r1}} {
+		made := cliJSON(t, d1, "token", "create", "--principal", fmt.Sprintf("p%d", round), "--scopes", "sessions:read")
+		tok, id := made["token"].(string), made["token_id"].(string)
+		cs := connect(t, order[0].URL, tok)
+		for _, r := range []*server{r1, r2, r1, r2} {
+			if code := pingStatus(t, r.URL, tok); code != http.StatusOK {
+				t.Fatalf("round %d: ping before the revocation: %d", round, code)
+			}
+		}
+		must(t, cs, "list_projects", nil)
+		t0 := time.Now()
+		cli(t, []string{d1, d2}[round%2], "token", "revoke", id)
+		t.Logf("revoke took %v", time.Since(t0))
+		if _, err := cs.ListTools(context.Background(), nil); err == nil {
+			t.Fatalf("round %d: the connected session's first request after the revocation succeeded", round)
+		}
+		for _, r := range order {
+			if code := pingStatus(t, r.URL, tok); code != http.StatusUnauthorized {
+				t.Fatalf("round %d: first ping on %s after the revocation: %d, want 401", round, r.Base, code)
+			}
+		}
 	}
 }
