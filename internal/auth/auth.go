@@ -199,7 +199,9 @@ func (s *Service) ensurePrincipal(ctx context.Context, tx store.Tx, name string)
 // token fails its next request on every replica that listens (see
 // revokeWrite for the bound where none does).
 func (s *Service) RevokeToken(ctx context.Context, tokenID string) error {
-	err := s.revokeWrite(ctx, func(tx store.Tx) error { return tx.TokenRevoke(ctx, store.TokenRevokeParams{ID: tokenID, At: s.now()}) })
+	err := s.revokeWrite(ctx, func(tx store.Tx) (bool, error) {
+		return true, tx.TokenRevoke(ctx, store.TokenRevokeParams{ID: tokenID, At: s.now()})
+	})
 	if errors.Is(err, store.ErrNotFound) {
 		return continuo.NotFound("token", tokenID)
 	}

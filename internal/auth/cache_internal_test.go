@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/store"
 	"github.com/continuo-dev/continuo/internal/store/stores"
 )
 
@@ -66,6 +67,35 @@ func TestRevokeWaitsForItsNotification(t *testing.T) {
 		}
 		if got := a.cache.generation() - before; got != 2 {
 			t.Fatalf("generation moved by %d, want 2", got)
+		}
+	})
+}
+
+// A Write through revokeWrite that revoked nothing announces nothing and
+// keeps every cache.
+func TestRevokeWriteNothingRevoked(t *testing.T) {
+	stores.Each(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		a := New(stores.Open(t), nil)
+		heard := make(chan string, 4)
+		a.onHeard = func(p string) { heard <- p }
+		done := a.WatchRevocations(ctx)
+		defer func() { cancel(); <-done }()
+		before := a.cache.generation()
+		if err := a.revokeWrite(ctx, func(store.Tx) (bool, error) { return false, nil }); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.revokeWrite(ctx, func(store.Tx) (bool, error) { return true, nil }); err != nil {
+			t.Fatal(err)
+		}
+		<-heard // the second one's notification, the only one
+		if got := a.cache.generation() - before; got != 2 {
+			t.Fatalf("generation moved by %d, want 2 (the second Write only)", got)
+		}
+		select {
+		case p := <-heard:
+			t.Fatalf("a second notification %q", p)
+		default:
 		}
 	})
 }

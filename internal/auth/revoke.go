@@ -87,30 +87,38 @@ func notifyAuth(ctx context.Context, tx store.Tx, nonce string) error {
 	return tx.Notify(ctx, authChannel, nonce)
 }
 
-// revokeWrite runs fn in a Write that revokes credentials (a token, a
-// grant, a client, a browser session): fn's changes are announced on the
-// "auth" channel, this process's cache is cleared as soon as the Write
-// returns, and, when this process listens, revokeWrite waits (at most
-// revokeWait) until it has heard its own notification, and then
-// revokeSettle more, before it returns. PostgreSQL sends a notification to
-// every listener when the transaction commits, so once this process heard
-// it every replica has been sent it too, and the settle gives them the
-// moment they take to apply it: the next request, on any replica, finds the
-// credential revoked. (A replica that missed the notification, or on SQLite
-// any other process, serves its cached entry for PollInterval at most.)
+// revokeWrite runs fn in a Write that may revoke credentials (a token, a
+// grant, a client, a browser session); fn reports whether it did. When it
+// did, its changes are announced on the "auth" channel, this process's
+// cache is cleared as soon as the Write returns, and, when this process
+// listens, revokeWrite waits (at most revokeWait) until it has heard its
+// own notification, and then revokeSettle more, before it returns.
+// PostgreSQL sends a notification to every listener when the transaction
+// commits, so once this process heard it every replica has been sent it
+// too, and the settle gives them the moment they take to apply it: the
+// next request, on any replica, finds the credential revoked. (A replica
+// that missed the notification, or on SQLite any other process, serves its
+// cached entry for PollInterval at most.)
 //
-// Every Write that revokes anything goes through here. One that may revoke
-// nothing still clears every replica's cache once, which is harmless.
-func (s *Service) revokeWrite(ctx context.Context, fn func(tx store.Tx) error) error {
+// Every Write that revokes anything goes through here; one that revokes
+// only sometimes (a replayed code or refresh token revokes its grant
+// inside the exchange's Write) reports false otherwise, and then costs
+// nothing more than a plain Write.
+func (s *Service) revokeWrite(ctx context.Context, fn func(tx store.Tx) (revoked bool, err error)) error {
 	nonce := newNonce()
 	heard := s.cache.await(nonce)
 	defer s.cache.forget(nonce)
+	var revoked bool
 	err := s.store.Write(ctx, func(tx store.Tx) error {
-		if err := fn(tx); err != nil {
+		var err error
+		if revoked, err = fn(tx); err != nil || !revoked {
 			return err
 		}
 		return notifyAuth(ctx, tx, nonce)
 	})
+	if !revoked {
+		return err
+	}
 	if err == nil || errors.Is(err, store.ErrAmbiguous) { // an ambiguous commit may have revoked
 		s.cache.invalidate()
 	}
