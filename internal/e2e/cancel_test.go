@@ -46,6 +46,13 @@ func lockSession(t *testing.T, dbURL, sessionID string) *rowLock {
 // waiters is how many other backends of the database wait for a lock.
 func (l *rowLock) waiters() int {
 	l.t.Helper()
+	// Inside the lock's transaction PostgreSQL would answer every count
+	// from the snapshot of backends it took at the first one: a backend that
+	// connected later (a call that needed a new pool connection) would never
+	// show up.
+	if _, err := l.conn.Exec(context.Background(), `SELECT pg_stat_clear_snapshot()`); err != nil {
+		l.t.Fatal(err)
+	}
 	var n int
 	err := l.conn.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
 		WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`).Scan(&n)
