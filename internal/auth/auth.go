@@ -30,6 +30,7 @@ type Service struct {
 	// onHeard, when set (tests), is called after each "auth" notification
 	// the watcher handled.
 	onHeard func(payload string)
+	oauth   OAuthOptions // zero: OAuth off (EnableOAuth)
 }
 
 // New returns a Service. now may be nil (time.Now).
@@ -49,12 +50,15 @@ func hashToken(secret string) string {
 
 var b32 = base32.StdEncoding.WithPadding(base32.NoPadding)
 
-func newSecret() string {
+func newSecret() string { return randomSecret(TokenPrefix) }
+
+// randomSecret is prefix and 256 random bits in lower-case base32.
+func randomSecret(prefix string) string {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		panic(fmt.Sprintf("crypto/rand: %v", err)) // cannot happen on supported platforms
 	}
-	return TokenPrefix + strings.ToLower(b32.EncodeToString(b[:]))
+	return prefix + strings.ToLower(b32.EncodeToString(b[:]))
 }
 
 // validName checks an operator-chosen name (group, principal, project).
