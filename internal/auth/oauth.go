@@ -57,7 +57,7 @@ func (s *Service) EnableOAuth(o OAuthOptions) {
 		o.MaxUnusedClients = defaultMaxUnusedClients
 	}
 	if o.Fetcher == nil {
-		o.Fetcher = NewClientDocFetcher(FetcherOptions{})
+		o.Fetcher, _ = NewClientDocFetcher(FetcherOptions{}) // fails only on a TestCAFile
 	}
 	s.oauth = o
 }
@@ -133,20 +133,21 @@ func joinScopes(scopes []continuo.Scope) string {
 }
 
 // parseScopeParam parses a request's scope parameter: OAuth scopes only
-// (admin never), deduplicated and sorted. ok is false for anything else.
+// (admin never), each once, in continuo.OAuthScopes order (as client
+// ceilings are). ok is false for anything else.
 func parseScopeParam(s string) (scopes []continuo.Scope, ok bool) {
-	for _, f := range strings.Split(s, " ") {
-		if f == "" {
-			continue // RFC 6749 §3.3 says one space; be lenient about more
-		}
-		sc := continuo.Scope(f)
-		if !slices.Contains(continuo.OAuthScopes(), sc) {
+	asked := strings.Split(s, " ") // RFC 6749 §3.3 says one space; extra ones are empty fields
+	for _, f := range asked {
+		if f != "" && !slices.Contains(continuo.OAuthScopes(), continuo.Scope(f)) {
 			return nil, false
 		}
-		scopes = append(scopes, sc)
 	}
-	slices.Sort(scopes)
-	return slices.Compact(scopes), true
+	for _, sc := range continuo.OAuthScopes() {
+		if slices.Contains(asked, string(sc)) {
+			scopes = append(scopes, sc)
+		}
+	}
+	return scopes, true
 }
 
 // subset reports whether every scope of a is in b.

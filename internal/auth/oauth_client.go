@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/continuo-dev/continuo"
@@ -15,7 +14,7 @@ import (
 // revoked client and a document that cannot be used alike: an error page
 // at the authorization endpoint, invalid_client at the token endpoint.
 func errUnknownClient() *OAuthError {
-	return &OAuthError{Status: http.StatusUnauthorized, Code: "invalid_client", Description: "unknown or revoked client"}
+	return oauthErr("invalid_client", "unknown or revoked client")
 }
 
 // isDocumentURL reports whether a client_id names a Client ID Metadata
@@ -66,24 +65,19 @@ func (s *Service) fetchClient(ctx context.Context, clientID string) (*continuo.O
 	doc, err := s.oauth.Fetcher.Fetch(ctx, clientID)
 	if err != nil {
 		// A cached client whose refetch fails is refused too: the document
-		// may have been withdrawn, or changed its redirect URIs.
-		e := errUnknownClient()
-		e.Description = "the client's metadata document could not be used"
+		// may have been withdrawn, or changed its redirect URIs. The
+		// fetcher's *OAuthError says which rule failed, for the user.
 		var oe *OAuthError
 		if errors.As(err, &oe) {
-			e.Description += ": " + oe.Description
+			return nil, oe
 		}
-		return nil, e
+		return nil, fmt.Errorf("fetch client metadata document: %w", err)
 	}
 	now := s.now()
 	refresh := now.Add(doc.MaxAge)
 	scopes := doc.Scopes
 	if len(scopes) == 0 {
 		scopes = continuo.OAuthScopes()
-	}
-	name := doc.Name
-	if name == "" {
-		name = documentHost(clientID)
 	}
 	var out *continuo.OAuthClient
 	err = s.store.Write(ctx, func(tx store.Tx) error {
@@ -102,7 +96,7 @@ func (s *Service) fetchClient(ctx context.Context, clientID string) (*continuo.O
 		if c.Kind != continuo.ClientMetadata {
 			return errUnknownClient() // cannot happen: registered IDs are ocl_…
 		}
-		c.Name, c.RedirectURIs, c.AuthMethod, c.Scopes = name, doc.RedirectURIs, doc.AuthMethod, scopes
+		c.Name, c.RedirectURIs, c.AuthMethod, c.Scopes = doc.Name, doc.RedirectURIs, doc.AuthMethod, scopes
 		c.Metadata, c.FetchedAt, c.RefreshAt = string(doc.Raw), &now, &refresh
 		if c.AuthMethod == "" {
 			c.AuthMethod = continuo.AuthMethodNone
@@ -129,14 +123,4 @@ func (s *Service) fetchClient(ctx context.Context, clientID string) (*continuo.O
 		return nil, errUnknownClient()
 	}
 	return out, nil
-}
-
-// documentHost is the default name of a metadata-document client: the
-// host of its URL.
-func documentHost(clientID string) string {
-	h := strings.TrimPrefix(clientID, "https://")
-	if i := strings.IndexAny(h, "/?#"); i >= 0 {
-		h = h[:i]
-	}
-	return h
 }

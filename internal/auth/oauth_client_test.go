@@ -67,6 +67,15 @@ func newDocServer(t *testing.T) (*docServer, auth.FetcherOptions) {
 	return d, auth.FetcherOptions{TestCAFile: ca}
 }
 
+func fetcher(t *testing.T, o auth.FetcherOptions) *auth.ClientDocFetcher {
+	t.Helper()
+	f, err := auth.NewClientDocFetcher(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 func (d *docServer) set(name string, status int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -86,7 +95,7 @@ func TestMetadataClient(t *testing.T) { stores.Each(t, testMetadataClient) }
 
 func testMetadataClient(t *testing.T) {
 	d, fo := newDocServer(t)
-	e := setupOAuth(t, auth.OAuthOptions{Fetcher: auth.NewClientDocFetcher(fo)})
+	e := setupOAuth(t, auth.OAuthOptions{Fetcher: fetcher(t, fo)})
 	verifier, challenge := pkce()
 	az, err := e.a.CheckAuthorize(e.ctx, e.request(d.clientID, cb, challenge))
 	if err != nil {
@@ -147,7 +156,7 @@ func TestMetadataClientUnreachable(t *testing.T) { stores.Each(t, testMetadataCl
 func testMetadataClientUnreachable(t *testing.T) {
 	d, fo := newDocServer(t)
 	d.set("", http.StatusNotFound)
-	e := setupOAuth(t, auth.OAuthOptions{Fetcher: auth.NewClientDocFetcher(fo)})
+	e := setupOAuth(t, auth.OAuthOptions{Fetcher: fetcher(t, fo)})
 	_, challenge := pkce()
 	if _, err := e.a.CheckAuthorize(e.ctx, e.request(d.clientID, cb, challenge)); oerr(err) != "invalid_client" || redirects(err) {
 		t.Fatalf("unreachable document: %v", err)
@@ -170,7 +179,7 @@ func TestMetadataClientConcurrentFirstSight(t *testing.T) {
 
 func testMetadataClientConcurrentFirstSight(t *testing.T) {
 	d, fo := newDocServer(t)
-	e := setupOAuth(t, auth.OAuthOptions{Fetcher: auth.NewClientDocFetcher(fo)})
+	e := setupOAuth(t, auth.OAuthOptions{Fetcher: fetcher(t, fo)})
 	_, challenge := pkce()
 	const n = 4
 	d.together, d.arrived = n, make(chan struct{})
@@ -179,7 +188,7 @@ func testMetadataClientConcurrentFirstSight(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		replica := auth.New(e.db, e.clk.now)
-		replica.EnableOAuth(auth.OAuthOptions{Issuer: testIssuer, Fetcher: auth.NewClientDocFetcher(fo)})
+		replica.EnableOAuth(auth.OAuthOptions{Issuer: testIssuer, Fetcher: fetcher(t, fo)})
 		wg.Go(func() {
 			az, err := replica.CheckAuthorize(e.ctx, e.request(d.clientID, cb, challenge))
 			if errs[i] = err; err == nil {

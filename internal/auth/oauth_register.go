@@ -54,7 +54,7 @@ func (s *Service) RegisterClient(ctx context.Context, body []byte) (*Registratio
 	}
 	now := s.now()
 	c := &continuo.OAuthClient{Kind: continuo.ClientRegistered, Name: doc.Name, RedirectURIs: doc.RedirectURIs,
-		AuthMethod: doc.AuthMethod, Scopes: doc.Scopes, Metadata: string(body), CreatedAt: now}
+		AuthMethod: doc.AuthMethod, Scopes: doc.Scopes, Metadata: string(doc.Raw), CreatedAt: now}
 	c.ID = continuo.NewID(continuo.PrefixOAuthClient, now)
 	c.ClientID = c.ID
 	if c.Name == "" {
