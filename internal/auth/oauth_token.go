@@ -393,42 +393,12 @@ func (s *Service) RevokeOAuthToken(ctx context.Context, form url.Values, c Clien
 	return nil
 }
 
-// authenticateOAuth resolves an OAuth access token: unexpired and
-// unrevoked, of an unrevoked grant for this server's resource, of an
-// unrevoked client. Every failure is ErrBadToken.
+// authenticateOAuth resolves an OAuth access token (see oauthCaller).
 func (s *Service) authenticateOAuth(ctx context.Context, secret string) (*continuo.Caller, error) {
-	if s.Resource() == "" {
-		return nil, ErrBadToken
-	}
 	var c *continuo.Caller
-	err := s.store.Read(ctx, func(tx store.Tx) error {
-		t, err := tx.OAuthTokenGetByHash(ctx, accessSecret.hash(secret))
-		if err != nil {
-			return err
-		}
-		if t.Kind != continuo.TokenAccess || t.RevokedAt != nil || !s.now().Before(t.ExpiresAt) {
-			return ErrBadToken
-		}
-		g, err := tx.OAuthGrantGet(ctx, t.GrantID)
-		if err != nil {
-			return err
-		}
-		if g.RevokedAt != nil || g.Resource != s.Resource() {
-			return ErrBadToken
-		}
-		cl, err := tx.OAuthClientGet(ctx, g.ClientID)
-		if err != nil {
-			return err
-		}
-		if cl.RevokedAt != nil {
-			return ErrBadToken
-		}
-		p, err := tx.PrincipalGet(ctx, g.PrincipalID)
-		if err != nil {
-			return err
-		}
-		c = &continuo.Caller{PrincipalID: p.ID, Principal: p.Name, GroupID: p.GroupID, Scopes: g.Scopes, TokenID: t.ID}
-		return nil
+	err := s.store.Read(ctx, func(tx store.Tx) (err error) {
+		c, _, err = s.oauthCaller(ctx, tx, accessSecret.hash(secret), s.now())
+		return err
 	})
 	if errors.Is(err, store.ErrNotFound) || errors.Is(err, ErrBadToken) {
 		return nil, ErrBadToken
@@ -437,4 +407,41 @@ func (s *Service) authenticateOAuth(ctx context.Context, secret string) (*contin
 		return nil, fmt.Errorf("authenticate: %w", err)
 	}
 	return c, nil
+}
+
+// oauthCaller resolves an OAuth access token's hash to its caller and its
+// expiry: the token unexpired and unrevoked, its grant unrevoked and for
+// this server's resource, its client unrevoked. The caller holds the
+// grant's scopes. Every failure is ErrBadToken or store.ErrNotFound.
+func (s *Service) oauthCaller(ctx context.Context, tx store.Tx, hash string, now time.Time) (*continuo.Caller, *time.Time, error) {
+	if s.Resource() == "" {
+		return nil, nil, ErrBadToken
+	}
+	t, err := tx.OAuthTokenGetByHash(ctx, hash)
+	if err != nil {
+		return nil, nil, err
+	}
+	if t.Kind != continuo.TokenAccess || t.RevokedAt != nil || !now.Before(t.ExpiresAt) {
+		return nil, nil, ErrBadToken
+	}
+	g, err := tx.OAuthGrantGet(ctx, t.GrantID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if g.RevokedAt != nil || g.Resource != s.Resource() {
+		return nil, nil, ErrBadToken
+	}
+	cl, err := tx.OAuthClientGet(ctx, g.ClientID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cl.RevokedAt != nil {
+		return nil, nil, ErrBadToken
+	}
+	p, err := tx.PrincipalGet(ctx, g.PrincipalID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &continuo.Caller{PrincipalID: p.ID, Principal: p.Name, GroupID: p.GroupID, Scopes: g.Scopes, TokenID: t.ID},
+		&t.ExpiresAt, nil
 }
