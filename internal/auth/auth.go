@@ -216,7 +216,8 @@ func (s *Service) RevokeToken(ctx context.Context, tokenID string) error {
 // The reasons are not told apart, so a caller learns nothing by probing.
 var ErrBadToken = continuo.Errorf(continuo.CodeUnauthorized, "invalid or expired token")
 
-// Authenticate resolves a bearer token to a caller. A token that
+// Authenticate resolves a bearer token to a caller: a personal access
+// token, or an OAuth access token for this server's resource. A token that
 // authenticated recently is answered from the cache (see cache and
 // WatchRevocations) without reading the database.
 func (s *Service) Authenticate(ctx context.Context, secret string) (*continuo.Caller, error) {
@@ -230,6 +231,8 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*continuo.Ca
 	switch {
 	case strings.HasPrefix(secret, TokenPrefix):
 		hash, lookup = hashToken(secret), patCaller
+	case accessSecret.is(secret):
+		hash, lookup = accessSecret.hash(secret), s.oauthCaller
 	default:
 		return nil, ErrBadToken
 	}

@@ -147,42 +147,39 @@ func (s *Service) OAuthGrants(ctx context.Context) ([]GrantInfo, error) {
 // holds. kind is "grant" or "client"; n counts the grants it revoked now
 // (0 when they were revoked already: revoking twice is not an error).
 func (s *Service) RevokeOAuth(ctx context.Context, id string) (kind string, n int, err error) {
-	err = s.store.Write(ctx, func(tx store.Tx) error {
+	err = s.revokeWrite(ctx, func(tx store.Tx) (bool, error) {
 		now := s.now()
 		if continuo.ValidID(continuo.PrefixOAuthGrant, id) {
 			g, err := tx.OAuthGrantGet(ctx, id)
 			if errors.Is(err, store.ErrNotFound) {
-				return continuo.NotFound("grant", id)
+				return false, continuo.NotFound("grant", id)
 			} else if err != nil {
-				return err
+				return false, err
 			}
-			if g.RevokedAt != nil {
-				kind, n = "grant", 0
-				return nil
+			revoked, err := s.revokeGrant(ctx, tx, g.ID, now)
+			kind, n = "grant", 0
+			if revoked {
+				n = 1
 			}
-			kind, n = "grant", 1
-			return s.revokeGrant(ctx, tx, id, now)
+			return revoked, err
 		}
 		c, err := tx.OAuthClientGetByClientID(ctx, id)
 		if errors.Is(err, store.ErrNotFound) && continuo.ValidID(continuo.PrefixOAuthClient, id) {
 			c, err = tx.OAuthClientGet(ctx, id) // a metadata client by its row ID
 		}
 		if errors.Is(err, store.ErrNotFound) {
-			return continuo.NotFound("client", id)
+			return false, continuo.NotFound("client", id)
 		} else if err != nil {
-			return err
+			return false, err
 		}
 		if c.RevokedAt == nil {
 			if err := tx.OAuthClientRevoke(ctx, c.ID, now); err != nil {
-				return err
+				return false, err
 			}
 		}
-		revoked, err := tx.OAuthGrantRevokeClient(ctx, c.ID, now)
-		if err != nil {
-			return err
-		}
-		kind, n = "client", revoked
-		return tx.Notify(ctx, "auth", "")
+		grants, err := tx.OAuthGrantRevokeClient(ctx, c.ID, now)
+		kind, n = "client", grants
+		return c.RevokedAt == nil || grants > 0, err
 	})
 	if err != nil {
 		return "", 0, fmt.Errorf("revoke %s: %w", id, err)

@@ -156,13 +156,15 @@ func (s *Service) exchangeCode(ctx context.Context, form url.Values, client *con
 	}
 	var resp *TokenResponse
 	var replayed bool
-	err := s.store.Write(ctx, func(tx store.Tx) error {
+	// Through revokeWrite: a replay revokes inside this Write, and every
+	// bearer cache must hear of it.
+	err := s.revokeWrite(ctx, func(tx store.Tx) (bool, error) {
 		now := s.now()
 		code, err := tx.OAuthCodeGetByHash(ctx, codeSecret.hash(secret))
 		if errors.Is(err, store.ErrNotFound) {
-			return errBadGrant
+			return false, errBadGrant
 		} else if err != nil {
-			return err
+			return false, err
 		}
 		if code.UsedAt != nil {
 			resp, replayed = nil, true
@@ -170,11 +172,11 @@ func (s *Service) exchangeCode(ctx context.Context, form url.Values, client *con
 		}
 		if code.ClientID != client.ID || !now.Before(code.ExpiresAt) || form.Get("redirect_uri") != code.RedirectURI ||
 			!verifyPKCE(verifier, code.CodeChallenge) || !s.sameResource(code.Resource) {
-			return errBadGrant
+			return false, errBadGrant
 		}
 		live, err := liveClient(ctx, tx, client.ID)
 		if err != nil {
-			return err
+			return false, err
 		}
 		g := &continuo.OAuthGrant{ID: continuo.NewID(continuo.PrefixOAuthGrant, now), ClientID: client.ID,
 			PrincipalID: code.PrincipalID, Scopes: code.Scopes, Resource: code.Resource, CreatedAt: now}
@@ -182,22 +184,22 @@ func (s *Service) exchangeCode(ctx context.Context, form url.Values, client *con
 		// names it. Two exchanges of one code collide on that guarded
 		// update, never on a unique key (grant IDs are new).
 		if err := tx.OAuthGrantCreate(ctx, g); err != nil {
-			return err
+			return false, err
 		}
 		if err := tx.OAuthCodeUse(ctx, code.ID, g.ID, now); errors.Is(err, store.ErrStale) {
-			return errLostRace
+			return false, errLostRace
 		} else if err != nil {
-			return err
+			return false, err
 		}
 		if live.UsedAt == nil {
 			// No longer unused: the registration flood bound skips it.
 			if err := tx.OAuthClientUse(ctx, client.ID, now); err != nil {
-				return err
+				return false, err
 			}
 		}
 		r, err := s.issueTokens(ctx, tx, g, now)
 		resp, replayed = r, false
-		return err
+		return false, err
 	})
 	if err != nil {
 		return nil, err
@@ -230,44 +232,44 @@ func (s *Service) refresh(ctx context.Context, form url.Values, client *continuo
 	}
 	var resp *TokenResponse
 	var reused bool
-	err := s.store.Write(ctx, func(tx store.Tx) error {
+	err := s.revokeWrite(ctx, func(tx store.Tx) (bool, error) {
 		now := s.now()
 		t, err := tx.OAuthTokenGetByHash(ctx, refreshSecret.hash(secret))
 		if errors.Is(err, store.ErrNotFound) {
-			return errBadGrant
+			return false, errBadGrant
 		} else if err != nil {
-			return err
+			return false, err
 		}
 		g, err := tx.OAuthGrantGet(ctx, t.GrantID)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if t.Kind != continuo.TokenRefresh || g.ClientID != client.ID || g.RevokedAt != nil || t.RevokedAt != nil {
-			return errBadGrant
+			return false, errBadGrant
 		}
 		if t.UsedAt != nil {
 			resp, reused = nil, true
 			return s.revokeGrant(ctx, tx, g.ID, now)
 		}
 		if !now.Before(t.ExpiresAt) || !s.sameResource(g.Resource) {
-			return errBadGrant
+			return false, errBadGrant
 		}
 		// Never wider than the user consented to; a fresh consent (a new
 		// authorization) is the only way to more.
 		if !subset(asked, g.Scopes) {
-			return oauthErr("invalid_scope", "scope must be a subset of the grant's: "+joinScopes(g.Scopes))
+			return false, oauthErr("invalid_scope", "scope must be a subset of the grant's: "+joinScopes(g.Scopes))
 		}
 		if _, err := liveClient(ctx, tx, client.ID); err != nil {
-			return err
+			return false, err
 		}
 		if err := tx.OAuthTokenUse(ctx, t.ID, now); errors.Is(err, store.ErrStale) {
-			return errLostRace
+			return false, errLostRace
 		} else if err != nil {
-			return err
+			return false, err
 		}
 		r, err := s.issueTokens(ctx, tx, g, now)
 		resp, reused = r, false
-		return err
+		return false, err
 	})
 	if err != nil {
 		return nil, err
@@ -312,24 +314,22 @@ func (s *Service) issueTokens(ctx context.Context, tx store.Tx, g *continuo.OAut
 }
 
 // revokeGrant revokes a grant (every token of its family) unless it is
-// revoked already, and tells every replica's bearer cache.
-func (s *Service) revokeGrant(ctx context.Context, tx store.Tx, id string, now time.Time) error {
+// revoked already, and reports whether it did. Its callers run it in a
+// revokeWrite, which tells every replica's bearer cache.
+func (s *Service) revokeGrant(ctx context.Context, tx store.Tx, id string, now time.Time) (bool, error) {
 	if id == "" {
-		return nil
+		return false, nil
 	}
 	g, err := tx.OAuthGrantGet(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil
+		return false, nil
 	} else if err != nil {
-		return err
+		return false, err
 	}
 	if g.RevokedAt != nil {
-		return nil
+		return false, nil
 	}
-	if err := tx.OAuthGrantRevoke(ctx, id, now); err != nil {
-		return err
-	}
-	return tx.Notify(ctx, "auth", "")
+	return true, tx.OAuthGrantRevoke(ctx, id, now)
 }
 
 // RevokeOAuthToken answers the revocation endpoint (RFC 7009): an access
@@ -361,31 +361,28 @@ func (s *Service) RevokeOAuthToken(ctx context.Context, form url.Values, c Clien
 	default:
 		return nil
 	}
-	err = s.store.Write(ctx, func(tx store.Tx) error {
+	err = s.revokeWrite(ctx, func(tx store.Tx) (bool, error) {
 		now := s.now()
 		t, err := tx.OAuthTokenGetByHash(ctx, kind.hash(secret))
 		if errors.Is(err, store.ErrNotFound) {
-			return nil
+			return false, nil
 		} else if err != nil {
-			return err
+			return false, err
 		}
 		g, err := tx.OAuthGrantGet(ctx, t.GrantID)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if g.ClientID != client.ID {
-			return nil
+			return false, nil
 		}
 		if t.Kind == continuo.TokenRefresh {
 			return s.revokeGrant(ctx, tx, g.ID, now)
 		}
 		if t.RevokedAt != nil {
-			return nil
+			return false, nil
 		}
-		if err := tx.OAuthTokenRevoke(ctx, t.ID, now); err != nil {
-			return err
-		}
-		return tx.Notify(ctx, "auth", "")
+		return true, tx.OAuthTokenRevoke(ctx, t.ID, now)
 	})
 	if err != nil {
 		return fmt.Errorf("revoke token: %w", err)
@@ -393,26 +390,9 @@ func (s *Service) RevokeOAuthToken(ctx context.Context, form url.Values, c Clien
 	return nil
 }
 
-// authenticateOAuth resolves an OAuth access token (see oauthCaller).
-func (s *Service) authenticateOAuth(ctx context.Context, secret string) (*continuo.Caller, error) {
-	var c *continuo.Caller
-	err := s.store.Read(ctx, func(tx store.Tx) (err error) {
-		c, _, err = s.oauthCaller(ctx, tx, accessSecret.hash(secret), s.now())
-		return err
-	})
-	if errors.Is(err, store.ErrNotFound) || errors.Is(err, ErrBadToken) {
-		return nil, ErrBadToken
-	}
-	if err != nil {
-		return nil, fmt.Errorf("authenticate: %w", err)
-	}
-	return c, nil
-}
-
-// oauthCaller resolves an OAuth access token's hash to its caller and its
-// expiry: the token unexpired and unrevoked, its grant unrevoked and for
-// this server's resource, its client unrevoked. The caller holds the
-// grant's scopes. Every failure is ErrBadToken or store.ErrNotFound.
+// oauthCaller is the tokenLookup of OAuth access tokens: the token
+// unexpired and unrevoked, its grant unrevoked and for this server's
+// resource, its client unrevoked. The caller holds the grant's scopes.
 func (s *Service) oauthCaller(ctx context.Context, tx store.Tx, hash string, now time.Time) (*continuo.Caller, *time.Time, error) {
 	if s.Resource() == "" {
 		return nil, nil, ErrBadToken

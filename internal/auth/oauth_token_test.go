@@ -410,3 +410,72 @@ func testRevocationsNotify(t *testing.T) {
 		}
 	})
 }
+
+// With the bearer cache on, every way an OAuth token ends takes effect on
+// its next request: each clears the cache it was served from.
+func TestOAuthBearerCache(t *testing.T) { stores.Each(t, testOAuthBearerCache) }
+
+func testOAuthBearerCache(t *testing.T) {
+	e := setupOAuth(t, auth.OAuthOptions{})
+	ctx, cancel := context.WithCancel(e.ctx)
+	done := e.a.WatchRevocations(ctx)
+	defer func() { cancel(); <-done }()
+	id := e.public(cb)
+	pub := auth.ClientAuth{ID: id}
+	cached := func() *auth.TokenResponse {
+		t.Helper()
+		tr := e.tokens(id, cb)
+		if !e.works(tr.AccessToken) || !e.works(tr.AccessToken) {
+			t.Fatal("fresh token refused")
+		}
+		return tr
+	}
+	for name, end := range map[string]func(tr *auth.TokenResponse){
+		"access token revoked": func(tr *auth.TokenResponse) {
+			if err := e.a.RevokeOAuthToken(e.ctx, url.Values{"token": {tr.AccessToken}}, pub); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"refresh token revoked": func(tr *auth.TokenResponse) {
+			if err := e.a.RevokeOAuthToken(e.ctx, url.Values{"token": {tr.RefreshToken}}, pub); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"refresh token reused": func(tr *auth.TokenResponse) {
+			if _, err := e.refresh(pub, tr.RefreshToken, ""); err != nil {
+				t.Fatal(err)
+			}
+			e.refresh(pub, tr.RefreshToken, "")
+		},
+		"grant revoked": func(*auth.TokenResponse) {
+			gs, _ := e.a.OAuthGrants(e.ctx)
+			if _, _, err := e.a.RevokeOAuth(e.ctx, gs[len(gs)-1].GrantID); err != nil {
+				t.Fatal(err)
+			}
+		},
+	} {
+		tr := cached()
+		end(tr)
+		if e.works(tr.AccessToken) {
+			t.Errorf("%s: the cached token still works", name)
+		}
+	}
+	// A replayed code: the tokens of its first exchange end.
+	code, verifier := e.code(id, cb)
+	tr, err := e.exchange(pub, code, cb, verifier)
+	if err != nil || !e.works(tr.AccessToken) {
+		t.Fatal(err)
+	}
+	e.exchange(pub, code, cb, verifier)
+	if e.works(tr.AccessToken) {
+		t.Error("code replayed: the cached token still works")
+	}
+	// The client revoked: all of its tokens end.
+	tr = cached()
+	if _, _, err := e.a.RevokeOAuth(e.ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if e.works(tr.AccessToken) {
+		t.Error("client revoked: the cached token still works")
+	}
+}

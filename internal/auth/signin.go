@@ -205,20 +205,17 @@ func (s *Service) SignOut(ctx context.Context, secret string) error {
 	if !sessionSecret.is(secret) {
 		return nil
 	}
-	err := s.store.Write(ctx, func(tx store.Tx) error {
+	err := s.revokeWrite(ctx, func(tx store.Tx) (bool, error) {
 		w, err := tx.WebSessionGetByHash(ctx, sessionSecret.hash(secret))
 		if errors.Is(err, store.ErrNotFound) {
-			return nil
+			return false, nil
 		} else if err != nil {
-			return err
+			return false, err
 		}
 		if w.RevokedAt != nil {
-			return nil
+			return false, nil
 		}
-		if err := tx.WebSessionRevoke(ctx, w.ID, s.now()); err != nil {
-			return err
-		}
-		return tx.Notify(ctx, "auth", "")
+		return true, tx.WebSessionRevoke(ctx, w.ID, s.now())
 	})
 	if err != nil {
 		return fmt.Errorf("sign out: %w", err)
