@@ -425,8 +425,10 @@ func testOAuthBearerCache(t *testing.T) {
 	cached := func() *auth.TokenResponse {
 		t.Helper()
 		tr := e.tokens(id, cb)
-		if !e.works(tr.AccessToken) || !e.works(tr.AccessToken) {
-			t.Fatal("fresh token refused")
+		for range 2 { // the second is served from the cache
+			if !e.works(tr.AccessToken) {
+				t.Fatal("fresh token refused")
+			}
 		}
 		return tr
 	}
