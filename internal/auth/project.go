@@ -160,6 +160,14 @@ func (s *Service) Projects(ctx context.Context, tx store.Tx, c *continuo.Caller)
 	return out, nil
 }
 
+// ProjectsOf lists the projects the caller's group has a grant on, in a
+// read of its own: for the consent page, which has no transaction.
+func (s *Service) ProjectsOf(ctx context.Context, c *continuo.Caller) ([]Visible, error) {
+	var out []Visible
+	err := s.store.Read(ctx, func(tx store.Tx) (err error) { out, err = s.Projects(ctx, tx, c); return err })
+	return out, err
+}
+
 // ResolveProject finds a project by ID or name that the caller's group may
 // reach with at least the given access. A project the group has no grant on
 // is reported exactly like one that does not exist.
