@@ -34,8 +34,10 @@ type Config struct {
 type ServerConfig struct {
 	// Listen is the host:port the HTTP server listens on.
 	Listen string `toml:"listen"`
-	// PublicURL is the externally visible base URL, used in OAuth metadata
-	// and in links. Empty means it is derived from the listen address.
+	// PublicURL is the externally visible origin (https://host[:port], or
+	// http:// on a loopback host; no path): the OAuth issuer, and the base
+	// of links. Empty means http://<listen address> when that is a
+	// loopback address, and OAuth off otherwise.
 	PublicURL string `toml:"public_url"`
 	// TrustedCarrierMetaKeys names the _meta keys a client (for example a
 	// chat host's conversation id) may use to carry session context.
@@ -259,6 +261,14 @@ func (s ServerConfig) validate(p *problems) {
 			// It is published in OAuth metadata, so credentials in it
 			// would be handed to every client.
 			p.add("server.public_url", "must not contain user info")
+		} else if pu.Path != "" && pu.Path != "/" {
+			// It is the OAuth issuer, whose endpoints and metadata live at
+			// fixed paths of its origin.
+			p.add("server.public_url", "must not have a path (it is the server's origin, scheme://host[:port])")
+		} else if pu.Scheme != "https" && !loopbackName(pu.Hostname()) {
+			// Tokens and sign-in cookies travel to it: only a loopback
+			// address may be spoken to in the clear.
+			p.add("server.public_url", "must be https:// (http:// only on a loopback host such as 127.0.0.1)")
 		}
 	}
 	for i, k := range s.TrustedCarrierMetaKeys {
@@ -416,6 +426,16 @@ func httpURL(s string) string {
 		return "must be an absolute URL with a host"
 	}
 	return ""
+}
+
+// loopbackName reports whether host (without port) names the loopback
+// interface: localhost, 127.0.0.0/8 or ::1.
+func loopbackName(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // DatabaseURL returns the database URL to use: the configured one, or a
