@@ -1,6 +1,7 @@
 // Package web serves Continuo over HTTP: the MCP endpoint behind bearer
-// authentication, health and readiness probes, Prometheus metrics, and the
-// landing page.
+// authentication, the HTTP edge of the OAuth 2.1 authorization server
+// (metadata, sign-in and consent pages, token, revocation, registration),
+// health and readiness probes, Prometheus metrics, and the landing page.
 package web
 
 import (
@@ -49,6 +50,15 @@ type Options struct {
 	// GetSessionID) and lets every replica serve every session; nil means
 	// sessions live only in this process.
 	Sessions *Sessions
+	// OAuth serves the authorization server when it has an issuer (the
+	// auth service after EnableOAuth); nil or no issuer: OAuth is off, its
+	// routes answer 404 and /mcp takes personal access tokens only.
+	OAuth OAuthServer
+	// Key is the secret all replicas share (auth.SessionKey); the CSRF key
+	// of the OAuth pages derives from it. nil: a key of this process only.
+	Key []byte
+	// Now is the clock of the registration rate limit; nil means time.Now.
+	Now func() time.Time
 }
 
 // statelessFrom is the first MCP protocol version without sessions. Requests
@@ -99,8 +109,17 @@ func Handler(o Options) http.Handler {
 	}, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})
 
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", hostGuard(o.PublicHost, originGuard(o.PublicURL, o.AllowedOrigins,
-		bearer(o.Auth, bodies(lim, &rpcEdge{next: withInfo(route)})))))
+	guard := func(h http.Handler) http.Handler { return hostGuard(o.PublicHost, h) }
+	challenge := `Bearer realm="continuo"`
+	if o.OAuth != nil && o.OAuth.Issuer() != "" {
+		edge := newOAuthEdge(o)
+		edge.routes(mux, guard)
+		// RFC 9728 §5.1: the challenge names the metadata that says where
+		// to get a token.
+		challenge = `Bearer resource_metadata="` + edge.resourceMetadata() + `"`
+	}
+	mux.Handle("/mcp", guard(originGuard(o.PublicURL, o.AllowedOrigins,
+		bearer(o.Auth, challenge, bodies(lim, &rpcEdge{next: withInfo(route)})))))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -185,13 +204,14 @@ func loopback(hostport string) bool {
 }
 
 // bearer authenticates every request with a bearer token. Missing or bad
-// tokens get 401 with a WWW-Authenticate challenge (RFC 6750) and a
-// structured error body; the token itself never appears in a log.
-func bearer(a Authenticator, next http.Handler) http.Handler {
+// tokens get 401 with the WWW-Authenticate challenge (RFC 6750; a bad
+// token adds error="invalid_token") and a structured error body; the token
+// itself never appears in a log.
+func bearer(a Authenticator, challenge string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 		if !ok || !strings.EqualFold(scheme, "bearer") || strings.TrimSpace(token) == "" {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="continuo"`)
+			w.Header().Set("WWW-Authenticate", challenge)
 			writeError(w, http.StatusUnauthorized, continuo.Errorf(continuo.CodeUnauthorized, "a bearer token is required"))
 			return
 		}
@@ -202,7 +222,7 @@ func bearer(a Authenticator, next http.Handler) http.Handler {
 			if e.Code != continuo.CodeUnauthorized {
 				status = http.StatusServiceUnavailable
 			}
-			w.Header().Set("WWW-Authenticate", `Bearer realm="continuo", error="invalid_token", error_description="invalid or expired token"`)
+			w.Header().Set("WWW-Authenticate", challenge+`, error="invalid_token", error_description="invalid or expired token"`)
 			writeError(w, status, e)
 			return
 		}
@@ -242,7 +262,9 @@ func instrument(m *metrics.Registry, next http.Handler) http.Handler {
 // route bounds the label values to the known routes.
 func route(path string) string {
 	switch path {
-	case "/mcp", "/healthz", "/readyz", "/metrics", "/":
+	case "/mcp", "/healthz", "/readyz", "/metrics", "/",
+		"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-authorization-server",
+		"/oauth/authorize", "/oauth/login", "/oauth/token", "/oauth/revoke", "/oauth/register", "/login", "/logout":
 		return path
 	}
 	return "other"

@@ -1,0 +1,164 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/auth"
+)
+
+// The endpoints clients call directly: token (RFC 6749 §3.2), revocation
+// (RFC 7009) and dynamic registration (RFC 7591). Errors are OAuth's JSON
+// {error, error_description}; responses that carry secrets are never
+// cached.
+
+func (e *oauthEdge) token(w http.ResponseWriter, r *http.Request) {
+	form, c, ok := e.clientRequest(w, r)
+	if !ok {
+		return
+	}
+	resp, err := e.svc.Token(r.Context(), form, c)
+	if err != nil {
+		e.protocolError(w, r, err, c.Basic)
+		return
+	}
+	w.Header().Set("Pragma", "no-cache")
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (e *oauthEdge) revoke(w http.ResponseWriter, r *http.Request) {
+	form, c, ok := e.clientRequest(w, r)
+	if !ok {
+		return
+	}
+	if err := e.svc.RevokeOAuthToken(r.Context(), form, c); err != nil {
+		e.protocolError(w, r, err, c.Basic)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+}
+
+func (e *oauthEdge) registerClient(w http.ResponseWriter, r *http.Request) {
+	if !e.register.allow(r) {
+		w.Header().Set("Retry-After", "60")
+		writeOAuthError(w, http.StatusTooManyRequests, "rate_limited", "too many client registrations; retry in a minute")
+		return
+	}
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+		writeOAuthError(w, http.StatusBadRequest, "invalid_client_metadata", "the registration must be sent as application/json")
+		return
+	}
+	body, ok := readSmallBody(w, r, "invalid_client_metadata")
+	if !ok {
+		return
+	}
+	reg, err := e.svc.RegisterClient(r.Context(), body)
+	if err != nil {
+		e.protocolError(w, r, err, false)
+		return
+	}
+	w.Header().Set("Pragma", "no-cache")
+	writeJSON(w, http.StatusCreated, reg.Response)
+}
+
+// clientRequest reads a token or revocation request: a form body (never
+// the query, never JSON), each parameter once, and the client's
+// credentials from the form or an Authorization: Basic header.
+func (e *oauthEdge) clientRequest(w http.ResponseWriter, r *http.Request) (url.Values, auth.ClientAuth, bool) {
+	var c auth.ClientAuth
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/x-www-form-urlencoded" {
+		writeOAuthError(w, http.StatusBadRequest, "invalid_request", "the body must be application/x-www-form-urlencoded")
+		return nil, c, false
+	}
+	body, ok := readSmallBody(w, r, "invalid_request")
+	if !ok {
+		return nil, c, false
+	}
+	form, err := url.ParseQuery(string(body))
+	if err != nil {
+		writeOAuthError(w, http.StatusBadRequest, "invalid_request", "the body is not a valid form")
+		return nil, c, false
+	}
+	for k, v := range form {
+		if len(v) > 1 { // RFC 6749 §3.2
+			writeOAuthError(w, http.StatusBadRequest, "invalid_request", fmt.Sprintf("the parameter %s was given more than once", k))
+			return nil, c, false
+		}
+	}
+	c = auth.ClientAuth{ID: form.Get("client_id"), Secret: form.Get("client_secret")}
+	if id, secret, basic := r.BasicAuth(); basic {
+		// RFC 6749 §2.3.1: both are form-encoded before they are joined.
+		uid, err1 := url.QueryUnescape(id)
+		usecret, err2 := url.QueryUnescape(secret)
+		switch {
+		case err1 != nil || err2 != nil:
+			writeOAuthError(w, http.StatusBadRequest, "invalid_request", "the Basic credentials are not form-encoded")
+			return nil, c, false
+		case form.Has("client_secret"):
+			writeOAuthError(w, http.StatusBadRequest, "invalid_request", "use one client authentication method, not two")
+			return nil, c, false
+		case form.Has("client_id") && form.Get("client_id") != uid:
+			writeOAuthError(w, http.StatusBadRequest, "invalid_request", "client_id differs from the Basic credentials")
+			return nil, c, false
+		}
+		c = auth.ClientAuth{ID: uid, Secret: usecret, Basic: true}
+	}
+	return form, c, true
+}
+
+// readSmallBody reads a body of at most maxFormBytes; over that it answers
+// 413 with the OAuth error code given.
+func readSmallBody(w http.ResponseWriter, r *http.Request, code string) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxFormBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			writeOAuthError(w, http.StatusRequestEntityTooLarge, code, fmt.Sprintf("the body exceeds %d bytes", maxFormBytes))
+		} else {
+			writeOAuthError(w, http.StatusBadRequest, code, "the body could not be read")
+		}
+		return nil, false
+	}
+	return body, true
+}
+
+// protocolError writes an error of the auth service as OAuth's JSON: an
+// *auth.OAuthError as it is, anything else as server_error (logged; its
+// text is not shown).
+func (e *oauthEdge) protocolError(w http.ResponseWriter, r *http.Request, err error, basic bool) {
+	var oe *auth.OAuthError
+	if errors.As(err, &oe) {
+		status := oe.Status
+		if status == 0 {
+			status = http.StatusBadRequest
+		}
+		if oe.Code == "invalid_client" && basic {
+			// RFC 6749 §5.2: a client that tried Basic is told so.
+			w.Header().Set("WWW-Authenticate", `Basic realm="continuo"`)
+			status = http.StatusUnauthorized
+		}
+		writeOAuthError(w, status, oe.Code, oe.Description)
+		return
+	}
+	ce := continuo.AsError(err)
+	switch ce.Code {
+	case continuo.CodeRateLimited:
+		writeOAuthError(w, http.StatusTooManyRequests, "rate_limited", ce.Message)
+	case continuo.CodeInternal:
+		e.log.ErrorContext(r.Context(), "oauth endpoint", "path", r.URL.Path, "err", err)
+		writeOAuthError(w, http.StatusInternalServerError, "server_error", "internal error")
+	default:
+		writeOAuthError(w, http.StatusBadRequest, "invalid_request", ce.Message)
+	}
+}
+
+func writeOAuthError(w http.ResponseWriter, status int, code, description string) {
+	w.Header().Set("Pragma", "no-cache")
+	writeJSON(w, status, map[string]string{"error": code, "error_description": description})
+}
