@@ -181,6 +181,7 @@ func runServe(e *env, args []string) error {
 	watched := a.auth.WatchRevocations(watch)
 	defer func() { stopWatch(); <-watched }()
 	sessions := web.NewSessions(key)
+	a.auth.EnableOAuth(auth.OAuthOptions{Issuer: oauthIssuer(e.cfg.Server.PublicURL, ln.Addr())})
 	mcpSrv := mcpserver.New(mcpserver.Options{Workflow: a.workflow, Metrics: a.metrics, Logger: e.log, SessionID: sessions.NewID})
 	var publicHost string
 	if u, err := url.Parse(e.cfg.Server.PublicURL); err == nil {
@@ -190,7 +191,7 @@ func runServe(e *env, args []string) error {
 	defer closeStreams()
 	srv := &http.Server{
 		Handler: endStreams(streams, web.Handler(web.Options{MCP: mcpSrv, Auth: a.auth, Ready: a.store.Ping, Metrics: a.metrics, Logger: e.log,
-			PublicHost: publicHost, PublicURL: e.cfg.Server.PublicURL, Sessions: sessions,
+			PublicHost: publicHost, PublicURL: e.cfg.Server.PublicURL, Sessions: sessions, OAuth: a.auth, Key: key,
 			AllowedOrigins: e.cfg.Server.AllowedOrigins, Limits: web.Limits{MaxSessions: e.cfg.Server.MaxSessions,
 				MaxSessionsPerPrincipal: e.cfg.Server.MaxSessionsPerPrincipal,
 				SessionIdle:             time.Duration(e.cfg.Server.SessionIdleSecs) * time.Second}})),
@@ -204,7 +205,7 @@ func runServe(e *env, args []string) error {
 	if base == "" {
 		base = "http://" + ln.Addr().String()
 	}
-	e.announce(strings.TrimSuffix(base, "/")+"/mcp", ln.Addr().String(), &first)
+	e.announce(strings.TrimSuffix(base, "/")+"/mcp", ln.Addr().String(), a.auth.Issuer(), &first)
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -223,6 +224,21 @@ func runServe(e *env, args []string) error {
 		return err
 	}
 	return nil
+}
+
+// oauthIssuer is the server's one OAuth issuer: the public URL, else the
+// bound loopback address over http (a server on this machine only), else
+// none — a server reachable from elsewhere without a public URL would have
+// to guess the name its clients use, so it serves personal access tokens
+// only.
+func oauthIssuer(publicURL string, bound net.Addr) string {
+	if publicURL != "" {
+		return strings.TrimSuffix(publicURL, "/")
+	}
+	if tcp, ok := bound.(*net.TCPAddr); ok && tcp.IP.IsLoopback() {
+		return "http://" + tcp.String()
+	}
+	return ""
 }
 
 // endStreams ends GET requests — the server-sent event streams a client
@@ -289,9 +305,12 @@ func runInit(e *env, args []string) error {
 
 // announce tells the operator how to connect. With --json it prints one
 // JSON object (scripts and tests read it); otherwise a short text.
-func (e *env) announce(mcpURL, addr string, first *firstStart) {
+func (e *env) announce(mcpURL, addr, issuer string, first *firstStart) {
 	if e.json {
 		v := map[string]any{"mcp_url": mcpURL, "listen": addr, "data_dir": e.dataDir}
+		if issuer != "" {
+			v["oauth_issuer"] = issuer
+		}
 		if first.token != nil {
 			v["admin_token"] = first.token.Token
 			v["admin_token_id"] = first.token.TokenID
@@ -306,6 +325,11 @@ func (e *env) announce(mcpURL, addr string, first *firstStart) {
 	}
 	w := e.stdout
 	fmt.Fprintf(w, "Continuo is running.\n  MCP endpoint:   %s\n  Data directory: %s\n", mcpURL, e.dataDir)
+	if issuer != "" {
+		fmt.Fprintf(w, "  OAuth issuer:   %s\n", issuer)
+	} else {
+		fmt.Fprintf(w, "  OAuth:          off (set server.public_url to its https:// URL to turn it on); tokens only\n")
+	}
 	secret := "<TOKEN>"
 	if first.fresh {
 		e.printFirstStart(first)
