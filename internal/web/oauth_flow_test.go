@@ -1,13 +1,21 @@
 package web_test
 
 import (
+	"context"
+	"encoding/json"
+	"encoding/pem"
 	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/auth"
 	"github.com/continuo-dev/continuo/internal/store/stores"
 )
 
@@ -253,4 +261,54 @@ func cookieNamed(cs []*http.Cookie, name string) *http.Cookie {
 		}
 	}
 	return nil
+}
+
+// A client identified by its metadata document: the consent page says who
+// published it, and the flow completes.
+func TestOAuthMetadataClient(t *testing.T) { stores.Each(t, testOAuthMetadataClient) }
+
+func testOAuthMetadataClient(t *testing.T) {
+	var clientID string
+	docs := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"client_id": clientID, "client_name": "Doc Client",
+			"redirect_uris": []string{redirect}, "token_endpoint_auth_method": "none"})
+	}))
+	defer docs.Close()
+	// The test certificate names example.com; the resolver sends that name
+	// to the loopback server, which the test CA lets the fetcher dial.
+	clientID = "https://example.com:" + docs.URL[strings.LastIndexByte(docs.URL, ':')+1:] + "/client.json"
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: docs.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fetcher, err := auth.NewClientDocFetcher(auth.FetcherOptions{TestCAFile: ca, Resolver: loopbackResolver{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := newOAuthServer(t, func(oo *auth.OAuthOptions) { oo.Fetcher = fetcher })
+	verifier, challenge := pkce("doc")
+	b, page := o.consentPage(o.authorizeURL(clientID, redirect, challenge, "sessions:read"))
+	for _, want := range []string{`id="client-name">Doc Client<`, `id="client-kind">Published by example.com:`} {
+		if !strings.Contains(page.body, want) {
+			t.Errorf("consent page lacks %q:\n%s", want, page.body)
+		}
+	}
+	f := formFields(t, page.body, "consent")
+	f.Set("decision", "approve")
+	loc, _ := url.Parse(b.post("/oauth/authorize", f).Header.Get("Location"))
+	r := o.postForm("/oauth/token", url.Values{"grant_type": {"authorization_code"}, "code": {loc.Query().Get("code")},
+		"redirect_uri": {redirect}, "client_id": {clientID}, "code_verifier": {verifier}})
+	if r.StatusCode != http.StatusOK {
+		t.Fatalf("token: %d %s", r.StatusCode, r.body)
+	}
+	if err := o.ping(r.json(t)["access_token"].(string)); err != nil {
+		t.Errorf("MCP ping: %v", err)
+	}
+}
+
+type loopbackResolver struct{}
+
+func (loopbackResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
+	return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
 }

@@ -38,7 +38,9 @@ type oauthServer struct {
 	client *http.Client // no cookies, no redirects followed
 }
 
-func newOAuthServer(t *testing.T) *oauthServer {
+// newOAuthServer starts one; options may change the auth service's OAuth
+// options (not the issuer).
+func newOAuthServer(t *testing.T, options ...func(*auth.OAuthOptions)) *oauthServer {
 	t.Helper()
 	ctx := t.Context()
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -53,7 +55,11 @@ func newOAuthServer(t *testing.T) *oauthServer {
 	}
 	srv := httptest.NewUnstartedServer(nil)
 	o.url = "http://" + srv.Listener.Addr().String()
-	a.EnableOAuth(auth.OAuthOptions{Issuer: o.url})
+	oo := auth.OAuthOptions{Issuer: o.url}
+	for _, f := range options {
+		f(&oo)
+	}
+	a.EnableOAuth(oo)
 	key, err := a.SessionKey(ctx)
 	if err != nil {
 		t.Fatal(err)
