@@ -181,7 +181,17 @@ func runServe(e *env, args []string) error {
 	watched := a.auth.WatchRevocations(watch)
 	defer func() { stopWatch(); <-watched }()
 	sessions := web.NewSessions(key)
-	a.auth.EnableOAuth(auth.OAuthOptions{Issuer: oauthIssuer(e.cfg.Server.PublicURL, ln.Addr())})
+	// Tests serve client metadata documents from loopback with their own
+	// CA; nothing else relaxes the fetcher's rules.
+	testCA := os.Getenv("CONTINUO_TEST_CLIENT_METADATA_CA")
+	fetcher, err := auth.NewClientDocFetcher(auth.FetcherOptions{TestCAFile: testCA})
+	if err != nil {
+		return err
+	}
+	if testCA != "" {
+		e.log.Warn("CONTINUO_TEST_CLIENT_METADATA_CA is set: client metadata documents on loopback addresses are allowed (tests only)")
+	}
+	a.auth.EnableOAuth(auth.OAuthOptions{Issuer: oauthIssuer(e.cfg.Server.PublicURL, ln.Addr()), Fetcher: fetcher})
 	mcpSrv := mcpserver.New(mcpserver.Options{Workflow: a.workflow, Metrics: a.metrics, Logger: e.log, SessionID: sessions.NewID})
 	var publicHost string
 	if u, err := url.Parse(e.cfg.Server.PublicURL); err == nil {
