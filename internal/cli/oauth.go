@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"fmt"
+	"net"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/auth"
+)
+
+// oauthIssuer is the one URL the OAuth server and its links live under:
+// the configured public URL, else the listen address when it is loopback
+// (a local client reaches it as is), else "" — OAuth is off, because a
+// public issuer must not be guessed from a request's Host header.
+func oauthIssuer(publicURL, listen string) string {
+	if publicURL != "" {
+		return strings.TrimSuffix(publicURL, "/")
+	}
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return ""
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return ""
+	}
+	return "http://" + listen
+}
+
+// withOAuth is withAuth with the OAuth server enabled at the configured
+// issuer, for the commands that make links or list OAuth state.
+func (e *env) withOAuth(fn func(a *auth.Service) error) error {
+	return e.withAuth(func(a *auth.Service) error {
+		a.EnableOAuth(auth.OAuthOptions{Issuer: oauthIssuer(e.cfg.Server.PublicURL, e.cfg.Server.Listen)})
+		return fn(a)
+	})
+}
+
+func runLoginLink(e *env, args []string) error {
+	fs := e.flags("login-link", "login-link --principal NAME [--ttl 10m]")
+	principal := fs.String("principal", "", "the principal `name` who signs in (required)")
+	ttl := fs.Duration("ttl", 10*time.Minute, "how long the link stays valid (at most 1h)")
+	if _, err := e.parse(fs, args, 0); err != nil {
+		return err
+	}
+	if *principal == "" {
+		return fmt.Errorf("%w: login-link needs --principal", errUsage)
+	}
+	if *ttl <= 0 || *ttl > time.Hour {
+		return continuo.Invalid("ttl", "must be more than 0 and at most 1h")
+	}
+	if oauthIssuer(e.cfg.Server.PublicURL, e.cfg.Server.Listen) == "" {
+		return continuo.Invalid("server.public_url", "set server.public_url (the address browsers reach this server at) to make sign-in links")
+	}
+	return e.withOAuth(func(a *auth.Service) error {
+		l, err := a.CreateLoginLink(e.ctx, *principal, *ttl)
+		if err != nil {
+			return err
+		}
+		e.out(map[string]any{"url": l.URL, "code": l.Code, "expires_at": l.ExpiresAt.Format(time.RFC3339)},
+			fmt.Sprintf("single-use sign-in link for %s, valid until %s (keep it secret):\n%s", *principal, l.ExpiresAt.Format(time.Kitchen), l.URL))
+		return nil
+	})
+}
+
+func runOAuth(e *env, args []string) error {
+	sub, args, err := e.subcommand(args, "oauth clients", "oauth grants", "oauth revoke CLIENT_ID|GRANT_ID")
+	if err != nil {
+		return err
+	}
+	switch sub {
+	case "clients":
+		fs := e.flags("oauth clients", "oauth clients")
+		if _, err := e.parse(fs, args, 0); err != nil {
+			return err
+		}
+		return e.withOAuth(func(a *auth.Service) error {
+			cs, err := a.OAuthClients(e.ctx)
+			if err != nil {
+				return err
+			}
+			var b strings.Builder
+			tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "CLIENT_ID\tKIND\tNAME\tSTATE\tGRANTS\tREDIRECTS TO\tCREATED")
+			for _, c := range cs {
+				state := "active"
+				if c.RevokedAt != nil {
+					state = "revoked"
+				} else if c.UsedAt == nil {
+					state = "unused"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", c.ClientID, c.Kind, oneLine(c.Name), state, c.ActiveGrants,
+					strings.Join(c.RedirectHosts, ","), c.CreatedAt.Format(time.DateOnly))
+			}
+			tw.Flush()
+			e.out(map[string]any{"clients": cs}, strings.TrimSuffix(b.String(), "\n"))
+			return nil
+		})
+	case "grants":
+		fs := e.flags("oauth grants", "oauth grants")
+		if _, err := e.parse(fs, args, 0); err != nil {
+			return err
+		}
+		return e.withOAuth(func(a *auth.Service) error {
+			gs, err := a.OAuthGrants(e.ctx)
+			if err != nil {
+				return err
+			}
+			var b strings.Builder
+			tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "GRANT_ID\tCLIENT\tPRINCIPAL\tGROUP\tSTATE\tCREATED\tSCOPES")
+			for _, g := range gs {
+				sc := make([]string, len(g.Scopes))
+				for i, s := range g.Scopes {
+					sc[i] = string(s)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.GrantID, oneLine(g.ClientName), g.Principal, g.Group, g.State,
+					g.CreatedAt.Format(time.DateOnly), strings.Join(sc, ","))
+			}
+			tw.Flush()
+			e.out(map[string]any{"grants": gs}, strings.TrimSuffix(b.String(), "\n"))
+			return nil
+		})
+	case "revoke":
+		fs := e.flags("oauth revoke", "oauth revoke CLIENT_ID|GRANT_ID")
+		pos, err := e.parse(fs, args, 1)
+		if err != nil {
+			return err
+		}
+		return e.withOAuth(func(a *auth.Service) error {
+			kind, n, err := a.RevokeOAuth(e.ctx, pos[0])
+			if err != nil {
+				return err
+			}
+			text := fmt.Sprintf("revoked %s %s", kind, pos[0])
+			if kind == "client" {
+				text += fmt.Sprintf(" and its %d active grant(s)", n)
+			}
+			e.out(map[string]any{"id": pos[0], "kind": kind, "revoked": true, "grants_revoked": n}, text)
+			return nil
+		})
+	}
+	return fmt.Errorf("%w: oauth takes clients, grants or revoke", errUsage)
+}
+
+// oneLine keeps a client-chosen name from breaking a table: control
+// characters become spaces and it is cut at 40 bytes.
+func oneLine(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+	if len(s) > 40 {
+		s = strings.ToValidUTF8(s[:40], "") + "…"
+	}
+	return s
+}
