@@ -11,29 +11,21 @@ import (
 	"github.com/continuo-dev/continuo/internal/auth"
 )
 
-// oauthIssuer is the one URL the OAuth server and its links live under:
-// the configured public URL, else the listen address when it is loopback
-// (a local client reaches it as is), else "" — OAuth is off, because a
-// public issuer must not be guessed from a request's Host header.
-func oauthIssuer(publicURL, listen string) string {
-	if publicURL != "" {
-		return strings.TrimSuffix(publicURL, "/")
+// configuredIssuer is the issuer a server started with this
+// configuration has (oauthIssuer), for commands that run beside it.
+func (e *env) configuredIssuer() string {
+	var bound net.Addr
+	if a, err := net.ResolveTCPAddr("tcp", e.cfg.Server.Listen); err == nil {
+		bound = a
 	}
-	host, _, err := net.SplitHostPort(listen)
-	if err != nil {
-		return ""
-	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return ""
-	}
-	return "http://" + listen
+	return oauthIssuer(e.cfg.Server.PublicURL, bound)
 }
 
 // withOAuth is withAuth with the OAuth server enabled at the configured
 // issuer, for the commands that make links or list OAuth state.
 func (e *env) withOAuth(fn func(a *auth.Service) error) error {
 	return e.withAuth(func(a *auth.Service) error {
-		a.EnableOAuth(auth.OAuthOptions{Issuer: oauthIssuer(e.cfg.Server.PublicURL, e.cfg.Server.Listen)})
+		a.EnableOAuth(auth.OAuthOptions{Issuer: e.configuredIssuer()})
 		return fn(a)
 	})
 }
@@ -51,7 +43,7 @@ func runLoginLink(e *env, args []string) error {
 	if *ttl <= 0 || *ttl > time.Hour {
 		return continuo.Invalid("ttl", "must be more than 0 and at most 1h")
 	}
-	if oauthIssuer(e.cfg.Server.PublicURL, e.cfg.Server.Listen) == "" {
+	if e.configuredIssuer() == "" {
 		return continuo.Invalid("server.public_url", "set server.public_url (the address browsers reach this server at) to make sign-in links")
 	}
 	return e.withOAuth(func(a *auth.Service) error {
