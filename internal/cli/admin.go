@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/continuo-dev/continuo"
@@ -84,25 +83,17 @@ func runToken(e *env, args []string) error {
 			if err != nil {
 				return err
 			}
-			var b strings.Builder
-			tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "TOKEN_ID\tPRINCIPAL\tGROUP\tSTATE\tCREATED\tEXPIRES\tSCOPES")
 			day := func(t *time.Time) string {
 				if t == nil {
 					return "never"
 				}
 				return t.Format(time.DateOnly)
 			}
+			var rows [][]string
 			for _, t := range toks {
-				sc := make([]string, len(t.Scopes))
-				for i, s := range t.Scopes {
-					sc[i] = string(s)
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.TokenID, t.Principal, t.Group, t.State,
-					t.CreatedAt.Format(time.DateOnly), day(t.ExpiresAt), strings.Join(sc, ","))
+				rows = append(rows, []string{t.TokenID, t.Principal, t.Group, t.State, t.CreatedAt.Format(time.DateOnly), day(t.ExpiresAt), scopeText(t.Scopes)})
 			}
-			tw.Flush()
-			e.out(map[string]any{"tokens": toks}, strings.TrimSuffix(b.String(), "\n"))
+			e.out(map[string]any{"tokens": toks}, table([]string{"TOKEN_ID", "PRINCIPAL", "GROUP", "STATE", "CREATED", "EXPIRES", "SCOPES"}, rows))
 			return nil
 		})
 	}

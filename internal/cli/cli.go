@@ -20,6 +20,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/continuo-dev/continuo"
@@ -354,6 +355,27 @@ func (e *env) lostDatabase(m datadir.Marker, driver, target string) error {
 		"Continuo does not start over with an empty database by itself: its tokens, projects and sessions would be gone. To restore, %s, "+
 		"or load an export into it: `continuo import FILE --data-dir %s`. To start over with a new, empty database instead, run again with --init.",
 		e.dataDir, m.CreatedAt, what, restore, e.dataDir)
+}
+
+// table is text for out: a header and rows, in aligned columns.
+func table(header []string, rows [][]string) string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	tw.Flush()
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// scopeText joins scopes with commas, as the CLI takes them.
+func scopeText(sc []continuo.Scope) string {
+	s := make([]string, len(sc))
+	for i, x := range sc {
+		s[i] = string(x)
+	}
+	return strings.Join(s, ",")
 }
 
 // out prints v as JSON with --json, or the text otherwise.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/continuo-dev/continuo"
@@ -73,9 +72,7 @@ func runOAuth(e *env, args []string) error {
 			if err != nil {
 				return err
 			}
-			var b strings.Builder
-			tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "CLIENT_ID\tKIND\tNAME\tSTATE\tGRANTS\tREDIRECTS TO\tCREATED")
+			var rows [][]string
 			for _, c := range cs {
 				state := "active"
 				if c.RevokedAt != nil {
@@ -83,11 +80,10 @@ func runOAuth(e *env, args []string) error {
 				} else if c.UsedAt == nil {
 					state = "unused"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", c.ClientID, c.Kind, oneLine(c.Name), state, c.ActiveGrants,
-					strings.Join(c.RedirectHosts, ","), c.CreatedAt.Format(time.DateOnly))
+				rows = append(rows, []string{c.ClientID, c.Kind, oneLine(c.Name), state, fmt.Sprint(c.ActiveGrants),
+					strings.Join(c.RedirectHosts, ","), c.CreatedAt.Format(time.DateOnly)})
 			}
-			tw.Flush()
-			e.out(map[string]any{"clients": cs}, strings.TrimSuffix(b.String(), "\n"))
+			e.out(map[string]any{"clients": cs}, table([]string{"CLIENT_ID", "KIND", "NAME", "STATE", "GRANTS", "REDIRECTS TO", "CREATED"}, rows))
 			return nil
 		})
 	case "grants":
@@ -100,19 +96,11 @@ func runOAuth(e *env, args []string) error {
 			if err != nil {
 				return err
 			}
-			var b strings.Builder
-			tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "GRANT_ID\tCLIENT\tPRINCIPAL\tGROUP\tSTATE\tCREATED\tSCOPES")
+			var rows [][]string
 			for _, g := range gs {
-				sc := make([]string, len(g.Scopes))
-				for i, s := range g.Scopes {
-					sc[i] = string(s)
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.GrantID, oneLine(g.ClientName), g.Principal, g.Group, g.State,
-					g.CreatedAt.Format(time.DateOnly), strings.Join(sc, ","))
+				rows = append(rows, []string{g.GrantID, oneLine(g.ClientName), g.Principal, g.Group, g.State, g.CreatedAt.Format(time.DateOnly), scopeText(g.Scopes)})
 			}
-			tw.Flush()
-			e.out(map[string]any{"grants": gs}, strings.TrimSuffix(b.String(), "\n"))
+			e.out(map[string]any{"grants": gs}, table([]string{"GRANT_ID", "CLIENT", "PRINCIPAL", "GROUP", "STATE", "CREATED", "SCOPES"}, rows))
 			return nil
 		})
 	case "revoke":
