@@ -154,7 +154,8 @@ var landing = template.Must(template.New("landing").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Continuo</title></head>
 <body><h1>Continuo {{.Version}}</h1>
 <p>Durable continuity for AI work. Connect an MCP client to <code>{{.MCP}}</code> with a bearer token
-(<code>continuo token create --principal NAME --scopes sessions:read,sessions:write --grant PROJECT:write --json</code>).</p>
+(<code>continuo token create --principal NAME --scopes sessions:read,sessions:write --grant PROJECT:write --json</code>),
+or add it as a connector in ChatGPT or Claude, which sign in with OAuth (<code>continuo login-link --principal NAME</code> makes a sign-in link).</p>
 <p><a href="/healthz">healthz</a> · <a href="/readyz">readyz</a> · <a href="/metrics">metrics</a></p>
 </body></html>
 `))
