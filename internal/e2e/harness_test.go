@@ -58,6 +58,7 @@ type server struct {
 	Base    string      // http://host:port
 	Admin   string      // the admin token, on the first start only
 	Project string      // the bootstrapped project id, on the first start only
+	Issuer  string      // the OAuth issuer ("" when OAuth is off)
 	stderr  *syncBuffer // safe to read while the process runs
 }
 
@@ -67,6 +68,7 @@ type announcement struct {
 	Listen     string `json:"listen"`
 	AdminToken string `json:"admin_token"`
 	ProjectID  string `json:"project_id"`
+	Issuer     string `json:"oauth_issuer"`
 }
 
 // databases maps a data directory to the PostgreSQL database its commands
@@ -125,7 +127,14 @@ func eachEngine(t *testing.T, fn func(t *testing.T, engine string)) {
 // itself.
 func start(t *testing.T, dataDir, workDir string, extra ...string) *server {
 	t.Helper()
+	return startEnv(t, dataDir, workDir, nil, extra...)
+}
+
+// startEnv is start with extra environment variables (NAME=value).
+func startEnv(t *testing.T, dataDir, workDir string, env []string, extra ...string) *server {
+	t.Helper()
 	cmd := command(dataDir, append([]string{"serve", "--json", "--listen", "127.0.0.1:0"}, extra...)...)
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Dir = workDir
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
@@ -160,7 +169,7 @@ func start(t *testing.T, dataDir, workDir string, extra ...string) *server {
 		if err := json.Unmarshal([]byte(l), &a); err != nil {
 			t.Fatalf("announcement %q: %v", l, err)
 		}
-		s.URL, s.Base, s.Admin, s.Project = a.MCPURL, "http://"+a.Listen, a.AdminToken, a.ProjectID
+		s.URL, s.Base, s.Admin, s.Project, s.Issuer = a.MCPURL, "http://"+a.Listen, a.AdminToken, a.ProjectID, a.Issuer
 	case <-time.After(60 * time.Second):
 		t.Fatalf("continuo serve did not announce itself: %s", stderr.String())
 	}

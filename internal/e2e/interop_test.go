@@ -29,6 +29,24 @@ var summaryLine = regexp.MustCompile(`^(\d+) passed, 0 failed$`)
 // stateless 2026-07-28 protocol and in legacy mode) against a real
 // `continuo serve` process over streamable HTTP, and `continuo stdio`.
 func TestTypeScriptClients(t *testing.T) {
+	node := nodeScripts(t)
+	data := filepath.Join(t.TempDir(), "data")
+	srv := start(t, data, t.TempDir())
+	cli(t, data, "group", "create", "team")
+	cli(t, data, "principal", "create", "ts", "--group", "team")
+	cli(t, data, "project", "add", "demo", "--grant", "team:write")
+	tok := token(t, data, "ts", "sessions:read,sessions:write")
+	node.run(t, "check.mjs", 10, "--url", srv.URL, "--token", tok, "--bin", binary,
+		"--data-dir", data, "--principal", "ts", "--project", "demo")
+}
+
+// nodeRunner runs the Node scripts of interop/.
+type nodeRunner struct{ node, dir string }
+
+// nodeScripts finds node and interop/node_modules, or skips (fails under
+// CI=true).
+func nodeScripts(t *testing.T) nodeRunner {
+	t.Helper()
 	interop, err := filepath.Abs(filepath.Join("..", "..", "interop"))
 	if err != nil {
 		t.Fatal(err)
@@ -40,19 +58,17 @@ func TestTypeScriptClients(t *testing.T) {
 	if err != nil {
 		skipOrFail(t, "node is not on PATH")
 	}
+	return nodeRunner{node, interop}
+}
 
-	data := filepath.Join(t.TempDir(), "data")
-	srv := start(t, data, t.TempDir())
-	cli(t, data, "group", "create", "team")
-	cli(t, data, "principal", "create", "ts", "--group", "team")
-	cli(t, data, "project", "add", "demo", "--grant", "team:write")
-	tok := token(t, data, "ts", "sessions:read,sessions:write")
-
+// run runs a script that prints one line per check and closes with
+// "N passed, M failed"; it must pass all, and at least atLeast.
+func (n nodeRunner) run(t *testing.T, script string, atLeast int, args ...string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "check.mjs", "--url", srv.URL, "--token", tok, "--bin", binary,
-		"--data-dir", data, "--principal", "ts", "--project", "demo")
-	cmd.Dir = interop
+	cmd := exec.CommandContext(ctx, n.node, append([]string{script}, args...)...)
+	cmd.Dir = n.dir
 	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -73,12 +89,12 @@ func TestTypeScriptClients(t *testing.T) {
 	}
 	err = cmd.Wait()
 	if ctx.Err() != nil {
-		t.Fatalf("check.mjs did not finish within 120 s: %v", err)
+		t.Fatalf("%s did not finish within 120 s: %v", script, err)
 	}
 	if err != nil {
-		t.Fatalf("check.mjs: %v", err)
+		t.Fatalf("%s: %v", script, err)
 	}
-	if passed < 10 {
-		t.Fatalf("check.mjs printed no `N passed, 0 failed` line with N ≥ 10 (got N=%d)", passed)
+	if passed < atLeast {
+		t.Fatalf("%s printed no `N passed, 0 failed` line with N ≥ %d (got N=%d)", script, atLeast, passed)
 	}
 }
