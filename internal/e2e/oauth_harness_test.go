@@ -227,12 +227,16 @@ func (u *userAgent) post(path string, form url.Values) reply {
 }
 
 // consentPage opens an authorization request and, when the sign-in form
-// shows, signs in with secret (a login code) and follows the redirect back:
-// it returns the consent page.
+// shows, signs in with secret (a login code; "": the browser must be
+// signed in already) and follows the redirect back: it returns the consent
+// page.
 func (u *userAgent) consentPage(authorize, secret string) reply {
 	u.t.Helper()
 	page := u.get(authorize)
 	if page.Status == http.StatusOK && strings.Contains(page.Body, `id="signin"`) {
+		if secret == "" {
+			u.t.Fatalf("a signed-in browser was shown the sign-in form:\n%s", page.Body)
+		}
 		f := formFields(u.t, page.Body, "signin")
 		f.Set("secret", secret)
 		r := u.post("/oauth/login", f)
