@@ -170,21 +170,6 @@ func exchange(t *testing.T, issuer, clientID, redirectURI, code, verifier string
 
 func str(v any) string { s, _ := v.(string); return s }
 
-// bearerStatus is the HTTP status of a JSON-RPC ping to an MCP endpoint
-// with a bearer token, and the response's WWW-Authenticate challenge.
-func bearerStatus(t *testing.T, mcpURL, tok string) (int, string) {
-	t.Helper()
-	req, err := http.NewRequest("POST", mcpURL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+tok)
-	r := send(t, http.DefaultClient, req)
-	return r.Status, r.Header.Get("WWW-Authenticate")
-}
-
 // userAgent is a person's browser on one site.
 type userAgent struct {
 	t      *testing.T
