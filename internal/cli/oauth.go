@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"strings"
@@ -110,6 +111,12 @@ func runOAuth(e *env, args []string) error {
 			return err
 		}
 		return e.withOAuth(func(a *auth.Service) error {
+			// As token revoke: listening lets the revocation wait until this
+			// process heard its own notification, and every replica has
+			// then been sent it.
+			ctx, stop := context.WithCancel(e.ctx)
+			watched := a.WatchRevocations(ctx)
+			defer func() { stop(); <-watched }()
 			kind, n, err := a.RevokeOAuth(e.ctx, pos[0])
 			if err != nil {
 				return err
