@@ -62,11 +62,7 @@ func runToken(e *env, args []string) error {
 			return err
 		}
 		return e.withAuth(func(a *auth.Service) error {
-			// Listening lets the revocation wait until this process heard
-			// its own notification: every replica has then been sent it.
-			ctx, stop := context.WithCancel(e.ctx)
-			watched := a.WatchRevocations(ctx)
-			defer func() { stop(); <-watched }()
+			defer e.hearRevocations(a)()
 			if err := a.RevokeToken(e.ctx, pos[0]); err != nil {
 				return err
 			}
@@ -98,6 +94,15 @@ func runToken(e *env, args []string) error {
 		})
 	}
 	return fmt.Errorf("%w: token takes create, revoke or list", errUsage)
+}
+
+// hearRevocations makes a revoking command listen for revocations until
+// the returned stop is called: a revocation then waits until this process
+// heard its own notification, and every replica has been sent it.
+func (e *env) hearRevocations(a *auth.Service) (stop func()) {
+	ctx, cancel := context.WithCancel(e.ctx)
+	watched := a.WatchRevocations(ctx)
+	return func() { cancel(); <-watched }
 }
 
 func scopeList() string {

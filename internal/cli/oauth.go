@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"strings"
@@ -111,12 +110,7 @@ func runOAuth(e *env, args []string) error {
 			return err
 		}
 		return e.withOAuth(func(a *auth.Service) error {
-			// As token revoke: listening lets the revocation wait until this
-			// process heard its own notification, and every replica has
-			// then been sent it.
-			ctx, stop := context.WithCancel(e.ctx)
-			watched := a.WatchRevocations(ctx)
-			defer func() { stop(); <-watched }()
+			defer e.hearRevocations(a)()
 			kind, n, err := a.RevokeOAuth(e.ctx, pos[0])
 			if err != nil {
 				return err
