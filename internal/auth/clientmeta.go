@@ -280,6 +280,11 @@ func metaObject(body []byte) (map[string]json.RawMessage, *OAuthError) {
 	if len(body) > maxMetadataBytes {
 		return nil, metaError("the body must be at most %d bytes", maxMetadataBytes)
 	}
+	// Kept as received (Metadata): text both engines store alike, and
+	// PostgreSQL refuses invalid UTF-8 that Go's decoder would let pass.
+	if !utf8.Valid(body) {
+		return nil, metaError("the body must be UTF-8")
+	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(body, &m); err != nil || m == nil {
 		return nil, metaError("the body must be one JSON object")

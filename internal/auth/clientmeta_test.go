@@ -219,6 +219,13 @@ func TestParseRegistration(t *testing.T) {
 		t.Fatalf("%+v", d)
 	}
 
+	// Invalid UTF-8 (inside a string, where Go's decoder would accept it)
+	// is refused: the body is stored as received, and PostgreSQL would not.
+	if _, err := auth.ParseRegistration([]byte("{\"redirect_uris\":[\"https://a.example/cb\"],\"software_id\":\"a\xffb\"}")); err == nil ||
+		!strings.Contains(err.Error(), "UTF-8") {
+		t.Errorf("invalid UTF-8: %v", err)
+	}
+
 	// Defaults: client_secret_basic (RFC 7591 §2), every OAuth scope, no name.
 	d, err = auth.ParseRegistration([]byte(`{"redirect_uris":["https://app.example.com/cb"]}`))
 	if err != nil || d.AuthMethod != continuo.AuthMethodBasic || d.Name != "" || !slices.Equal(d.Scopes, continuo.OAuthScopes()) {
