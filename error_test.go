@@ -171,6 +171,13 @@ func TestClosedSets(t *testing.T) {
 	checkSet(t, "Mode", "Modes", Modes, Mode.Valid)
 	checkSet(t, "Lifecycle", "Lifecycles", Lifecycles, Lifecycle.Valid)
 	checkSet(t, "Access", "Accesses", Accesses, Access.Valid)
+	checkSet(t, "StepStatus", "StepStatuses", StepStatuses, StepStatus.Valid)
+	checkSet(t, "GoalLifecycle", "GoalLifecycles", GoalLifecycles, GoalLifecycle.Valid)
+	for _, l := range GoalLifecycles() {
+		if l.Terminal() != (l != GoalActive) {
+			t.Errorf("GoalLifecycle(%q).Terminal() = %v", l, l.Terminal())
+		}
+	}
 	checkSet(t, "Code", "Codes", Codes, Code.Valid)
 }
 
@@ -234,7 +241,7 @@ func TestErrorHelpers(t *testing.T) {
 
 func TestNewIDShape(t *testing.T) {
 	now := time.Now()
-	for _, p := range []string{PrefixProject, PrefixSession, PrefixMessage, PrefixGroup, PrefixPrincipal, PrefixToken} {
+	for _, p := range []string{PrefixProject, PrefixSession, PrefixMessage, PrefixGoal, PrefixGroup, PrefixPrincipal, PrefixToken} {
 		id := NewID(p, now)
 		if !strings.HasPrefix(id, p) || len(id) != len(p)+26 {
 			t.Fatalf("NewID(%q) = %q: want the prefix and 26 characters", p, id)

@@ -15,6 +15,7 @@ const (
 	PrefixProject   = "prj_"
 	PrefixSession   = "ses_"
 	PrefixMessage   = "msg_"
+	PrefixGoal      = "goal_"
 	PrefixGroup     = "grp_"
 	PrefixPrincipal = "prn_"
 	PrefixToken     = "tok_"
