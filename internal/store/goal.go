@@ -24,7 +24,7 @@ type GoalTx interface {
 	// GoalPlanAdd records a plan a change replaced.
 	GoalPlanAdd(ctx context.Context, s PlanSnapshot) error
 	// GoalPlanList lists a goal's replaced plans newest first (highest
-	// revision), at most limit.
+	// revision), at most limit (≤ 0: 100).
 	GoalPlanList(ctx context.Context, goalID string, limit int) ([]PlanSnapshot, error)
 	// GoalPlanCount counts a goal's replaced plans.
 	GoalPlanCount(ctx context.Context, goalID string) (int, error)

@@ -43,6 +43,7 @@ var rootSets = map[string][]string{
 	"oauth_clients.kind":        literals(continuo.ClientKinds()),
 	"oauth_clients.auth_method": literals(continuo.AuthMethods()),
 	"oauth_tokens.kind":         literals(continuo.TokenKinds()),
+	"goals.lifecycle":           literals(continuo.GoalLifecycles()),
 }
 
 // idPrefixes are the tables whose id column carries a root package prefix
@@ -60,6 +61,7 @@ var idPrefixes = map[string]string{
 	"oauth_tokens":  continuo.PrefixOAuthToken,
 	"login_links":   continuo.PrefixLoginLink,
 	"web_sessions":  continuo.PrefixWebSession,
+	"goals":         continuo.PrefixGoal,
 }
 
 func literals[T ~string](xs []T) []string {

@@ -33,7 +33,7 @@ type SessionTx interface {
 	// SessionListByProject lists the sessions of every group in a project,
 	// by ID (for the operator: removing a project).
 	SessionListByProject(ctx context.Context, projectID string) ([]continuo.Session, error)
-	// SessionDelete deletes a session with its instructions and messages;
-	// ErrNotFound for an unknown ID.
+	// SessionDelete deletes a session with its instructions, messages and
+	// goals (and their plans); ErrNotFound for an unknown ID.
 	SessionDelete(ctx context.Context, id string) error
 }

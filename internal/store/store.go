@@ -116,6 +116,7 @@ type Tx interface {
 	ProjectTx
 	SessionTx
 	MessageTx
+	GoalTx
 	IdempotencyTx
 	TableTx
 	// Notify sends payload on channel once this transaction commits (never

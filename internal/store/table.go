@@ -19,4 +19,5 @@ type TableTx interface {
 // travels in the export's header); a test checks both schemas against it.
 var Tables = []string{"meta", "groups", "principals", "tokens", "projects", "grants",
 	"sessions", "session_instructions", "messages", "idempotency",
-	"oauth_clients", "oauth_grants", "oauth_codes", "oauth_tokens", "login_links", "web_sessions"}
+	"oauth_clients", "oauth_grants", "oauth_codes", "oauth_tokens", "login_links", "web_sessions",
+	"goals", "goal_plans"}

@@ -763,3 +763,55 @@ func TestMigration0004FromV3(t *testing.T) {
 		t.Errorf("schema version after migrate up = %d, %v; want %d", version, err, store.SchemaVersion)
 	}
 }
+
+// Migration 0005 only adds the goal tables: a version 4 database is
+// refused until `migrate up`, then keeps every row, and its sessions take
+// goals and their plans.
+func TestMigration0005FromV4(t *testing.T) {
+	ctx := t.Context()
+	ms, err := sqlite.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "c.db")
+	raw := rawDB(t, path)
+	for _, q := range []string{
+		"CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL) STRICT",
+		ms[0].SQL, ms[1].SQL, ms[2].SQL, ms[3].SQL,
+		"INSERT INTO schema_migrations (version, name) VALUES (1, '" + ms[0].Name + "'), (2, '" + ms[1].Name + "'), (3, '" +
+			ms[2].Name + "'), (4, '" + ms[3].Name + "')",
+		"INSERT INTO groups (id, name, created_at) VALUES ('grp_1', 'g', 0)",
+		"INSERT INTO projects (id, name, writable, created_at) VALUES ('prj_1', 'p', 1, 0)",
+		`INSERT INTO sessions (id, group_id, ref, project_id, title, lifecycle, mode, root_instruction, latest_instruction,
+			instructions, revision, message_seq, created_at, updated_at) VALUES ('ses_1', 'grp_1', 1, 'prj_1', 't', 'active', 'checkout', 'i', 'i', 1, 1, 0, 0, 0)`,
+	} {
+		if _, err := raw.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%.60s: %v", q, err)
+		}
+	}
+	raw.Close()
+	if _, err := sqlite.Open(ctx, path, nil); !errors.Is(err, store.ErrSchema) {
+		t.Fatalf("Open of a version 4 database without migrate up = %v, want ErrSchema", err)
+	}
+	db := open(t, path, &sqlite.Options{Migrate: store.MigrateUp})
+	g := storetest.Goal(t, db, "ses_1", "ship")
+	storetest.MustWrite(t, db, func(tx store.Tx) error {
+		return tx.GoalPlanAdd(ctx, store.PlanSnapshot{GoalID: g.ID, Revision: 1, ReplacedAt: storetest.Base})
+	})
+	storetest.MustRead(t, db, func(tx store.Tx) error {
+		s, err := tx.SessionGet(ctx, "ses_1")
+		if err != nil || s.ProjectID != "prj_1" {
+			t.Errorf("session after 0005: %+v, %v", s, err)
+		}
+		gs, err := tx.GoalList(ctx, store.GoalListParams{GroupID: "grp_1", ProjectID: "prj_1"})
+		if err != nil || len(gs) != 1 || gs[0].ID != g.ID {
+			t.Errorf("goals after 0005: %+v, %v", gs, err)
+		}
+		return nil
+	})
+	raw = rawDB(t, path)
+	var version int
+	if err := raw.QueryRowContext(ctx, "SELECT max(version) FROM schema_migrations").Scan(&version); err != nil || version != store.SchemaVersion {
+		t.Errorf("schema version after migrate up = %d, %v; want %d", version, err, store.SchemaVersion)
+	}
+}

@@ -13,15 +13,16 @@ func constraintTests() []test {
 }
 
 // testSchemaChecks: the schema itself refuses values no service should
-// write (ID prefixes, closed sets, lifecycle/closed_at consistency,
-// positive revisions, a secret exactly for confidential OAuth clients,
-// unknown parents), as a CHECK or foreign-key error —
-// never ErrConflict, and nothing is kept.
+// write (ID prefixes, closed sets, lifecycle/closed_at consistency, no
+// terminal reason for an active goal, positive revisions, a secret exactly
+// for confidential OAuth clients, unknown parents), as a CHECK or
+// foreign-key error — never ErrConflict, and nothing is kept.
 func testSchemaChecks(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	f := Setup(t, s, "alpha")
 	client := OAuthClient(t, s, "cli")
 	code := oauthCode(t, s, client.ID, f.Principal.ID, "code-1")
+	goal := Goal(t, s, f.Session.ID, "ship")
 	bad := map[string]func(tx store.Tx) error{
 		"GroupIDPrefix": func(tx store.Tx) error {
 			return tx.GroupCreate(ctx, &continuo.Group{ID: continuo.NewID(continuo.PrefixProject, Base), Name: "x"})
@@ -117,6 +118,40 @@ func testSchemaChecks(t *testing.T, s store.Store) {
 		"LoginLinkOfUnknownPrincipal": func(tx store.Tx) error {
 			return tx.LoginLinkCreate(ctx, newLoginLink(continuo.NewID(continuo.PrefixPrincipal, Base), "l"))
 		},
+		"GoalIDPrefix": func(tx store.Tx) error {
+			g := NewGoal(f.Session.ID, "x")
+			g.ID = continuo.NewID(continuo.PrefixSession, Base)
+			return tx.GoalCreate(ctx, g)
+		},
+		"UnknownGoalLifecycle": func(tx store.Tx) error {
+			g := NewGoal(f.Session.ID, "x")
+			g.Lifecycle = "paused"
+			return tx.GoalCreate(ctx, g)
+		},
+		"GoalLifecycleUpdate": func(tx store.Tx) error {
+			g := *goal
+			g.Lifecycle, g.Revision = "abandoned", 2
+			return tx.GoalUpdate(ctx, &g, 1)
+		},
+		"GoalZeroRevision": func(tx store.Tx) error {
+			g := NewGoal(f.Session.ID, "x")
+			g.Revision = 0
+			return tx.GoalCreate(ctx, g)
+		},
+		"GoalTerminalReasonWhileActive": func(tx store.Tx) error {
+			g := NewGoal(f.Session.ID, "x")
+			g.TerminalReason = "early"
+			return tx.GoalCreate(ctx, g)
+		},
+		"GoalOfUnknownSession": func(tx store.Tx) error {
+			return tx.GoalCreate(ctx, NewGoal(continuo.NewID(continuo.PrefixSession, Base), "x"))
+		},
+		"PlanOfUnknownGoal": func(tx store.Tx) error {
+			return tx.GoalPlanAdd(ctx, store.PlanSnapshot{GoalID: continuo.NewID(continuo.PrefixGoal, Base), Revision: 1, ReplacedAt: Base})
+		},
+		"PlanZeroRevision": func(tx store.Tx) error {
+			return tx.GoalPlanAdd(ctx, store.PlanSnapshot{GoalID: goal.ID, Revision: 0, ReplacedAt: Base})
+		},
 		"WebSessionIDPrefix": func(tx store.Tx) error {
 			w := newWebSession(f.Principal.ID, "w")
 			w.ID = continuo.NewID(continuo.PrefixLoginLink, Base)
@@ -142,6 +177,13 @@ func testSchemaChecks(t *testing.T, s store.Store) {
 	sameList(t, "OAuth clients after the refused writes", clients, []continuo.OAuthClient{*client}, normOAuthClient)
 	grants := mustGet(t, s, "OAuthGrantList", func(tx store.Tx) ([]continuo.OAuthGrant, error) { return tx.OAuthGrantList(ctx) })
 	sameList(t, "OAuth grants after the refused writes", grants, nil, normOAuthGrant)
+	goals := mustGet(t, s, "GoalList", func(tx store.Tx) ([]continuo.Goal, error) {
+		return tx.GoalList(ctx, store.GoalListParams{SessionID: f.Session.ID})
+	})
+	sameList(t, "goals after the refused writes", goals, []continuo.Goal{*goal}, normGoal)
+	if n := mustGet(t, s, "GoalPlanCount", func(tx store.Tx) (int, error) { return tx.GoalPlanCount(ctx, goal.ID) }); n != 0 {
+		t.Errorf("GoalPlanCount after the refused writes = %d, want 0", n)
+	}
 	if n := mustGet(t, s, "MessageCount", func(tx store.Tx) (int64, error) {
 		return tx.MessageCount(ctx, store.MessageListParams{SessionID: f.Session.ID})
 	}); n != 0 {

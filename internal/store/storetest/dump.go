@@ -3,6 +3,7 @@ package storetest
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -112,7 +113,8 @@ func dumpTests(t *testing.T, f Factory) {
 // Fill gives every table of store.Tables rows, with optional columns both
 // empty and set, for export tests: a group "alpha" (see Setup) with a
 // token, messages, an instruction, an idempotency key, OAuth clients,
-// codes, a grant and its tokens, login links and browser sessions.
+// codes, a grant and its tokens, login links, browser sessions, goals and
+// their replaced plans.
 func Fill(t testing.TB, s store.Store) {
 	t.Helper()
 	ctx := t.Context()
@@ -133,6 +135,36 @@ func Fill(t testing.TB, s store.Store) {
 		return tx.IdempotencyCreate(ctx, store.Idempotency{Scope: "s", KeyHash: "k", RequestHash: "r", ResultID: "msg", CreatedAt: Base})
 	})
 	fillOAuth(t, s, fx.Principal.ID)
+	fillGoals(t, s, fx.Session.ID)
+}
+
+// fillGoals gives goals and goal_plans rows: an active goal with a
+// replaced plan, a completed one with a terminal reason, and one with no
+// conditions, no steps and no current step.
+func fillGoals(t testing.TB, s store.Store, sessionID string) {
+	t.Helper()
+	ctx := t.Context()
+	active := Goal(t, s, sessionID, "active \"ü\"")
+	Goal(t, s, sessionID, "done", func(g *continuo.Goal) {
+		g.Lifecycle, g.TerminalReason, g.CurrentStepID, g.Revision = continuo.GoalCompleted, "all met", "", 4
+		for i := range g.Steps {
+			g.Steps[i].Status = continuo.StepCompleted
+		}
+	})
+	Goal(t, s, sessionID, "bare", func(g *continuo.Goal) { g.CompletionConditions, g.Steps, g.CurrentStepID = nil, nil, "" })
+	MustWrite(t, s, func(tx store.Tx) error {
+		next := *active
+		next.Steps = append(slices.Clone(active.Steps[:1]), continuo.GoalStep{ID: "s9", Title: "new", Status: continuo.StepPending})
+		next.Revision, next.UpdatedAt = 2, Base.Add(2*time.Second)
+		if err := tx.GoalUpdate(ctx, &next, 1); err != nil {
+			return err
+		}
+		if err := tx.GoalPlanAdd(ctx, store.PlanSnapshot{GoalID: active.ID, Revision: 1, Steps: active.Steps,
+			CurrentStepID: active.CurrentStepID, Reason: "split the work", ReplacedAt: next.UpdatedAt}); err != nil {
+			return err
+		}
+		return tx.GoalPlanAdd(ctx, store.PlanSnapshot{GoalID: active.ID, Revision: 2, ReplacedAt: Base.Add(3 * time.Second)})
+	})
 }
 
 // fillOAuth gives every OAuth and sign-in table rows.

@@ -665,8 +665,8 @@ func ids(ss []continuo.Session) []string {
 	return out
 }
 
-// SessionDelete takes a session with its instructions and messages; the
-// group's other sessions and their messages stay.
+// SessionDelete takes a session with its instructions, messages, goals and
+// their plans; the group's other sessions and what is theirs stay.
 func testSessionDelete(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	f := Setup(t, s, "alpha")
@@ -674,13 +674,23 @@ func testSessionDelete(t *testing.T, s store.Store) {
 	Message(t, s, f.Session.ID, 1, continuo.KindTodo)
 	Message(t, s, f.Session.ID, 2, continuo.KindNote)
 	kept := Message(t, s, keep.ID, 1, continuo.KindNote)
+	goal := Goal(t, s, f.Session.ID, "gone")
+	keptGoal := Goal(t, s, keep.ID, "kept")
+	MustWrite(t, s, func(tx store.Tx) error {
+		for _, id := range []string{goal.ID, keptGoal.ID} {
+			if err := tx.GoalPlanAdd(ctx, store.PlanSnapshot{GoalID: id, Revision: 1, ReplacedAt: Base}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	MustWrite(t, s, func(tx store.Tx) error {
 		return tx.InstructionAppend(ctx, store.Instruction{SessionID: f.Session.ID, Seq: 1, Text: "x", CreatedAt: Base})
 	})
 	MustWrite(t, s, func(tx store.Tx) error { return tx.SessionDelete(ctx, f.Session.ID) })
 	_, err := read(t, s, func(tx store.Tx) (*continuo.Session, error) { return tx.SessionGet(ctx, f.Session.ID) })
 	wantErr(t, err, store.ErrNotFound, "SessionGet of a deleted session")
-	for table, want := range map[string]int{"messages": 1, "session_instructions": 0, "sessions": 1} {
+	for table, want := range map[string]int{"messages": 1, "session_instructions": 0, "sessions": 1, "goals": 1, "goal_plans": 1} {
 		n := 0
 		MustRead(t, s, func(tx store.Tx) error {
 			return tx.TableRows(ctx, table, func(map[string]any) error { n++; return nil })
@@ -692,6 +702,9 @@ func testSessionDelete(t *testing.T, s store.Store) {
 	got := mustGet(t, s, "MessageGet", func(tx store.Tx) (*continuo.Message, error) { return tx.MessageGet(ctx, keep.ID, kept.ID) })
 	if got.ID != kept.ID {
 		t.Errorf("the other session's message = %v", got)
+	}
+	if g, err := getGoal(t, s, keptGoal.ID); err != nil || g.ID != keptGoal.ID {
+		t.Errorf("the other session's goal = %v, %v", g, err)
 	}
 	err = s.Write(ctx, func(tx store.Tx) error { return tx.SessionDelete(ctx, f.Session.ID) })
 	wantErr(t, err, store.ErrNotFound, "SessionDelete of a deleted session")

@@ -22,7 +22,8 @@
 //   - times round-trip at millisecond precision (compare after Truncate);
 //   - lists are ordered: groups, principals and projects by name, tokens,
 //     OAuth clients and OAuth grants by ID, grants by project ID, sessions
-//     by updated_at desc then ID desc, messages by seq desc;
+//     by updated_at desc then ID desc, messages by seq desc, goals by ID
+//     desc, a goal's replaced plans by revision desc;
 //   - a used code, refresh token or login link is ErrStale when used again
 //     (an unknown one ErrNotFound); a revocation, and a client's first use,
 //     keep the first time;
@@ -95,6 +96,7 @@ func Run(t *testing.T, f Factory) {
 		{"Message", messageTests()},
 		{"MessageList", messageListTests()},
 		{"EntryList", entryTests()},
+		{"Goal", goalTests()},
 		{"Idempotency", idempotencyTests()},
 		{"Tx", txTests()},
 		{"Constraints", constraintTests()},
@@ -103,6 +105,7 @@ func Run(t *testing.T, f Factory) {
 		// newest methods' writes must leave nothing behind when rolled back.
 		{"OAuthRerun", underRerun(oauthTests())},
 		{"SignInRerun", underRerun(signInTests())},
+		{"GoalRerun", underRerun(goalTests())},
 	}
 	for _, su := range suites {
 		t.Run(su.name, func(t *testing.T) {
