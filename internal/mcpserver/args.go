@@ -35,14 +35,16 @@ import (
 // workflow package's keys), so validation, error messages and the published
 // schemas list the same values in the same order as the SQL CHECKs.
 var enumSets = map[string][]string{
-	"kind":      strs(continuo.Kinds()),
-	"listkind":  strs(continuo.ListKinds()),
-	"order":     strs(continuo.Orders()),
-	"status":    strs(continuo.Statuses()),
-	"priority":  strs(continuo.Priorities()),
-	"mode":      strs(continuo.Modes()),
-	"lifecycle": strs(continuo.Lifecycles()),
-	"material":  {workflow.MaterialProjectInstructions, workflow.MaterialWorkflowGuide},
+	"kind":          strs(continuo.Kinds()),
+	"listkind":      strs(continuo.ListKinds()),
+	"order":         strs(continuo.Orders()),
+	"status":        strs(continuo.Statuses()),
+	"priority":      strs(continuo.Priorities()),
+	"mode":          strs(continuo.Modes()),
+	"lifecycle":     strs(continuo.Lifecycles()),
+	"goallifecycle": strs(continuo.GoalLifecycles()),
+	"goalend":       {string(continuo.GoalCompleted), string(continuo.GoalCancelled)},
+	"material":      {workflow.MaterialProjectInstructions, workflow.MaterialWorkflowGuide},
 }
 
 func strs[T ~string](xs []T) []string {

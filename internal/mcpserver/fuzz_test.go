@@ -28,6 +28,8 @@ var (
 	modeEnum      = strs(continuo.Modes())
 	contextEnum   = []string{workflow.MaterialProjectInstructions, workflow.MaterialWorkflowGuide}
 	lifecycleEnum = strs(continuo.Lifecycles())
+	goalLifecycle = strs(continuo.GoalLifecycles())
+	goalEndEnum   = []string{string(continuo.GoalCompleted), string(continuo.GoalCancelled)}
 )
 
 // TestEnumSets checks that every enum tag's set, as validated and as
@@ -35,7 +37,7 @@ var (
 func TestEnumSets(t *testing.T) {
 	want := map[string][]string{"kind": kindsEnum, "status": statusEnum, "priority": priorityEnum,
 		"mode": modeEnum, "material": contextEnum, "lifecycle": lifecycleEnum,
-		"listkind": listKindsEnum, "order": orderEnum}
+		"listkind": listKindsEnum, "order": orderEnum, "goallifecycle": goalLifecycle, "goalend": goalEndEnum}
 	if len(enumSets) != len(want) {
 		t.Errorf("enumSets has %d sets, want %d", len(enumSets), len(want))
 	}

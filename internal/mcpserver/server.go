@@ -74,6 +74,7 @@ func New(opts Options) *mcp.Server {
 	})
 	srv.AddReceivingMiddleware(onlyDeclared, s.resourceList)
 	s.registerSessionTools(srv)
+	s.registerGoalTools(srv)
 	s.registerPrompts(srv)
 	s.registerResources(srv)
 	return srv
@@ -260,11 +261,14 @@ var errorSchema = &jsonschema.Schema{Type: "object", Required: []string{"code", 
 // validate structuredContent of error results must not reject them.
 func outputSchema[Out any]() *jsonschema.Schema {
 	s, err := jsonschema.For[Out](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-		reflect.TypeFor[json.RawMessage]():     briefSchema,
-		reflect.TypeFor[workflow.Diagnostic](): diagnosticSchema,
-		reflect.TypeFor[Message]():             messageSchema,
-		reflect.TypeFor[workflow.Material]():   {Type: "object", Description: "key, status (available|not_found|unavailable), source?, text?, truncated?, redacted?"},
-		reflect.TypeFor[Provider]():            {Type: "object", Description: "provider_id, kind, model, description, available"},
+		reflect.TypeFor[json.RawMessage]():      briefSchema,
+		reflect.TypeFor[workflow.Diagnostic]():  diagnosticSchema,
+		reflect.TypeFor[Message]():              messageSchema,
+		reflect.TypeFor[workflow.Material]():    {Type: "object", Description: "key, status (available|not_found|unavailable), source?, text?, truncated?, redacted?"},
+		reflect.TypeFor[Provider]():             {Type: "object", Description: "provider_id, kind, model, description, available"},
+		reflect.TypeFor[Goal]():                 goalSchema,
+		reflect.TypeFor[GoalSummary]():          goalSummarySchema,
+		reflect.TypeFor[workflow.PlanHistory](): planHistorySchema,
 	}})
 	if err != nil {
 		panic(err)

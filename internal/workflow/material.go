@@ -109,6 +109,7 @@ const WorkflowGuide = `Continuo keeps this project's work outside the conversati
 - Starting: for new work, call work_on_project(project, instruction) once; keep the session_id it returns.
 - As you work, record with post_session_message: decision (what was agreed, with supersedes when it replaces one), guidance (the user's standing instructions, verbatim), progress (what is done), todo and risk (open work), question (only what the user must settle; never answer it yourself), answer (the user's reply, reply_to the question). Give each post a fresh delivery_key: a retry with the same key is safe.
 - Before you stop, and whenever the context may be compacted, post the current state: kind=progress, tags=["handoff"]: what is done and verified, what is in progress, what comes next, how to verify it. The newest one is carried in full by every brief.
+- For multi-step work keep a goal: create_goal with the plan, checkpoint_goal as steps finish, revise_goal_plan when the plan changes, update_goal to finish; each change takes the revision you last read (get_goal) and a fresh idempotency_key.
 - Resolve todos, questions and risks with resolve_session_message when they are done; close_session when the task is finished.
 - Notes are reports, not proof: check the files and run the checks before you rely on a note that says tests pass.
 - Never put credentials in notes: they are redacted from everything a model reads.
