@@ -269,6 +269,7 @@ func outputSchema[Out any]() *jsonschema.Schema {
 		reflect.TypeFor[Goal]():                 goalSchema,
 		reflect.TypeFor[GoalSummary]():          goalSummarySchema,
 		reflect.TypeFor[workflow.PlanHistory](): planHistorySchema,
+		reflect.TypeFor[workflow.GoalContext](): goalContextSchema,
 	}})
 	if err != nil {
 		panic(err)
@@ -285,7 +286,11 @@ func outputSchema[Out any]() *jsonschema.Schema {
 // every conversation's tool list; the brief documents itself (section
 // names, {total, returned, truncated} on every cut list, basis).
 var briefSchema = &jsonschema.Schema{Type: "object",
-	Description: "deterministic handoff brief (at most 8 KiB): session, task, constraints, open work, validation, workspace, next_actions, basis"}
+	Description: "deterministic handoff brief (at most 8 KiB): session, task, constraints, goal, open work, validation, workspace, next_actions, basis"}
+
+// goalContextSchema stands for read_session_handoff's goal_context.
+var goalContextSchema = &jsonschema.Schema{Type: "object",
+	Description: "only with an active goal: status available (goal: goal_id, title, revision, objective, steps, current_step_id) or selection_required (candidates: goal_id, title, revision)"}
 
 // messageSchema names a message's fields rather than typing each: three
 // tools return messages, and a model reads the names.

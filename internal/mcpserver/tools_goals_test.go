@@ -82,6 +82,12 @@ func TestGoalTools(t *testing.T) {
 	if r.num("goal", "revision") != 3 || r.str("goal", "current_step_id") != "a" {
 		t.Fatalf("revise: %v", r.Data)
 	}
+	// The handoff shows the active goal, in the brief and as goal_context.
+	h := c.ok("read_session_handoff", obj{"session_id": sID})
+	if h.str("goal_context", "status") != "available" || h.str("goal_context", "goal", "goal_id") != gID ||
+		dig(h.Data["handoff_brief"], "goal", "total") != float64(1) {
+		t.Fatalf("read_session_handoff with a goal: %v", h.Data)
+	}
 	c.fails("update_goal", obj{"goal_id": gID, "expected_revision": 3, "idempotency_key": "k4", "lifecycle": "completed",
 		"terminal_reason": "done"}, "goal_plan_incomplete")
 	r = c.ok("get_goal", obj{"goal_id": gID})
@@ -103,6 +109,9 @@ func TestGoalTools(t *testing.T) {
 	}
 	if r := c.ok("update_goal", done); r.Data["replayed"] != true {
 		t.Fatalf("update_goal replay: %v", r.Data)
+	}
+	if h := c.ok("read_session_handoff", obj{"session_id": sID}); h.Data["goal_context"] != nil || dig(h.Data["handoff_brief"], "goal") != nil {
+		t.Fatalf("read_session_handoff with no active goal: %v", h.Data)
 	}
 	c.fails("checkpoint_goal", obj{"goal_id": gID, "expected_revision": 4, "idempotency_key": "k6", "completed_step_ids": []string{},
 		"summary": "more"}, "goal_terminal")

@@ -358,10 +358,11 @@ type ReadSessionHandoffArgs struct {
 
 // ReadSessionHandoffResult is the result of read_session_handoff.
 type ReadSessionHandoffResult struct {
-	SessionID    string               `json:"session_id"`
-	ProjectID    string               `json:"project_id"`
-	HandoffBrief json.RawMessage      `json:"handoff_brief"`
-	Diagnostic   *workflow.Diagnostic `json:"diagnostic,omitempty"`
+	SessionID    string                `json:"session_id"`
+	ProjectID    string                `json:"project_id"`
+	HandoffBrief json.RawMessage       `json:"handoff_brief"`
+	GoalContext  *workflow.GoalContext `json:"goal_context,omitempty"`
+	Diagnostic   *workflow.Diagnostic  `json:"diagnostic,omitempty"`
 }
 
 func (s *server) readSessionHandoff(srv *mcp.Server) {
@@ -372,6 +373,6 @@ func (s *server) readSessionHandoff(srv *mcp.Server) {
 			if err != nil {
 				return nil, err
 			}
-			return &ReadSessionHandoffResult{SessionID: h.SessionID, ProjectID: h.ProjectID, HandoffBrief: h.BriefJSON, Diagnostic: h.Diagnostic}, nil
+			return &ReadSessionHandoffResult{SessionID: h.SessionID, ProjectID: h.ProjectID, HandoffBrief: h.BriefJSON, GoalContext: h.GoalContext, Diagnostic: h.Diagnostic}, nil
 		})
 }

@@ -22,6 +22,7 @@ type Brief struct {
 	Session       BriefSession `json:"session"`
 	Task          Task         `json:"task"`
 	Constraints   Constraints  `json:"constraints"`
+	Goal          *GoalSection `json:"goal,omitempty"` // absent: no active goal
 	Open          Open         `json:"open"`
 	Answered      Answered     `json:"answered"`
 	Validation    Validation   `json:"validation"`
@@ -118,6 +119,39 @@ type Constraint struct {
 	Truncated bool   `json:"truncated,omitempty"`
 	At        string `json:"at"`
 	Priority  string `json:"priority,omitempty"`
+}
+
+// GoalSection is the session's active goals, newest first: where each
+// stands. get_goal has the full plan.
+type GoalSection struct {
+	Items     []BriefGoal `json:"items"`
+	Total     int         `json:"total"` // active goals loaded (at most BriefGoals)
+	Returned  int         `json:"returned"`
+	Truncated bool        `json:"truncated"`
+}
+
+// BriefGoal is one active goal: identity, revision, current step and how
+// many steps are in each status.
+type BriefGoal struct {
+	GoalID      string     `json:"goal_id"`
+	Title       Text       `json:"title"`
+	Revision    int64      `json:"revision"`
+	CurrentStep *StepRef   `json:"current_step,omitempty"` // absent: none in progress
+	Steps       StepCounts `json:"steps"`
+}
+
+// StepRef names a step.
+type StepRef struct {
+	ID        string `json:"id"`
+	Title     string `json:"title"`
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
+// StepCounts counts a plan's steps by status.
+type StepCounts struct {
+	Pending    int `json:"pending"`
+	InProgress int `json:"in_progress"`
+	Completed  int `json:"completed"`
 }
 
 // Open is the open work of the session, each list high priority first,
@@ -241,7 +275,11 @@ type Snapshot struct {
 	// newest; at most BriefOpen of each.
 	Open map[continuo.Kind][]continuo.Message
 	// Answered holds the newest resolved questions; at most BriefAnswered.
-	Answered  []continuo.Message
+	Answered []continuo.Message
+	// Goals are the session's active goals, newest first; at most
+	// BriefGoals. GoalsMore says there were more.
+	Goals     []continuo.Goal
+	GoalsMore bool
 	Workspace *WorkspaceFacts // nil when the project has no root
 	Reasons   []string
 }
@@ -273,20 +311,28 @@ type level struct {
 	files, subjects          int
 	state, constraints       int // bytes
 	instr, title             int
+	goals, goalTitle         int // goals shown, bytes of each title (and its current step's)
 }
 
+// The goal section sits between the constraints and the recent progress in
+// the cutting order: a goal is the plan the work follows, and a few bytes
+// of it (id, revision, current step, step counts) tell a model where the
+// work stands, so it outlasts progress, answered pairs, files and open
+// items; but like the instructions it keeps its minimal form (one goal,
+// short titles) to the end: the get_goal pointer costs little and names
+// where the rest is.
 var briefLevels = []level{
-	{12, 400, 5, 300, 3, 240, 3, 240, 20, 3, 2048, 2048, 600, 240},
-	{12, 300, 3, 200, 3, 200, 2, 200, 10, 3, 2048, 2048, 600, 240},
-	{10, 240, 1, 160, 2, 160, 1, 160, 5, 2, 2048, 2048, 600, 240},
-	{8, 200, 0, 0, 2, 120, 1, 120, 3, 1, 2048, 2048, 600, 240},
-	{6, 160, 0, 0, 1, 100, 0, 0, 0, 0, 1536, 2048, 600, 200},
-	{4, 120, 0, 0, 1, 80, 0, 0, 0, 0, 1024, 2048, 400, 160},
-	{3, 100, 0, 0, 1, 60, 0, 0, 0, 0, 512, 2048, 300, 120},
-	{2, 80, 0, 0, 0, 0, 0, 0, 0, 0, 256, 1536, 200, 100},
-	{1, 80, 0, 0, 0, 0, 0, 0, 0, 0, 160, 1024, 120, 80},
-	{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 80, 512, 80, 60},
-	{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 60, 60},
+	{12, 400, 5, 300, 3, 240, 3, 240, 20, 3, 2048, 2048, 600, 240, 3, 120},
+	{12, 300, 3, 200, 3, 200, 2, 200, 10, 3, 2048, 2048, 600, 240, 3, 120},
+	{10, 240, 1, 160, 2, 160, 1, 160, 5, 2, 2048, 2048, 600, 240, 3, 120},
+	{8, 200, 0, 0, 2, 120, 1, 120, 3, 1, 2048, 2048, 600, 240, 3, 120},
+	{6, 160, 0, 0, 1, 100, 0, 0, 0, 0, 1536, 2048, 600, 200, 2, 100},
+	{4, 120, 0, 0, 1, 80, 0, 0, 0, 0, 1024, 2048, 400, 160, 2, 80},
+	{3, 100, 0, 0, 1, 60, 0, 0, 0, 0, 512, 2048, 300, 120, 1, 80},
+	{2, 80, 0, 0, 0, 0, 0, 0, 0, 0, 256, 1536, 200, 100, 1, 60},
+	{1, 80, 0, 0, 0, 0, 0, 0, 0, 0, 160, 1024, 120, 80, 1, 60},
+	{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 80, 512, 80, 60, 1, 60},
+	{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 60, 60, 1, 40},
 }
 
 // How many messages the snapshot should carry per section: the most any
@@ -297,6 +343,7 @@ const (
 	BriefOpen        = 3
 	BriefAnswered    = 3
 	BriefConstraints = 16
+	BriefGoals       = 8
 	maxChecks        = 8
 	maxActions       = 7
 	maxListActions   = 3
@@ -329,8 +376,9 @@ func BuildBrief(s *Snapshot) (*Brief, []byte) {
 // that no longer matches a pattern.
 type scrubbed struct {
 	Snapshot
-	title, root, latest bool // whether redaction changed them
-	titleCut            bool // the stored title is a cut of the instruction's first line
+	title, root, latest bool   // whether redaction changed them
+	goalRedacted        []bool // per goal: whether redaction changed its title
+	titleCut            bool   // the stored title is a cut of the instruction's first line
 }
 
 func scrub(s *Snapshot) *scrubbed {
@@ -365,6 +413,13 @@ func scrub(s *Snapshot) *scrubbed {
 	sc.Answered = scrubMessages(s.Answered)
 	if s.Handoff != nil {
 		sc.Handoff = &scrubMessages([]continuo.Message{*s.Handoff})[0]
+	}
+	sc.Goals = make([]continuo.Goal, len(s.Goals))
+	sc.goalRedacted = make([]bool, len(s.Goals))
+	for i, g := range s.Goals {
+		_, red := redact.String(g.Title)
+		g, _ = RedactGoal(g)
+		sc.Goals[i], sc.goalRedacted[i] = g, red
 	}
 	sc.Open = make(map[continuo.Kind][]continuo.Message, len(s.Open))
 	for k, msgs := range s.Open {
@@ -443,6 +498,7 @@ func build(s *scrubbed, lv level) *Brief {
 	b.Task.RecentProgress = notes(progress, progressTotal, lv.progress, lv.progressBytes)
 
 	b.Constraints = constraints(s.Guidance, c.OpenGuidance, lv.constraints)
+	b.Goal = goalSection(s, lv)
 	b.Open = Open{
 		Todos:     notes(s.Open[continuo.KindTodo], c.OpenTodos, lv.open, lv.openBytes),
 		Risks:     notes(s.Open[continuo.KindRisk], c.OpenRisks, lv.open, lv.openBytes),
@@ -475,6 +531,39 @@ func build(s *scrubbed, lv level) *Brief {
 	b.Basis = Basis{Complete: len(reasons) == 0, SessionRevision: sess.Revision, Reasons: reasons}
 	b.NextActions = nextActions(b)
 	return b
+}
+
+// goalSection shows the first lv.goals active goals; nil when there is none.
+func goalSection(s *scrubbed, lv level) *GoalSection {
+	if len(s.Goals) == 0 {
+		return nil
+	}
+	out := &GoalSection{Items: []BriefGoal{}, Total: len(s.Goals)}
+	for i := range s.Goals {
+		if i == lv.goals {
+			break
+		}
+		g := &s.Goals[i]
+		bg := BriefGoal{GoalID: g.ID, Title: excerpt(g.Title, s.goalRedacted[i], lv.goalTitle), Revision: g.Revision}
+		for _, st := range g.Steps {
+			switch st.Status {
+			case continuo.StepPending:
+				bg.Steps.Pending++
+			case continuo.StepInProgress:
+				bg.Steps.InProgress++
+			case continuo.StepCompleted:
+				bg.Steps.Completed++
+			}
+			if st.ID == g.CurrentStepID && g.CurrentStepID != "" {
+				t := excerpt(st.Title, false, lv.goalTitle)
+				bg.CurrentStep = &StepRef{ID: st.ID, Title: t.Excerpt, Truncated: t.Truncated}
+			}
+		}
+		out.Items = append(out.Items, bg)
+	}
+	out.Returned = len(out.Items)
+	out.Truncated = out.Returned < out.Total || s.GoalsMore
+	return out
 }
 
 func workspaceSection(w *WorkspaceFacts, lv level) *Workspace {
@@ -638,6 +727,13 @@ func nextActions(b *Brief) []string {
 			break
 		}
 		add("%s", l)
+	}
+	if g := b.Goal; g != nil && len(g.Items) > 0 {
+		if g.Returned == 1 && !g.Truncated {
+			add("read the active goal's plan before continuing: get_goal(goal_id=%q)", g.Items[0].GoalID)
+		} else {
+			add("several active goals: read the plan of the one this work serves: get_goal(goal_id=%q) (newest), list_goals(session_id=%q, lifecycle=\"active\")", g.Items[0].GoalID, ref)
+		}
 	}
 	if w := b.Workspace; w != nil && w.Dirty != nil && *w.Dirty {
 		n := 0

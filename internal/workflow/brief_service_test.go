@@ -271,3 +271,85 @@ func testBriefProperties(t *testing.T) {
 		}
 	}
 }
+
+// The handoff shows the session's active goals: none ⇒ no goal section and
+// no goal_context; one ⇒ available; two ⇒ selection_required; a goal that
+// is completed or cancelled disappears.
+func TestBriefGoals(t *testing.T) { stores.Each(t, testBriefGoals) }
+
+func testBriefGoals(t *testing.T) {
+	f := setup(t, "", workflow.Git{})
+	sess := f.start(t)
+	other := f.start(t) // its goals are not this session's
+	read := func() (*workflow.Handoff, map[string]any) {
+		t.Helper()
+		h, err := f.wf.ReadHandoff(f.ctx, f.caller, sess.ID, "", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(h.BriefJSON, &m); err != nil {
+			t.Fatal(err)
+		}
+		return h, m
+	}
+	f.goal(t, other.ID, "other", "x")
+
+	h, m := read()
+	if _, ok := m["goal"]; ok || h.GoalContext != nil || strings.Contains(string(h.BriefJSON), "get_goal") {
+		t.Fatalf("no active goal, yet goal %v, goal_context %+v", m["goal"], h.GoalContext)
+	}
+
+	g1 := f.goal(t, sess.ID, "g1", "a", "b")
+	g1, _, err := f.wf.CheckpointGoal(f.ctx, f.caller, workflow.CheckpointInput{GoalID: g1.ID, ExpectedRevision: 1, IdempotencyKey: "c1",
+		CompletedStepIDs: []string{"a"}, CurrentStepID: strp("b"), Summary: "a done"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ = read()
+	if gs := h.Brief.Goal; gs == nil || gs.Total != 1 || len(gs.Items) != 1 || gs.Items[0].GoalID != g1.ID || gs.Items[0].Revision != 2 ||
+		gs.Items[0].CurrentStep == nil || gs.Items[0].CurrentStep.ID != "b" || gs.Items[0].Steps != (workflow.StepCounts{InProgress: 1, Completed: 1}) {
+		t.Fatalf("one goal: section %+v", h.Brief.Goal)
+	}
+	if gc := h.GoalContext; gc == nil || gc.Status != workflow.GoalAvailable || gc.Goal == nil || gc.Goal.GoalID != g1.ID ||
+		gc.Goal.Objective.Excerpt != "ship the feature" || len(gc.Goal.Steps) != 2 || gc.Goal.CurrentStepID != "b" {
+		t.Fatalf("one goal: goal_context %+v", h.GoalContext)
+	}
+	if !strings.Contains(string(h.BriefJSON), fmt.Sprintf(`get_goal(goal_id=\"%s\")`, g1.ID)) {
+		t.Errorf("no get_goal action: %s", h.BriefJSON)
+	}
+
+	g2 := f.goal(t, sess.ID, "g2", "a")
+	h, _ = read()
+	if gs := h.Brief.Goal; gs == nil || gs.Total != 2 || len(gs.Items) != 2 || gs.Items[0].GoalID != g2.ID || gs.Items[1].GoalID != g1.ID ||
+		gs.Items[0].CurrentStep != nil {
+		t.Fatalf("two goals: section %+v", h.Brief.Goal)
+	}
+	gc := h.GoalContext
+	if gc == nil || gc.Status != workflow.GoalSelectionRequired || gc.Goal != nil || len(gc.Candidates) != 2 ||
+		gc.Candidates[0] != (workflow.GoalCandidate{GoalID: g2.ID, Title: "ship it", Revision: 1}) || gc.Candidates[1].GoalID != g1.ID {
+		t.Fatalf("two goals: goal_context %+v", gc)
+	}
+
+	// Cancelled, g2 disappears; completed, g1 too.
+	if _, _, err := f.wf.UpdateGoal(f.ctx, f.caller, workflow.FinishInput{GoalID: g2.ID, ExpectedRevision: 1, IdempotencyKey: "u2",
+		Lifecycle: continuo.GoalCancelled, TerminalReason: "not needed"}); err != nil {
+		t.Fatal(err)
+	}
+	h, _ = read()
+	if gc := h.GoalContext; gc == nil || gc.Status != workflow.GoalAvailable || gc.Goal.GoalID != g1.ID || len(h.Brief.Goal.Items) != 1 {
+		t.Fatalf("after cancelling: goal_context %+v, section %+v", gc, h.Brief.Goal)
+	}
+	if _, _, err := f.wf.CheckpointGoal(f.ctx, f.caller, workflow.CheckpointInput{GoalID: g1.ID, ExpectedRevision: 2, IdempotencyKey: "c2",
+		CompletedStepIDs: []string{"b"}, Summary: "b done"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.wf.UpdateGoal(f.ctx, f.caller, workflow.FinishInput{GoalID: g1.ID, ExpectedRevision: 3, IdempotencyKey: "u1",
+		Lifecycle: continuo.GoalCompleted, TerminalReason: "done"}); err != nil {
+		t.Fatal(err)
+	}
+	h, m = read()
+	if _, ok := m["goal"]; ok || h.GoalContext != nil {
+		t.Fatalf("every goal finished, yet goal %v, goal_context %+v", m["goal"], h.GoalContext)
+	}
+}

@@ -566,6 +566,13 @@ func FuzzBrief(f *testing.F) {
 		if shape&4 != 0 {
 			s.Reasons = []string{ReasonSessionChanged}
 		}
+		if ng := int(shape>>3&3) * 3; ng > 0 { // 0, 3, 6 or 9 goals
+			s.Goals = testGoals(min(ng, BriefGoals), func(i int) string {
+				return texts[i%len(texts)][:min(len(texts[i%len(texts)]), continuo.MaxGoalTitle+40)]
+			})
+			s.GoalsMore = ng > BriefGoals
+			s.Goals[0].Steps[1].Title = plant(note2)
+		}
 
 		b, raw := BuildBrief(s)
 		if len(raw) > MaxBriefBytes {
@@ -591,6 +598,16 @@ func FuzzBrief(f *testing.F) {
 		}
 		if b.Basis.Complete != (len(b.Basis.Reasons) == 0) || !slices.IsSorted(b.Basis.Reasons) {
 			t.Fatalf("basis = %+v", b.Basis)
+		}
+		if (b.Goal == nil) != (len(s.Goals) == 0) || b.Goal != nil && (len(b.Goal.Items) == 0 || b.Goal.Returned != len(b.Goal.Items)) {
+			t.Fatalf("goal = %+v with %d goals", b.Goal, len(s.Goals))
+		}
+		if gc := goalContext(s); (gc == nil) != (len(s.Goals) == 0) {
+			t.Fatalf("goal_context = %+v with %d goals", gc, len(s.Goals))
+		} else if gc != nil {
+			if j, _ := json.Marshal(gc); strings.Contains(string(j), secret) {
+				t.Fatalf("planted secret %s survives in goal_context: %s", secret, j)
+			}
 		}
 	})
 }

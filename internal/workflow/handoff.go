@@ -5,17 +5,85 @@ import (
 	"encoding/json"
 
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/redact"
 	"github.com/continuo-dev/continuo/internal/store"
 	"github.com/continuo-dev/continuo/internal/workspace"
 )
 
 // Handoff is what read_session_handoff returns.
 type Handoff struct {
-	SessionID  string
-	ProjectID  string
-	Brief      *Brief
-	BriefJSON  json.RawMessage
-	Diagnostic *Diagnostic
+	SessionID string
+	ProjectID string
+	Brief     *Brief
+	BriefJSON json.RawMessage
+	// GoalContext is nil when the session has no active goal.
+	GoalContext *GoalContext
+	Diagnostic  *Diagnostic
+}
+
+// GoalContext is read_session_handoff's goal_context: with exactly one
+// active goal, that goal (status available); with several, the candidates
+// to choose from (status selection_required, reason_code
+// multiple_active_goals).
+type GoalContext struct {
+	Status     string          `json:"status"`
+	ReasonCode string          `json:"reason_code,omitempty"`
+	Goal       *GoalView       `json:"goal,omitempty"`
+	Candidates []GoalCandidate `json:"candidates,omitempty"`
+	Truncated  bool            `json:"truncated,omitempty"` // more candidates than shown
+}
+
+// GoalView is the one active goal: identity, an objective excerpt, the
+// current plan.
+type GoalView struct {
+	GoalID        string              `json:"goal_id"`
+	Title         string              `json:"title"`
+	Revision      int64               `json:"revision"`
+	Objective     Text                `json:"objective"`
+	Steps         []continuo.GoalStep `json:"steps"`
+	StepsCut      bool                `json:"steps_truncated,omitempty"` // some step titles were cut
+	CurrentStepID string              `json:"current_step_id,omitempty"`
+}
+
+// GoalCandidate is one of several active goals.
+type GoalCandidate struct {
+	GoalID   string `json:"goal_id"`
+	Title    string `json:"title"`
+	Revision int64  `json:"revision"`
+}
+
+// goal_context statuses and bounds.
+const (
+	GoalAvailable         = "available"
+	GoalSelectionRequired = "selection_required"
+	goalObjectiveBytes    = 600
+	goalStepTitleBytes    = 120
+)
+
+// goalContext builds goal_context from the snapshot's active goals
+// (redacted here); nil when there is none.
+func goalContext(s *Snapshot) *GoalContext {
+	switch len(s.Goals) {
+	case 0:
+		return nil
+	case 1:
+		g, _ := RedactGoal(s.Goals[0])
+		_, red := redact.String(s.Goals[0].Objective)
+		v := &GoalView{GoalID: g.ID, Title: g.Title, Revision: g.Revision, Objective: excerpt(g.Objective, red, goalObjectiveBytes),
+			Steps: make([]continuo.GoalStep, len(g.Steps)), CurrentStepID: g.CurrentStepID}
+		for i, st := range g.Steps {
+			t := cut(st.Title, goalStepTitleBytes)
+			v.StepsCut = v.StepsCut || len(t) < len(st.Title)
+			v.Steps[i] = continuo.GoalStep{ID: st.ID, Title: t, Status: st.Status}
+		}
+		return &GoalContext{Status: GoalAvailable, Goal: v}
+	}
+	out := &GoalContext{Status: GoalSelectionRequired, ReasonCode: "multiple_active_goals", Truncated: s.GoalsMore}
+	for _, g := range s.Goals {
+		title, _ := redact.String(g.Title)
+		out.Candidates = append(out.Candidates, GoalCandidate{GoalID: g.ID, Title: cut(title, goalStepTitleBytes), Revision: g.Revision})
+	}
+	return out
 }
 
 // Diagnostic is the optional detail behind a brief: the full tallies and
@@ -47,7 +115,8 @@ func (s *Service) ReadHandoff(ctx context.Context, c *continuo.Caller, ref, proj
 		return nil, err
 	}
 	b, raw := BuildBrief(snap)
-	return &Handoff{SessionID: snap.Session.ID, ProjectID: snap.Session.ProjectID, Brief: b, BriefJSON: raw, Diagnostic: diag}, nil
+	return &Handoff{SessionID: snap.Session.ID, ProjectID: snap.Session.ProjectID, Brief: b, BriefJSON: raw,
+		GoalContext: goalContext(snap), Diagnostic: diag}, nil
 }
 
 func (s *Service) snapshot(ctx context.Context, c *continuo.Caller, ref, project string, diagnostic bool) (*Snapshot, *Diagnostic, error) {
@@ -91,6 +160,11 @@ func (s *Service) snapshot(ctx context.Context, c *continuo.Caller, ref, project
 		if snap.Answered, err = list(continuo.KindQuestion, continuo.StatusResolved, false, BriefAnswered); err != nil {
 			return err
 		}
+		goals, err := tx.GoalList(ctx, store.GoalListParams{SessionID: sess.ID, Lifecycle: continuo.GoalActive, Limit: BriefGoals + 1})
+		if err != nil {
+			return err
+		}
+		snap.Goals, snap.GoalsMore = goals[:min(len(goals), BriefGoals)], len(goals) > BriefGoals
 		n := BriefOpen
 		if diagnostic {
 			n = diagnosticOpen
