@@ -318,9 +318,9 @@ type level struct {
 // the cutting order: a goal is the plan the work follows, and a few bytes
 // of it (id, revision, current step, step counts) tell a model where the
 // work stands, so it outlasts progress, answered pairs, files and open
-// items; but like the instructions it keeps its minimal form (one goal,
-// short titles) to the end: the get_goal pointer costs little and names
-// where the rest is.
+// items. It goes before the constraints are cut at all (CONTRACT.md §4:
+// the constraints are the last thing cut); read_session_handoff's
+// goal_context, outside the brief, still names the goal then.
 var briefLevels = []level{
 	{12, 400, 5, 300, 3, 240, 3, 240, 20, 3, 2048, 2048, 600, 240, 3, 120},
 	{12, 300, 3, 200, 3, 200, 2, 200, 10, 3, 2048, 2048, 600, 240, 3, 120},
@@ -329,10 +329,10 @@ var briefLevels = []level{
 	{6, 160, 0, 0, 1, 100, 0, 0, 0, 0, 1536, 2048, 600, 200, 2, 100},
 	{4, 120, 0, 0, 1, 80, 0, 0, 0, 0, 1024, 2048, 400, 160, 2, 80},
 	{3, 100, 0, 0, 1, 60, 0, 0, 0, 0, 512, 2048, 300, 120, 1, 80},
-	{2, 80, 0, 0, 0, 0, 0, 0, 0, 0, 256, 1536, 200, 100, 1, 60},
-	{1, 80, 0, 0, 0, 0, 0, 0, 0, 0, 160, 1024, 120, 80, 1, 60},
-	{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 80, 512, 80, 60, 1, 60},
-	{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 60, 60, 1, 40},
+	{2, 80, 0, 0, 0, 0, 0, 0, 0, 0, 256, 1536, 200, 100, 0, 0},
+	{1, 80, 0, 0, 0, 0, 0, 0, 0, 0, 160, 1024, 120, 80, 0, 0},
+	{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 80, 512, 80, 60, 0, 0},
+	{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 60, 60, 0, 0},
 }
 
 // How many messages the snapshot should carry per section: the most any
@@ -535,7 +535,7 @@ func build(s *scrubbed, lv level) *Brief {
 
 // goalSection shows the first lv.goals active goals; nil when there is none.
 func goalSection(s *scrubbed, lv level) *GoalSection {
-	if len(s.Goals) == 0 {
+	if len(s.Goals) == 0 || lv.goals == 0 {
 		return nil
 	}
 	out := &GoalSection{Items: []BriefGoal{}, Total: len(s.Goals)}
