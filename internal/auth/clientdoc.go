@@ -230,6 +230,7 @@ func (f *ClientDocFetcher) fetchError(ctx, tctx context.Context, err error) *OAu
 	var (
 		dnsErr  *net.DNSError
 		certErr *tls.CertificateVerificationError
+		netErr  net.Error
 	)
 	switch {
 	case errors.Is(err, errDocAddress):
@@ -240,7 +241,9 @@ func (f *ClientDocFetcher) fetchError(ctx, tctx context.Context, err error) *OAu
 		return docError("redirected to another origin")
 	case ctx.Err() != nil:
 		return docError("the fetch was cancelled")
-	case tctx.Err() != nil:
+	case tctx.Err() != nil || errors.As(err, &netErr) && netErr.Timeout():
+		// The transport's own timeouts (dial, TLS handshake, headers) are
+		// the same length and may fire a moment before the deadline does.
 		return docError("the fetch timed out after %s", f.timeout)
 	case errors.As(err, &dnsErr):
 		return docError("its host could not be resolved")
