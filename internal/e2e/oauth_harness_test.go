@@ -5,14 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/continuo-dev/continuo/internal/web/webtest"
 )
 
 // The OAuth tests play both sides against real `continuo serve`
@@ -252,31 +252,13 @@ func (u *userAgent) approve(authorize, secret string) *url.URL {
 	return loc
 }
 
-var (
-	formRE     = regexp.MustCompile(`(?s)<form [^>]*id="([^"]+)"[^>]*>(.*?)</form>`)
-	hiddenRE   = regexp.MustCompile(`<input type="hidden" name="([^"]+)" value="([^"]*)">`)
-	checkboxRE = regexp.MustCompile(`<input type="checkbox" name="grant_scope" value="([^"]+)"[^>]*?( checked)?>`)
-)
-
 // formFields returns the hidden fields of the page's form with the given
 // id, and in the consent form each checked scope as grant_scope.
 func formFields(t *testing.T, page, id string) url.Values {
 	t.Helper()
-	for _, m := range formRE.FindAllStringSubmatch(page, -1) {
-		if m[1] != id {
-			continue
-		}
-		v := url.Values{}
-		for _, h := range hiddenRE.FindAllStringSubmatch(m[2], -1) {
-			v.Add(html.UnescapeString(h[1]), html.UnescapeString(h[2]))
-		}
-		for _, c := range checkboxRE.FindAllStringSubmatch(m[2], -1) {
-			if c[2] != "" {
-				v.Add("grant_scope", html.UnescapeString(c[1]))
-			}
-		}
-		return v
+	v, ok := webtest.FormFields(page, id)
+	if !ok {
+		t.Fatalf("no form %q in\n%s", id, page)
 	}
-	t.Fatalf("no form %q in\n%s", id, page)
-	return nil
+	return v
 }

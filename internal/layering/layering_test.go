@@ -54,10 +54,11 @@ var layers = map[string]int{
 	"internal/auth":     layerService,
 	"internal/workflow": layerService,
 
-	"internal/mcpserver": layerEdge,
-	"internal/web":       layerEdge,
-	"internal/cli":       layerEdge,
-	"internal/hook":      layerEdge,
+	"internal/mcpserver":   layerEdge,
+	"internal/web":         layerEdge,
+	"internal/web/webtest": layerSupport,
+	"internal/cli":         layerEdge,
+	"internal/hook":        layerEdge,
 
 	"cmd/continuo":      layerMain,
 	"bench":             layerMain,
@@ -92,7 +93,7 @@ var (
 // from another test helper or from helperImporters, so they never reach the
 // binary.
 var (
-	testHelpers     = []string{"internal/store/stores", "internal/store/pgtest", "internal/store/storetest"}
+	testHelpers     = []string{"internal/store/stores", "internal/store/pgtest", "internal/store/storetest", "internal/web/webtest"}
 	helperImporters = []string{"bench", "internal/e2e"}
 )
 

@@ -5,16 +5,16 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/continuo-dev/continuo/internal/web/webtest"
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/auth"
@@ -210,33 +210,15 @@ func (b *browser) signIn(principal, next string) {
 	}
 }
 
-var (
-	formRE   = regexp.MustCompile(`(?s)<form [^>]*id="([^"]+)"[^>]*>(.*?)</form>`)
-	hiddenRE = regexp.MustCompile(`<input type="hidden" name="([^"]+)" value="([^"]*)">`)
-	checkRE  = regexp.MustCompile(`<input type="checkbox" name="grant_scope" value="([^"]+)" id="[^"]+"( checked)?>`)
-)
-
 // formFields returns the hidden fields of the form with the given id, and
 // for the consent form its checked scopes as grant_scope.
 func formFields(t *testing.T, page, id string) url.Values {
 	t.Helper()
-	for _, m := range formRE.FindAllStringSubmatch(page, -1) {
-		if m[1] != id {
-			continue
-		}
-		v := url.Values{}
-		for _, h := range hiddenRE.FindAllStringSubmatch(m[2], -1) {
-			v.Add(html.UnescapeString(h[1]), html.UnescapeString(h[2]))
-		}
-		for _, c := range checkRE.FindAllStringSubmatch(m[2], -1) {
-			if c[2] != "" {
-				v.Add("grant_scope", html.UnescapeString(c[1]))
-			}
-		}
-		return v
+	v, ok := webtest.FormFields(page, id)
+	if !ok {
+		t.Fatalf("no form %q in\n%s", id, page)
 	}
-	t.Fatalf("no form %q in\n%s", id, page)
-	return nil
+	return v
 }
 
 // consentPage signs a fresh browser in and opens the consent page of an
