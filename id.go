@@ -16,6 +16,7 @@ const (
 	PrefixSession   = "ses_"
 	PrefixMessage   = "msg_"
 	PrefixGoal      = "goal_"
+	PrefixRun       = "run_"
 	PrefixGroup     = "grp_"
 	PrefixPrincipal = "prn_"
 	PrefixToken     = "tok_"
