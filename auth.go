@@ -119,12 +119,12 @@ type Token struct {
 // server can read, the named checks the operator allows, and whether the
 // server may write to it.
 type Project struct {
-	ID        string            `json:"project_id"`
-	Name      string            `json:"name"`
-	Root      string            `json:"root,omitempty"`
-	Checks    map[string]string `json:"checks,omitempty"`
-	Writable  bool              `json:"writable"`
-	CreatedAt time.Time         `json:"created_at"`
+	ID        string           `json:"project_id"`
+	Name      string           `json:"name"`
+	Root      string           `json:"root,omitempty"`
+	Checks    map[string]Check `json:"checks,omitempty"`
+	Writable  bool             `json:"writable"`
+	CreatedAt time.Time        `json:"created_at"`
 }
 
 // Grant gives a group access to a project.

@@ -178,14 +178,14 @@ func testProjectsAndGrants(t *testing.T) {
 	if _, err := a.CreatePrincipal(ctx, "carol", "nobody"); code(err) != continuo.CodeNotFound {
 		t.Fatalf("principal in unknown group: %v", err)
 	}
-	p, err := a.AddProject(ctx, auth.ProjectSpec{Name: "demo", Checks: map[string]string{"test": "go test ./..."}},
+	p, err := a.AddProject(ctx, auth.ProjectSpec{Name: "demo", Checks: map[string]continuo.Check{"test": {Command: []string{"go", "test", "./..."}}}},
 		map[string]continuo.Access{"team": continuo.AccessRead})
 	if err != nil {
 		t.Fatal(err)
 	}
 	bad := []auth.ProjectSpec{
 		{Name: ""}, {Name: "x/y"}, {Name: "rel", Root: "relative/path"},
-		{Name: "c1", Checks: map[string]string{"bad name": "x"}}, {Name: "c2", Checks: map[string]string{"t": ""}},
+		{Name: "c1", Checks: map[string]continuo.Check{"bad name": {Command: []string{"x"}}}}, {Name: "c2", Checks: map[string]continuo.Check{"t": {}}},
 	}
 	for _, spec := range bad {
 		if _, err := a.AddProject(ctx, spec, nil); code(err) != continuo.CodeInvalidInput {
@@ -245,4 +245,57 @@ func groupID(t *testing.T, db store.Store, name string) string {
 		t.Fatal(err)
 	}
 	return id
+}
+
+func TestConfigureProjects(t *testing.T) { stores.Each(t, testConfigureProjects) }
+
+// Configured checks replace the stored ones (and a second start with the
+// same configuration writes nothing); a configured project with a root is
+// registered for the admin group; without a root, or at another root, it
+// is refused and nothing is written.
+func testConfigureProjects(t *testing.T) {
+	ctx := context.Background()
+	a, db, _ := setup(t)
+	if _, _, err := a.Bootstrap(ctx, &auth.ProjectSpec{Name: "repo", Root: "/src/repo", Writable: true,
+		Checks: map[string]continuo.Check{"old": {Command: []string{"make"}}}}, false); err != nil {
+		t.Fatal(err)
+	}
+	checks := map[string]continuo.Check{"test": {Command: []string{"go", "test", "./..."}, TimeoutSecs: 900, Env: []string{"GOFLAGS"}}}
+	specs := []auth.ProjectSpec{{Name: "repo", Checks: checks}, {Name: "new", Root: "/src/new", Checks: checks}}
+	changed, err := a.ConfigureProjects(ctx, specs)
+	if err != nil || len(changed) != 2 {
+		t.Fatalf("ConfigureProjects = %v, %v", changed, err)
+	}
+	if changed, err := a.ConfigureProjects(ctx, specs); err != nil || len(changed) != 0 {
+		t.Errorf("the same configuration again changed %v (%v)", changed, err)
+	}
+	err = db.Read(ctx, func(tx store.Tx) error {
+		for _, name := range []string{"repo", "new"} {
+			p, err := tx.ProjectGetByName(ctx, name)
+			if err != nil {
+				return err
+			}
+			if len(p.Checks) != 1 || p.Checks["test"].TimeoutSecs != 900 {
+				t.Errorf("%s checks = %+v", name, p.Checks)
+			}
+		}
+		p, _ := tx.ProjectGetByName(ctx, "new")
+		admin, err := tx.PrincipalGetByName(ctx, auth.AdminName)
+		if err != nil {
+			return err
+		}
+		if acc, err := tx.GrantGet(ctx, p.ID, admin.GroupID); err != nil || acc != continuo.AccessWrite {
+			t.Errorf("admin's access to the configured project = %q, %v", acc, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, spec := range []auth.ProjectSpec{{Name: "ghost", Checks: checks}, {Name: "repo", Root: "/elsewhere"},
+		{Name: "repo", Checks: map[string]continuo.Check{"t": {}}}} {
+		if _, err := a.ConfigureProjects(ctx, []auth.ProjectSpec{spec}); err == nil {
+			t.Errorf("ConfigureProjects(%+v) = nil, want an error", spec)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/store"
@@ -14,12 +15,30 @@ import (
 // ProjectSpec describes a project to register.
 type ProjectSpec struct {
 	Name     string
-	Root     string            // absolute path of a git checkout, or ""
-	Checks   map[string]string // check name → command, run only by name
+	Root     string                    // absolute path of a git checkout, or ""
+	Checks   map[string]continuo.Check // check name → command, run only by name
 	Writable bool
 }
 
 var checkName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// ValidChecks checks a project's named checks: at most continuo.MaxChecks,
+// each name of [A-Za-z0-9_.-] (1..64, not starting with a punctuation
+// mark), each check within its bounds.
+func ValidChecks(checks map[string]continuo.Check) error {
+	if len(checks) > continuo.MaxChecks {
+		return continuo.Invalid("check", "at most %d checks", continuo.MaxChecks)
+	}
+	for name, c := range checks {
+		if !checkName.MatchString(name) {
+			return continuo.Invalid("check", "name %q must match %s", name, checkName)
+		}
+		if err := c.Validate(); err != nil {
+			return continuo.Invalid("check", "check %q: %v", name, err)
+		}
+	}
+	return nil
+}
 
 // AddProject registers a project and applies grants (group name → access).
 func (s *Service) AddProject(ctx context.Context, spec ProjectSpec, grants map[string]continuo.Access) (*continuo.Project, error) {
@@ -32,16 +51,8 @@ func (s *Service) AddProject(ctx context.Context, spec ProjectSpec, grants map[s
 		}
 		spec.Root = filepath.Clean(spec.Root)
 	}
-	if len(spec.Checks) > 32 {
-		return nil, continuo.Invalid("check", "at most 32 checks")
-	}
-	for name, cmd := range spec.Checks {
-		if !checkName.MatchString(name) {
-			return nil, continuo.Invalid("check", "name %q must match %s", name, checkName)
-		}
-		if cmd == "" || len(cmd) > 4096 {
-			return nil, continuo.Invalid("check", "command of %q must be 1..4096 bytes", name)
-		}
+	if err := ValidChecks(spec.Checks); err != nil {
+		return nil, err
 	}
 	now := s.now()
 	p := &continuo.Project{ID: continuo.NewID(continuo.PrefixProject, now), Name: spec.Name, Root: spec.Root,
@@ -214,4 +225,76 @@ func (s *Service) AllProjects(ctx context.Context) ([]continuo.Project, error) {
 		out = []continuo.Project{}
 	}
 	return out, err
+}
+
+// ConfigureProjects applies the projects a configuration file declares:
+// each one's checks replace the stored ones (nothing is written when they
+// are equal), and a project the database does not have is registered when
+// the spec has a root (writable, with write access for the admin group);
+// without one it is an error naming the command that registers it. A spec
+// whose root differs from the stored project's is an error: moving a
+// project is not something a start does silently. It returns the names of
+// the projects it changed.
+func (s *Service) ConfigureProjects(ctx context.Context, specs []ProjectSpec) ([]string, error) {
+	var changed []string
+	for _, spec := range specs {
+		if err := validName("name", spec.Name); err != nil {
+			return changed, err
+		}
+		if err := ValidChecks(spec.Checks); err != nil {
+			return changed, fmt.Errorf("project %s: %w", spec.Name, err)
+		}
+		var did bool
+		err := s.store.Write(ctx, func(tx store.Tx) error {
+			did = false
+			p, err := tx.ProjectGetByName(ctx, spec.Name)
+			if errors.Is(err, store.ErrNotFound) {
+				if spec.Root == "" {
+					return continuo.Errorf(continuo.CodeNotFound, "project %q is configured but not registered; give it a root in the configuration or run: continuo project add %s --root DIR", spec.Name, spec.Name)
+				}
+				admin, err := tx.PrincipalGetByName(ctx, AdminName)
+				if err != nil {
+					return fmt.Errorf("find the admin principal: %w", err)
+				}
+				now := s.now()
+				p = &continuo.Project{ID: continuo.NewID(continuo.PrefixProject, now), Name: spec.Name, Root: filepath.Clean(spec.Root),
+					Checks: spec.Checks, Writable: true, CreatedAt: now}
+				if err := tx.ProjectCreate(ctx, p); err != nil {
+					return err
+				}
+				did = true
+				return tx.GrantSet(ctx, continuo.Grant{ProjectID: p.ID, GroupID: admin.GroupID, Access: continuo.AccessWrite})
+			} else if err != nil {
+				return err
+			}
+			if spec.Root != "" && filepath.Clean(spec.Root) != p.Root {
+				return continuo.Invalid("root", "project %q is registered at %q, not at %q", spec.Name, p.Root, spec.Root)
+			}
+			if sameChecks(p.Checks, spec.Checks) {
+				return nil
+			}
+			did = true
+			return tx.ProjectSetChecks(ctx, p.ID, spec.Checks)
+		})
+		if err != nil {
+			return changed, fmt.Errorf("configure project %s: %w", spec.Name, err)
+		}
+		if did {
+			changed = append(changed, spec.Name)
+		}
+	}
+	return changed, nil
+}
+
+func sameChecks(a, b map[string]continuo.Check) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, x := range a {
+		y, ok := b[name]
+		if !ok || x.TimeoutSecs != y.TimeoutSecs || !slices.Equal(x.Command, y.Command) || !slices.Equal(x.Env, y.Env) {
+			return false
+		}
+	}
+	return true
 }

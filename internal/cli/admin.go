@@ -144,7 +144,7 @@ func runProject(e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		spec := auth.ProjectSpec{Name: pos[0], Checks: map[string]string{}, Writable: *writable}
+		spec := auth.ProjectSpec{Name: pos[0], Checks: map[string]continuo.Check{}, Writable: *writable}
 		if *root != "" {
 			// A root that is not a checkout would give every brief an
 			// unreadable workspace (basis.complete false) forever.
@@ -157,7 +157,11 @@ func runProject(e *env, args []string) error {
 			if !ok {
 				return fmt.Errorf("%w: check %q: want name=command", errUsage, c)
 			}
-			spec.Checks[name] = cmd
+			argv, err := continuo.SplitCommand(cmd)
+			if err != nil {
+				return continuo.Invalid("check", "check %q: %v", name, err)
+			}
+			spec.Checks[name] = continuo.Check{Command: argv}
 		}
 		gm := map[string]continuo.Access{}
 		for _, g := range grants {

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"sort"
+
 	"errors"
 	"fmt"
 	"net"
@@ -9,6 +11,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/auth"
 
 	toml "github.com/pelletier/go-toml/v2"
 )
@@ -28,6 +33,27 @@ type Config struct {
 	Providers []ProviderConfig `toml:"providers"`
 	// Swarm configures how workers are started.
 	Swarm SwarmConfig `toml:"swarm"`
+	// Projects declares projects' validation checks by project name
+	// ([projects.NAME.checks.CHECK]); a start applies them to the database.
+	Projects map[string]ProjectConfig `toml:"projects"`
+}
+
+// ProjectConfig is one [projects.NAME] table.
+type ProjectConfig struct {
+	// Root is the project's git checkout. It registers the project (with
+	// write access for the admin group) when the database has none of that
+	// name; for an existing project it must name the same checkout.
+	Root string `toml:"root"`
+	// Checks replace the project's checks at every start: check name →
+	// command (argv, run without a shell), timeout and extra environment.
+	Checks map[string]CheckConfig `toml:"checks"`
+}
+
+// CheckConfig is one [projects.NAME.checks.CHECK] table.
+type CheckConfig struct {
+	Command     []string `toml:"command"`
+	TimeoutSecs int      `toml:"timeout_secs"` // 0: 600
+	Env         []string `toml:"env"`          // variables passed through besides PATH, HOME, USER, LANG, TMPDIR, …
 }
 
 // ServerConfig is the [server] table.
@@ -235,6 +261,21 @@ func (c Config) Validate() error {
 	c.Database.validate(&p)
 	validateProviders(c.Providers, &p)
 	c.Swarm.validate(&p)
+	for _, name := range sortedNames(c.Projects) {
+		pc := c.Projects[name]
+		key := "projects." + name
+		if pc.Root != "" && !filepath.IsAbs(pc.Root) {
+			p.add(key+".root", "must be an absolute path")
+		}
+		if len(pc.Checks) > continuo.MaxChecks {
+			p.add(key+".checks", fmt.Sprintf("at most %d checks", continuo.MaxChecks))
+		}
+		for _, check := range sortedNames(pc.Checks) {
+			if err := pc.Checks[check].check().Validate(); err != nil {
+				p.add(key+".checks."+check, err.Error())
+			}
+		}
+	}
 	return errors.Join(p...)
 }
 
@@ -484,4 +525,31 @@ func ParseDatabaseURL(u string) (driver, target string, err error) {
 		}
 		return "", "", fmt.Errorf("unsupported database URL scheme %q (%s)", scheme, want)
 	}
+}
+
+func (c CheckConfig) check() continuo.Check {
+	return continuo.Check{Command: c.Command, TimeoutSecs: c.TimeoutSecs, Env: c.Env}
+}
+
+// projectSpecs are the [projects] tables as the auth service applies them.
+func (c Config) projectSpecs() []auth.ProjectSpec {
+	var specs []auth.ProjectSpec
+	for _, name := range sortedNames(c.Projects) {
+		pc := c.Projects[name]
+		spec := auth.ProjectSpec{Name: name, Root: pc.Root, Checks: map[string]continuo.Check{}, Writable: true}
+		for check, cc := range pc.Checks {
+			spec.Checks[check] = cc.check()
+		}
+		specs = append(specs, spec)
+	}
+	return specs
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
 }

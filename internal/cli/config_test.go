@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"github.com/continuo-dev/continuo"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -481,6 +482,55 @@ func TestConfigParseDatabaseURL(t *testing.T) {
 		}
 		if driver != "" || target != "" {
 			t.Errorf("ParseDatabaseURL(%q) returned %q, %q alongside an error", tc.in, driver, target)
+		}
+	}
+}
+
+func TestConfigProjects(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.toml")
+	body := `
+[projects.web.checks.test]
+command = ["go", "test", "./..."]
+timeout_secs = 900
+env = ["GOFLAGS"]
+
+[projects.web.checks]
+vet = { command = ["go", "vet", "./..."] }
+
+[projects.docs]
+root = "/srv/docs"
+`
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs := got.projectSpecs()
+	if len(specs) != 2 || specs[0].Name != "docs" || specs[0].Root != "/srv/docs" || len(specs[0].Checks) != 0 ||
+		specs[1].Name != "web" || len(specs[1].Checks) != 2 {
+		t.Fatalf("specs = %+v", specs)
+	}
+	test := specs[1].Checks["test"]
+	if !reflect.DeepEqual(test, continuo.Check{Command: []string{"go", "test", "./..."}, TimeoutSecs: 900, Env: []string{"GOFLAGS"}}) {
+		t.Errorf("test = %+v", test)
+	}
+
+	for name, body := range map[string]string{
+		"empty command":   "[projects.a.checks.t]\ncommand = []\n",
+		"bad env":         "[projects.a.checks.t]\ncommand = [\"x\"]\nenv = [\"A=B\"]\n",
+		"timeout":         "[projects.a.checks.t]\ncommand = [\"x\"]\ntimeout_secs = 99999999\n",
+		"relative root":   "[projects.a]\nroot = \"src/a\"\n",
+		"unknown key":     "[projects.a.checks.t]\ncommand = [\"x\"]\nshell = true\n",
+		"string not argv": "[projects.a.checks]\nt = \"go test\"\n",
+	} {
+		p := filepath.Join(t.TempDir(), "c.toml")
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadConfig(p); err == nil {
+			t.Errorf("%s: LoadConfig accepted %q", name, body)
 		}
 	}
 }

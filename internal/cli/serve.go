@@ -72,36 +72,67 @@ type firstStart struct {
 func (e *env) bootstrapper(projectFlag string, issueToken bool, out *firstStart) func(store.Store) error {
 	return func(s store.Store) error {
 		a := auth.New(s, nil)
-		if done, err := a.Bootstrapped(e.ctx); err != nil || done {
+		done, err := a.Bootstrapped(e.ctx)
+		if err != nil {
 			return err
 		}
-		var first *auth.ProjectSpec
-		switch projectFlag {
-		case "none":
-		case "":
-			if cwd, err := os.Getwd(); err == nil && workspace.IsRepo(e.ctx, cwd) {
-				if top, err := workspace.CheckoutRoot(e.ctx, cwd); err == nil {
-					first = &auth.ProjectSpec{Name: workspace.ProjectName(filepath.Base(top)), Root: top, Writable: true}
-					out.fromCwd = true
-				}
+		if !done {
+			if err := e.bootstrap(a, projectFlag, issueToken, out); err != nil {
+				return err
 			}
-		default:
-			top, err := workspace.CheckoutRoot(e.ctx, projectFlag)
-			if err != nil {
-				return continuo.Invalid("project", "--project: %v (or --project none)", err)
-			}
-			first = &auth.ProjectSpec{Name: workspace.ProjectName(filepath.Base(top)), Root: top, Writable: true}
 		}
-		var err error
-		out.token, out.project, err = a.Bootstrap(e.ctx, first, issueToken)
-		// Another replica on the same PostgreSQL database may have won:
-		// then Bootstrap made nothing and issued no token.
-		out.fresh = err == nil && (out.token != nil || !issueToken)
-		if out.project == nil {
-			out.fromCwd = false
-		}
-		return err
+		return e.configureProjects(a)
 	}
+}
+
+// configureProjects applies the configuration's [projects] tables.
+func (e *env) configureProjects(a *auth.Service) error {
+	specs := e.cfg.projectSpecs()
+	for i, spec := range specs {
+		if spec.Root == "" {
+			continue
+		}
+		top, err := workspace.CheckoutRoot(e.ctx, spec.Root)
+		if err != nil {
+			return continuo.Invalid("root", "projects.%s.root: %v", spec.Name, err)
+		}
+		specs[i].Root = top
+	}
+	changed, err := a.ConfigureProjects(e.ctx, specs)
+	for _, name := range changed {
+		e.log.Info("project configured from the config file", "project", name)
+	}
+	return err
+}
+
+// bootstrap makes a fresh database's admin, token and first project.
+func (e *env) bootstrap(a *auth.Service, projectFlag string, issueToken bool, out *firstStart) error {
+	var first *auth.ProjectSpec
+	switch projectFlag {
+	case "none":
+	case "":
+		if cwd, err := os.Getwd(); err == nil && workspace.IsRepo(e.ctx, cwd) {
+			if top, err := workspace.CheckoutRoot(e.ctx, cwd); err == nil {
+				first = &auth.ProjectSpec{Name: workspace.ProjectName(filepath.Base(top)), Root: top, Writable: true}
+				out.fromCwd = true
+			}
+		}
+	default:
+		top, err := workspace.CheckoutRoot(e.ctx, projectFlag)
+		if err != nil {
+			return continuo.Invalid("project", "--project: %v (or --project none)", err)
+		}
+		first = &auth.ProjectSpec{Name: workspace.ProjectName(filepath.Base(top)), Root: top, Writable: true}
+	}
+	var err error
+	out.token, out.project, err = a.Bootstrap(e.ctx, first, issueToken)
+	// Another replica on the same PostgreSQL database may have won:
+	// then Bootstrap made nothing and issued no token.
+	out.fresh = err == nil && (out.token != nil || !issueToken)
+	if out.project == nil {
+		out.fromCwd = false
+	}
+	return err
 }
 
 // tuneGC trades a little memory for CPU: the default GOGC=100 spent a

@@ -11,6 +11,9 @@ type ProjectTx interface {
 	ProjectCreate(ctx context.Context, p *continuo.Project) error
 	ProjectGet(ctx context.Context, id string) (*continuo.Project, error)
 	ProjectGetByName(ctx context.Context, name string) (*continuo.Project, error)
+	// ProjectSetChecks replaces a project's checks; ErrNotFound for an
+	// unknown ID.
+	ProjectSetChecks(ctx context.Context, id string, checks map[string]continuo.Check) error
 	// ProjectList lists every project by name.
 	ProjectList(ctx context.Context) ([]continuo.Project, error)
 

@@ -40,7 +40,7 @@ func testSnapshot() *Snapshot {
 			Counts:    continuo.Counts{Decisions: 2, Progress: 1, OpenTodos: 1, OpenRisks: 0, OpenQuestions: 1, Messages: 5},
 			CreatedAt: briefBase, UpdatedAt: briefBase.Add(time.Hour)},
 		Project: continuo.Project{ID: "prj_00000000000000000000000001", Name: "parser",
-			Checks: map[string]string{"test": "go test ./...", "lint": "golangci-lint run", "vet": "go vet ./..."}},
+			Checks: map[string]continuo.Check{"test": {Command: []string{"go", "test", "./..."}}, "lint": {Command: []string{"golangci-lint", "run"}}, "vet": {Command: []string{"go", "vet", "./..."}}}},
 		Decisions: newest(10, 2, continuo.KindDecision, continuo.StatusOpen, func(i int) string { return fmt.Sprintf("decision %d", i) }),
 		Progress:  newest(20, 1, continuo.KindProgress, continuo.StatusOpen, func(i int) string { return "parsed expressions" }),
 		Open: map[continuo.Kind][]continuo.Message{
@@ -185,9 +185,9 @@ func heavySnapshot() *Snapshot {
 		changes[i] = workspace.Change{Status: ".M", Path: nasty(300)}
 	}
 	subjects := []string{nasty(300), nasty(300), nasty(300)}
-	checks := map[string]string{}
+	checks := map[string]continuo.Check{}
 	for i := 0; i < 32; i++ {
-		checks[fmt.Sprintf("check-%02d-%s", i, strings.Repeat("x", 50))] = "true"
+		checks[fmt.Sprintf("check-%02d-%s", i, strings.Repeat("x", 50))] = continuo.Check{Command: []string{"true"}}
 	}
 	s.Project.Checks = checks
 	s.Project.Root = "/srv/parser"

@@ -74,7 +74,7 @@ func noProjectsHint(group string) string {
 		"`continuo token create --principal NAME --scopes sessions:read,sessions:write --grant PROJECT:write`).", group, group, group)
 }
 
-func checkNames(m map[string]string) []string {
+func checkNames(m map[string]continuo.Check) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

@@ -10,17 +10,32 @@ import (
 
 // ProjectCreate implements store.ProjectTx.
 func (t *Tx) ProjectCreate(ctx context.Context, p *continuo.Project) error {
-	checks := p.Checks
-	if checks == nil {
-		checks = map[string]string{}
-	}
-	cj, err := json.Marshal(checks)
+	cj, err := checksJSON(p.Checks)
 	if err != nil {
 		return err
 	}
 	_, err = t.exec(ctx, "INSERT INTO projects (id, name, root, checks, writable, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-		p.ID, p.Name, p.Root, string(cj), boolInt(p.Writable), ms(p.CreatedAt))
+		p.ID, p.Name, p.Root, cj, boolInt(p.Writable), ms(p.CreatedAt))
 	return err
+}
+
+// ProjectSetChecks implements store.ProjectTx.
+func (t *Tx) ProjectSetChecks(ctx context.Context, id string, checks map[string]continuo.Check) error {
+	cj, err := checksJSON(checks)
+	if err != nil {
+		return err
+	}
+	return t.execOne(ctx, store.ErrNotFound, "UPDATE projects SET checks = ? WHERE id = ?", cj, id)
+}
+
+// checksJSON is how a project's checks are stored: a JSON object of check
+// name → {command, timeout_secs?, env?}.
+func checksJSON(checks map[string]continuo.Check) (string, error) {
+	if checks == nil {
+		checks = map[string]continuo.Check{}
+	}
+	b, err := json.Marshal(checks)
+	return string(b), err
 }
 
 const projectCols = "id, name, root, checks, writable, created_at"

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ func projectTests() []test {
 	return []test{
 		{"CreateGet", testProjectCreateGet},
 		{"EmptyChecks", testProjectEmptyChecks},
+		{"SetChecks", testProjectSetChecks},
 		{"DuplicateName", testProjectDuplicateName},
 		{"Missing", testProjectMissing},
 		{"ListOrder", testProjectList},
@@ -24,10 +26,11 @@ func projectTests() []test {
 func testProjectCreateGet(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	want := &continuo.Project{ID: continuo.NewID(continuo.PrefixProject, Base), Name: "web", Root: "/srv/web",
-		Checks:   map[string]string{"test": "go test ./...", "vet": "go vet ./...", "quote": `echo "a b" 'c' \ ü`},
+		Checks: map[string]continuo.Check{"test": {Command: []string{"go", "test", "./..."}, TimeoutSecs: 600, Env: []string{"GOFLAGS"}},
+			"vet": {Command: []string{"go", "vet", "./..."}}, "quote": {Command: []string{"echo", "a b", `'c' \ ü`}}},
 		Writable: true, CreatedAt: Base.Add(time.Second)}
 	ro := &continuo.Project{ID: continuo.NewID(continuo.PrefixProject, Base), Name: "docs",
-		Checks: map[string]string{"lint": "make lint"}, Writable: false, CreatedAt: Base}
+		Checks: map[string]continuo.Check{"lint": {Command: []string{"make", "lint"}}}, Writable: false, CreatedAt: Base}
 	MustWrite(t, s, func(tx store.Tx) error {
 		if err := tx.ProjectCreate(ctx, want); err != nil {
 			return err
@@ -52,7 +55,7 @@ func testProjectCreateGet(t *testing.T, s store.Store) {
 func testProjectEmptyChecks(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	nilChecks := &continuo.Project{ID: continuo.NewID(continuo.PrefixProject, Base), Name: "a", CreatedAt: Base}
-	emptyChecks := &continuo.Project{ID: continuo.NewID(continuo.PrefixProject, Base), Name: "b", Checks: map[string]string{},
+	emptyChecks := &continuo.Project{ID: continuo.NewID(continuo.PrefixProject, Base), Name: "b", Checks: map[string]continuo.Check{},
 		CreatedAt: Base}
 	MustWrite(t, s, func(tx store.Tx) error {
 		if err := tx.ProjectCreate(ctx, nilChecks); err != nil {
@@ -199,6 +202,35 @@ func testGrantList(t *testing.T, s store.Store) {
 	), identity)
 	if got := list(continuo.NewID(continuo.PrefixGroup, Base)); len(got) != 0 {
 		t.Errorf("GrantList of an unknown group = %v, want none", got)
+	}
+}
+
+// ProjectSetChecks replaces the checks of one project and of no other;
+// an unknown project is ErrNotFound.
+func testProjectSetChecks(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	a := &continuo.Project{ID: continuo.NewID(continuo.PrefixProject, Base), Name: "a", CreatedAt: Base,
+		Checks: map[string]continuo.Check{"old": {Command: []string{"make"}}}}
+	b := &continuo.Project{ID: continuo.NewID(continuo.PrefixProject, Base), Name: "b", CreatedAt: Base,
+		Checks: map[string]continuo.Check{"keep": {Command: []string{"true"}}}}
+	MustWrite(t, s, func(tx store.Tx) error {
+		if err := tx.ProjectCreate(ctx, a); err != nil {
+			return err
+		}
+		return tx.ProjectCreate(ctx, b)
+	})
+	want := map[string]continuo.Check{"test": {Command: []string{"go", "test", "./..."}, TimeoutSecs: 900, Env: []string{"GOFLAGS"}}}
+	MustWrite(t, s, func(tx store.Tx) error { return tx.ProjectSetChecks(ctx, a.ID, want) })
+	got := mustGet(t, s, "ProjectGet", func(tx store.Tx) (*continuo.Project, error) { return tx.ProjectGet(ctx, a.ID) })
+	a.Checks = want
+	same(t, "after ProjectSetChecks", *got, *a, normProject)
+	got = mustGet(t, s, "ProjectGet", func(tx store.Tx) (*continuo.Project, error) { return tx.ProjectGet(ctx, b.ID) })
+	same(t, "the other project", *got, *b, normProject)
+	err := s.Write(ctx, func(tx store.Tx) error {
+		return tx.ProjectSetChecks(ctx, continuo.NewID(continuo.PrefixProject, Base), want)
+	})
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("ProjectSetChecks of an unknown project = %v, want ErrNotFound", err)
 	}
 }
 
