@@ -617,3 +617,45 @@ func TestSourceReadStopsWithContext(t *testing.T) {
 		t.Fatalf("result() error %v, want %v", err, context.Canceled)
 	}
 }
+
+// slowWriter takes its time over its first write, as SourceOf does while it
+// hashes a large file.
+type slowWriter struct {
+	delay time.Duration
+	n     int
+}
+
+func (w *slowWriter) Write(b []byte) (int, error) {
+	if w.n == 0 {
+		time.Sleep(w.delay)
+	}
+	w.n += len(b)
+	return len(b), nil
+}
+
+// TestStreamGitSlowWriter: git's output is not cut off while the consumer
+// works after git has exited, as it is when exec's copying goroutine calls
+// the writer (WaitDelay, 2 s).
+func TestStreamGitSlowWriter(t *testing.T) {
+	dir := newRepo(t)
+	commit(t, dir, "a.txt", "a")
+	want := len(git(t, dir, "cat-file", "commit", "HEAD")) + 1
+	delay := 2*time.Second + 300*time.Millisecond
+	t.Run("streamGit", func(t *testing.T) {
+		t.Parallel()
+		w := &slowWriter{delay: delay}
+		if err := streamGit(context.Background(), readTimeout, dir, nil, w, "cat-file", "commit", "HEAD"); err != nil {
+			t.Fatal(err)
+		}
+		if w.n != want {
+			t.Fatalf("the writer got %d bytes, want %d", w.n, want)
+		}
+	})
+	t.Run("runGit, for comparison", func(t *testing.T) {
+		t.Parallel()
+		w := &slowWriter{delay: delay}
+		if err := runGit(context.Background(), readTimeout, dir, w, "cat-file", "commit", "HEAD"); !errors.Is(err, exec.ErrWaitDelay) {
+			t.Skipf("runGit with a slow writer: %v (%d bytes), not cut off here; nothing to compare with", err, w.n)
+		}
+	})
+}
