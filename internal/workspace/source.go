@@ -78,7 +78,7 @@ const sourceVersion = "continuo source 1\x00"
 // hashed, and that state has another Tree than the clean checkout: the
 // Source errs towards "changed", never towards "unchanged". Touching a file
 // changes nothing: git compares content when stat data differ, and the hash
-// takes content only. A submodule counts by its Source; git's own submodule
+// takes no times. A submodule counts by its Source; git's own submodule
 // field (S<c><m><u>) is not hashed, as it compares with the index.
 //
 // What git is told not to look at is not seen: ignored files (.gitignore,

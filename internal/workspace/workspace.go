@@ -1,5 +1,6 @@
 // Package workspace reads facts about a project's git checkout for a handoff
-// brief (CONTRACT.md §4, "workspace"), and creates and removes the git
+// brief (CONTRACT.md §4, "workspace"), takes the source fingerprint a
+// validation run records (SourceOf), and creates and removes the git
 // worktrees of sessions started in worktree mode.
 //
 // It shells out to the git binary instead of reading the repository itself:
