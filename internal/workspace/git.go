@@ -35,16 +35,78 @@ func (e *gitError) Unwrap() error { return e.err }
 func runGit(ctx context.Context, timeout time.Duration, dir string, stdout io.Writer, args ...string) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	cmd, stderr := gitCommand(ctx, dir, args)
+	cmd.Stdout = stdout
+	return gitFailure(ctx, args, cmd.Run(), stderr)
+}
+
+// streamGit is runGit for a consumer that takes its time: git's stdout is
+// read in the calling goroutine and handed to w as it arrives, and git waits
+// on the full pipe while w works (SourceOf reads and hashes files as their
+// paths arrive). With runGit, exec's copying goroutine would call w, and once
+// git has exited, WaitDelay would cut the output off after 2 s of w's work.
+// extraEnv is added after gitEnv's variables, so it wins. If w fails, git is
+// stopped and w's error returned.
+func streamGit(ctx context.Context, timeout time.Duration, dir string, extraEnv []string, w io.Writer, args ...string) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd, stderr := gitCommand(ctx, dir, args)
+	cmd.Env = append(cmd.Env, extraEnv...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return &gitError{args: args, err: err}
+	}
+	if err := cmd.Start(); err != nil {
+		return gitFailure(ctx, args, err, stderr)
+	}
+	// A grandchild holding the pipe open must not keep the read below
+	// blocked past the deadline (WaitDelay does not cover this pipe).
+	stop := context.AfterFunc(ctx, func() { out.Close() })
+	defer stop()
+	buf := make([]byte, 32<<10)
+	var readErr, writeErr error
+	for {
+		n, err := out.Read(buf)
+		if n > 0 {
+			if _, writeErr = w.Write(buf[:n]); writeErr != nil {
+				cancel() // nobody reads the rest: stop git
+				break
+			}
+		}
+		if err != nil {
+			if err != io.EOF {
+				readErr = err
+			}
+			break
+		}
+	}
+	err = cmd.Wait()
+	if writeErr != nil {
+		return writeErr
+	}
+	if err == nil && readErr != nil {
+		err = readErr
+	}
+	return gitFailure(ctx, args, err, stderr)
+}
+
+// gitCommand is `git -C dir args...` as every call runs it: the scrubbed
+// environment, a bounded stderr, and WaitDelay.
+func gitCommand(ctx context.Context, dir string, args []string) (*exec.Cmd, *bytes.Buffer) {
 	full := append([]string{"-C", dir}, args...)
 	cmd := exec.CommandContext(ctx, "git", full...)
 	cmd.Env = gitEnv(os.Environ())
-	cmd.Stdout = stdout
 	var stderr bytes.Buffer
 	cmd.Stderr = &limitedBuffer{buf: &stderr, max: 4 * maxStderr}
 	// A grandchild holding the pipes open (a credential helper, an
 	// fsmonitor daemon) must not keep Wait from returning.
 	cmd.WaitDelay = 2 * time.Second
-	err := cmd.Run()
+	return cmd, &stderr
+}
+
+// gitFailure turns the error of a git run into a *gitError carrying its
+// stderr, or returns nil for success.
+func gitFailure(ctx context.Context, args []string, err error, stderr *bytes.Buffer) error {
 	if err == nil {
 		return nil
 	}

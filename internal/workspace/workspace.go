@@ -1,5 +1,6 @@
 // Package workspace reads facts about a project's git checkout for a handoff
-// brief (CONTRACT.md §4, "workspace"), and creates and removes the git
+// brief (CONTRACT.md §4, "workspace"), takes the source fingerprint a
+// validation run records (SourceOf), and creates and removes the git
 // worktrees of sessions started in worktree mode.
 //
 // It shells out to the git binary instead of reading the repository itself:
@@ -94,10 +95,9 @@ func Probe(ctx context.Context, root string) (State, error) {
 // when a checkout has hundreds of thousands of untracked files, while git
 // still runs to completion so that its exit status is checked.
 type statusParser struct {
-	rec      []byte // the record being read, at most maxHeader bytes of it
-	long     bool   // the record being read is longer than maxHeader
-	entries  bool   // an entry was seen: no more headers
-	skipNext bool   // the next record is the original path of a rename
+	records       // the record being read, at most maxHeader bytes of it
+	entries  bool // an entry was seen: no more headers
+	skipNext bool // the next record is the original path of a rename
 	head     string
 	branch   string
 	sawOID   bool
@@ -112,33 +112,59 @@ type statusParser struct {
 // kept cut.
 const maxHeader = 4096
 
-func (p *statusParser) Write(b []byte) (int, error) {
-	n := len(b)
+// records splits a stream of NUL-terminated records that arrives in
+// arbitrary pieces (git's -z output, as an io.Writer receives it). It keeps
+// at most max bytes of a record and says whether the record was longer, so a
+// record, however long, costs at most max bytes of memory.
+type records struct {
+	rec  []byte // the record being read, at most max bytes of it
+	long bool   // the record being read is longer than max
+}
+
+// write consumes b, calling end for every record that b completes. The
+// slice end receives is reused once end returns.
+func (r *records) write(b []byte, max int, end func(rec []byte, long bool)) {
 	for len(b) > 0 {
 		i := bytes.IndexByte(b, 0)
 		chunk := b
 		if i >= 0 {
 			chunk = b[:i]
 		}
-		if room := maxHeader - len(p.rec); len(chunk) > room {
-			p.rec = append(p.rec, chunk[:room]...)
-			p.long = true
+		if room := max - len(r.rec); len(chunk) > room {
+			r.rec = append(r.rec, chunk[:room]...)
+			r.long = true
 		} else {
-			p.rec = append(p.rec, chunk...)
+			r.rec = append(r.rec, chunk...)
 		}
 		if i < 0 {
 			break
 		}
-		p.endRecord()
+		r.finish(end)
 		b = b[i+1:]
 	}
-	return n, nil
+}
+
+// flush hands end the last record if the stream did not end with a NUL.
+func (r *records) flush(end func(rec []byte, long bool)) {
+	if len(r.rec) > 0 || r.long {
+		r.finish(end)
+	}
+}
+
+func (r *records) finish(end func(rec []byte, long bool)) {
+	rec, long := r.rec, r.long
+	r.rec, r.long = r.rec[:0], false
+	end(rec, long)
+}
+
+func (p *statusParser) Write(b []byte) (int, error) {
+	p.records.write(b, maxHeader, p.endRecord)
+	return len(b), nil
 }
 
 // endRecord handles one complete NUL-terminated record.
-func (p *statusParser) endRecord() {
-	rec, long := string(p.rec), p.long
-	p.rec, p.long = p.rec[:0], false
+func (p *statusParser) endRecord(b []byte, long bool) {
+	rec := string(b)
 	if p.skipNext {
 		p.skipNext = false
 		return
@@ -200,9 +226,7 @@ func (p *statusParser) endRecord() {
 }
 
 func (p *statusParser) result() (State, error) {
-	if len(p.rec) > 0 { // output not NUL-terminated: take what is there
-		p.endRecord()
-	}
+	p.records.flush(p.endRecord) // output not NUL-terminated: take what is there
 	if p.tooLong {
 		return State{}, errors.New("workspace: probe: git status header too long")
 	}
