@@ -18,38 +18,45 @@ type RunTx interface {
 	// RunUpdate replaces a run's mutable fields (state, owner, lease, proc,
 	// cancel_requested, exit code, error kind, usage, revision, started_at,
 	// ended_at — not the log counters) if its stored revision is still
-	// prevRevision; else ErrStale (ErrNotFound for an unknown ID). Making a
-	// second validation run of a check in one directory running is
-	// ErrConflict.
+	// prevRevision, which r.Revision must exceed; else ErrStale
+	// (ErrNotFound for an unknown ID). Making a second validation run of a
+	// check in one directory running is ErrConflict. cancel_requested only
+	// ever becomes true: RunRequestCancel leaves the revision alone, so an
+	// update computed from a read before the request must not undo it.
 	RunUpdate(ctx context.Context, r *continuo.Run, prevRevision int64) error
 	// RunRequestCancel sets cancel_requested on a run that has not ended,
 	// without changing its revision; it reports whether the run had not
 	// ended (false: terminal, or unknown).
 	RunRequestCancel(ctx context.Context, id string) (bool, error)
 	// RunRenew extends the lease of every run owner holds that has not
-	// ended, without changing their revisions; it returns how many.
+	// ended, without changing their revisions; it returns how many. An
+	// empty owner is an error (nobody holds an untaken run).
 	RunRenew(ctx context.Context, owner string, until time.Time) (int64, error)
-	// RunList lists runs as p selects, oldest first (by ID).
+	// RunList lists runs as p selects, by ID (run IDs sort by creation
+	// time, so oldest first).
 	RunList(ctx context.Context, p RunListParams) ([]continuo.Run, error)
 
 	// RunAppend appends events to a run's log and sets its log counters,
 	// if the run's EventSeq is still a.PrevSeq (one appender at a time);
-	// else ErrStale. Events must be numbered PrevSeq+1, PrevSeq+2, ….
-	// Then it deletes the events a.DropFrom..a.DropThrough (none when
-	// DropThrough is 0).
+	// else ErrStale (ErrNotFound for an unknown run). Events must be
+	// numbered PrevSeq+1, PrevSeq+2, … and their text valid UTF-8 without
+	// NUL (else an error: the store converts nothing). Then it deletes the
+	// events a.DropFrom..a.DropThrough (none when DropThrough is 0; else
+	// 1 ≤ DropFrom ≤ DropThrough).
 	RunAppend(ctx context.Context, a RunAppend) error
 	// RunEvents lists a run's events with seq > p.AfterSeq in seq order,
 	// at most p.Limit of them (≤ 0: 100), stopping before the event that
-	// would take their text past p.MaxBytes (> 0; the first is always
-	// returned). Its cost does not depend on how long the log is.
+	// would take their text past p.MaxBytes (which must be > 0; the first
+	// is always returned, however long). Its cost does not depend on how
+	// long the log is. An unknown run has no events.
 	RunEvents(ctx context.Context, p RunEventsParams) ([]continuo.RunEvent, error)
 
 	// EvidenceAdd records a session's evidence; the same (session, run)
 	// twice is ErrConflict.
 	EvidenceAdd(ctx context.Context, e continuo.Evidence) error
 	// EvidenceLatest returns, for each check a session has evidence of,
-	// its newest perCheck evidence (newest first, by created_at then run
-	// ID) with their runs, ordered by check name.
+	// its newest perCheck evidence (≤ 0: 1) with their runs, ordered by
+	// check name, then newest first (by created_at, then run ID).
 	EvidenceLatest(ctx context.Context, sessionID string, perCheck int) ([]EvidenceRun, error)
 }
 
@@ -60,7 +67,7 @@ type RunListParams struct {
 	Dir         string              // with Check: one check in one directory
 	Check       string
 	Kind        continuo.RunKind // "": any
-	LeaseBefore time.Time        // zero: any; else lease_until < LeaseBefore
+	LeaseBefore time.Time        // zero: any; else lease_until < LeaseBefore (no lease counts as before every time)
 	Limit       int              // ≤ 0: 100
 }
 

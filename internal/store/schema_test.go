@@ -44,6 +44,9 @@ var rootSets = map[string][]string{
 	"oauth_clients.auth_method": literals(continuo.AuthMethods()),
 	"oauth_tokens.kind":         literals(continuo.TokenKinds()),
 	"goals.lifecycle":           literals(continuo.GoalLifecycles()),
+	"runs.kind":                 literals(continuo.RunKinds()),
+	"runs.state":                literals(continuo.RunStates()),
+	"run_events.kind":           literals(continuo.RunEventKinds()),
 }
 
 // idPrefixes are the tables whose id column carries a root package prefix
@@ -62,6 +65,7 @@ var idPrefixes = map[string]string{
 	"login_links":   continuo.PrefixLoginLink,
 	"web_sessions":  continuo.PrefixWebSession,
 	"goals":         continuo.PrefixGoal,
+	"runs":          continuo.PrefixRun,
 }
 
 func literals[T ~string](xs []T) []string {

@@ -117,6 +117,7 @@ type Tx interface {
 	SessionTx
 	MessageTx
 	GoalTx
+	RunTx
 	IdempotencyTx
 	TableTx
 	// Notify sends payload on channel once this transaction commits (never

@@ -3,6 +3,7 @@ package storetest
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -114,7 +115,7 @@ func dumpTests(t *testing.T, f Factory) {
 // empty and set, for export tests: a group "alpha" (see Setup) with a
 // token, messages, an instruction, an idempotency key, OAuth clients,
 // codes, a grant and its tokens, login links, browser sessions, goals and
-// their replaced plans.
+// their replaced plans, runs with their logs and a session's evidence.
 func Fill(t testing.TB, s store.Store) {
 	t.Helper()
 	ctx := t.Context()
@@ -136,6 +137,50 @@ func Fill(t testing.TB, s store.Store) {
 	})
 	fillOAuth(t, s, fx.Principal.ID)
 	fillGoals(t, s, fx.Session.ID)
+	fillRuns(t, s, fx)
+}
+
+// fillRuns gives runs, run_events and evidence rows: an ended validation
+// run of the session with every optional column set, a running agent run
+// of no session whose log dropped part of its middle, and a bare queued
+// run (no lease, exit code, start or end).
+func fillRuns(t testing.TB, s store.Store, fx *Fixture) {
+	t.Helper()
+	ctx := t.Context()
+	lease, started, ended, code := Base.Add(time.Minute), Base.Add(time.Second), Base.Add(3*time.Second), 1
+	done := CreateRun(t, s, fx.Group.ID, fx.Project.ID, "/src/alpha", "test", func(r *continuo.Run) {
+		r.State, r.SessionID, r.SourceHead, r.SourceTree = continuo.RunFailed, fx.Session.ID, "abc123", "tree-1"
+		r.Owner, r.LeaseUntil, r.Proc, r.ExitCode, r.ErrorKind = "host-1 42", lease, "host-1 42 7", &code, "exit"
+		r.StartedAt, r.EndedAt, r.Revision = &started, &ended, 3
+	})
+	agent := CreateRun(t, s, fx.Group.ID, fx.Project.ID, "/src/alpha", "", func(r *continuo.Run) {
+		r.Kind, r.State, r.ProviderID, r.Spec, r.RequestHash = continuo.RunAgent, continuo.RunRunning, "claude", `{"prompt":"sha256:1"}`, ""
+		r.Owner, r.LeaseUntil, r.Proc, r.CancelRequested = "host-2 9", lease, "host-2 9 1", true
+		r.Usage, r.StartedAt, r.Revision = `{"input_tokens":10}`, &started, 2
+	})
+	bare := CreateRun(t, s, fx.Group.ID, fx.Project.ID, "/src/alpha", "lint")
+	MustWrite(t, s, func(tx store.Tx) error {
+		if err := tx.RunAppend(ctx, store.RunAppend{RunID: done.ID, Events: []continuo.RunEvent{
+			{Seq: 1, Kind: continuo.EventState, Text: "started", At: started},
+			{Seq: 2, Kind: continuo.EventOutput, Text: "FAIL \"ü\"\n", At: started},
+			{Seq: 3, Kind: continuo.EventState, Text: "", At: ended},
+		}, OutputBytes: 17, KeptBytes: 17, HeadSeq: 3}); err != nil {
+			return err
+		}
+		var events []continuo.RunEvent
+		for seq := int64(1); seq <= 5; seq++ {
+			events = append(events, continuo.RunEvent{Seq: seq, Kind: continuo.EventText, Text: fmt.Sprintf("part %d", seq), At: started})
+		}
+		events[4].Kind = continuo.EventUsage
+		if err := tx.RunAppend(ctx, store.RunAppend{RunID: agent.ID, Events: events, OutputBytes: 30, KeptBytes: 18,
+			HeadSeq: 2, DroppedThrough: 4, DropFrom: 3, DropThrough: 4}); err != nil {
+			return err
+		}
+		if err := tx.EvidenceAdd(ctx, continuo.Evidence{SessionID: fx.Session.ID, Check: "test", RunID: done.ID, CreatedAt: ended}); err != nil {
+			return err
+		}
+		return tx.EvidenceAdd(ctx, continuo.Evidence{SessionID: fx.Session.ID, Check: "lint", RunID: bare.ID, CreatedAt: Base})
+	})
 }
 
 // fillGoals gives goals and goal_plans rows: an active goal with a
