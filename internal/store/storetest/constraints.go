@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/store"
@@ -14,15 +15,25 @@ func constraintTests() []test {
 
 // testSchemaChecks: the schema itself refuses values no service should
 // write (ID prefixes, closed sets, lifecycle/closed_at consistency, no
-// terminal reason for an active goal, positive revisions, a secret exactly
-// for confidential OAuth clients, unknown parents), as a CHECK or
-// foreign-key error — never ErrConflict, and nothing is kept.
+// terminal reason for an active goal, a run's state/ended_at consistency,
+// positive revisions, non-negative log counters, JSON where JSON is kept,
+// a secret exactly for confidential OAuth clients, unknown parents), as a
+// CHECK, cast or foreign-key error — never ErrConflict, and nothing is
+// kept.
 func testSchemaChecks(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	f := Setup(t, s, "alpha")
 	client := OAuthClient(t, s, "cli")
 	code := oauthCode(t, s, client.ID, f.Principal.ID, "code-1")
 	goal := Goal(t, s, f.Session.ID, "ship")
+	run := CreateRun(t, s, f.Group.ID, f.Project.ID, "/src/a", "test")
+	newRun := func(opts ...func(*continuo.Run)) *continuo.Run {
+		r := NewRun(f.Group.ID, f.Project.ID, "/src/a", "lint")
+		for _, o := range opts {
+			o(r)
+		}
+		return r
+	}
 	bad := map[string]func(tx store.Tx) error{
 		"GroupIDPrefix": func(tx store.Tx) error {
 			return tx.GroupCreate(ctx, &continuo.Group{ID: continuo.NewID(continuo.PrefixProject, Base), Name: "x"})
@@ -152,6 +163,61 @@ func testSchemaChecks(t *testing.T, s store.Store) {
 		"PlanZeroRevision": func(tx store.Tx) error {
 			return tx.GoalPlanAdd(ctx, store.PlanSnapshot{GoalID: goal.ID, Revision: 0, ReplacedAt: Base})
 		},
+		"RunIDPrefix": func(tx store.Tx) error {
+			return tx.RunCreate(ctx, newRun(func(r *continuo.Run) { r.ID = continuo.NewID(continuo.PrefixGoal, Base) }))
+		},
+		"UnknownRunKind": func(tx store.Tx) error {
+			return tx.RunCreate(ctx, newRun(func(r *continuo.Run) { r.Kind = "cron" }))
+		},
+		"UnknownRunState": func(tx store.Tx) error {
+			return tx.RunCreate(ctx, newRun(func(r *continuo.Run) { r.State = "paused" }))
+		},
+		"UnknownRunStateUpdate": func(tx store.Tx) error {
+			r := *run
+			r.State, r.Revision = "waiting", 2
+			return tx.RunUpdate(ctx, &r, 1)
+		},
+		"RunZeroRevision": func(tx store.Tx) error {
+			return tx.RunCreate(ctx, newRun(func(r *continuo.Run) { r.Revision = 0 }))
+		},
+		"RunEndedWithoutEndedAt": func(tx store.Tx) error {
+			r := *run
+			r.State, r.Revision = continuo.RunCancelled, 2
+			return tx.RunUpdate(ctx, &r, 1)
+		},
+		"RunEndedAtWhileQueued": func(tx store.Tx) error {
+			return tx.RunCreate(ctx, newRun(func(r *continuo.Run) { at := Base; r.EndedAt = &at }))
+		},
+		"RunningWithoutStartedAt": func(tx store.Tx) error {
+			return tx.RunCreate(ctx, newRun(func(r *continuo.Run) { r.State = continuo.RunRunning }))
+		},
+		"RunLeaseBeforeEpoch": func(tx store.Tx) error {
+			return tx.RunCreate(ctx, newRun(func(r *continuo.Run) { r.LeaseUntil = time.Unix(-5, 0) }))
+		},
+		"RunSpecNotJSON": func(tx store.Tx) error {
+			return tx.RunCreate(ctx, newRun(func(r *continuo.Run) { r.Spec = "make test" }))
+		},
+		"RunUsageNotJSON": func(tx store.Tx) error {
+			return tx.RunCreate(ctx, newRun(func(r *continuo.Run) { r.Usage = "3 tokens" }))
+		},
+		"RunOfUnknownGroup": func(tx store.Tx) error {
+			return tx.RunCreate(ctx, newRun(func(r *continuo.Run) { r.GroupID = continuo.NewID(continuo.PrefixGroup, Base) }))
+		},
+		"RunOfUnknownProject": func(tx store.Tx) error {
+			return tx.RunCreate(ctx, newRun(func(r *continuo.Run) { r.ProjectID = continuo.NewID(continuo.PrefixProject, Base) }))
+		},
+		"RunNegativeCounter": func(tx store.Tx) error {
+			return tx.RunAppend(ctx, store.RunAppend{RunID: run.ID, OutputBytes: -1})
+		},
+		"UnknownRunEventKind": func(tx store.Tx) error {
+			return tx.RunAppend(ctx, store.RunAppend{RunID: run.ID, Events: []continuo.RunEvent{{Seq: 1, Kind: "stderr", Text: "x", At: Base}}})
+		},
+		"EvidenceOfUnknownRun": func(tx store.Tx) error {
+			return tx.EvidenceAdd(ctx, continuo.Evidence{SessionID: f.Session.ID, Check: "test", RunID: continuo.NewID(continuo.PrefixRun, Base), CreatedAt: Base})
+		},
+		"EvidenceOfUnknownSession": func(tx store.Tx) error {
+			return tx.EvidenceAdd(ctx, continuo.Evidence{SessionID: continuo.NewID(continuo.PrefixSession, Base), Check: "test", RunID: run.ID, CreatedAt: Base})
+		},
 		"WebSessionIDPrefix": func(tx store.Tx) error {
 			w := newWebSession(f.Principal.ID, "w")
 			w.ID = continuo.NewID(continuo.PrefixLoginLink, Base)
@@ -188,5 +254,12 @@ func testSchemaChecks(t *testing.T, s store.Store) {
 		return tx.MessageCount(ctx, store.MessageListParams{SessionID: f.Session.ID})
 	}); n != 0 {
 		t.Errorf("MessageCount after the refused writes = %d, want 0", n)
+	}
+	sameList(t, "runs after the refused writes", listRuns(t, s, store.RunListParams{}), []continuo.Run{*run}, normRun)
+	if got := runEvents(t, s, store.RunEventsParams{RunID: run.ID, MaxBytes: 100}); len(got) != 0 {
+		t.Errorf("run events after the refused writes: %v", got)
+	}
+	if got := latestEvidence(t, s, f.Session.ID, 5); len(got) != 0 {
+		t.Errorf("evidence after the refused writes: %v", got)
 	}
 }

@@ -23,7 +23,8 @@
 //   - lists are ordered: groups, principals and projects by name, tokens,
 //     OAuth clients and OAuth grants by ID, grants by project ID, sessions
 //     by updated_at desc then ID desc, messages by seq desc, goals by ID
-//     desc, a goal's replaced plans by revision desc;
+//     desc, a goal's replaced plans by revision desc, runs by ID, a run's
+//     events by seq, a session's evidence by check name then newest first;
 //   - a used code, refresh token or login link is ErrStale when used again
 //     (an unknown one ErrNotFound); a revocation, and a client's first use,
 //     keep the first time;
@@ -97,6 +98,7 @@ func Run(t *testing.T, f Factory) {
 		{"MessageList", messageListTests()},
 		{"EntryList", entryTests()},
 		{"Goal", goalTests()},
+		{"Run", runTests()},
 		{"Idempotency", idempotencyTests()},
 		{"Tx", txTests()},
 		{"Constraints", constraintTests()},
@@ -106,6 +108,7 @@ func Run(t *testing.T, f Factory) {
 		{"OAuthRerun", underRerun(oauthTests())},
 		{"SignInRerun", underRerun(signInTests())},
 		{"GoalRerun", underRerun(goalTests())},
+		{"RunRerun", underRerun(runTests())},
 	}
 	for _, su := range suites {
 		t.Run(su.name, func(t *testing.T) {
