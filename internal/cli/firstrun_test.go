@@ -11,7 +11,9 @@ import (
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/auth"
+	"github.com/continuo-dev/continuo/internal/store"
 	"github.com/continuo-dev/continuo/internal/store/sqlite"
+	"github.com/continuo-dev/continuo/internal/store/storetest"
 	"github.com/continuo-dev/continuo/internal/workflow"
 )
 
@@ -211,6 +213,14 @@ func TestProjectRevokeRemove(t *testing.T) {
 	if _, _, err := wf.PostMessage(ctx, admin, workflow.Post{SessionID: r.Session.ID, Kind: continuo.KindNote, Text: "n", DeliveryKey: "k2"}); err != nil {
 		t.Fatal(err)
 	}
+	// And a run of the session, with a log and the session's evidence.
+	check := storetest.CreateRun(t, db, r.Session.GroupID, r.Session.ProjectID, d, "test", func(x *continuo.Run) { x.SessionID = r.Session.ID })
+	storetest.MustWrite(t, db, func(tx store.Tx) error {
+		if err := tx.RunAppend(ctx, store.RunAppend{RunID: check.ID, Events: []continuo.RunEvent{{Seq: 1, Kind: continuo.EventOutput, Text: "ok", At: time.Now()}}}); err != nil {
+			return err
+		}
+		return tx.EvidenceAdd(ctx, continuo.Evidence{SessionID: r.Session.ID, Check: "test", RunID: check.ID, CreatedAt: time.Now()})
+	})
 	db.Close()
 
 	code, _, errs := run(t, append([]string{"project", "remove", "demo"}, dd...)...)
@@ -232,7 +242,8 @@ func TestProjectRevokeRemove(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, table := range []string{"sessions", "session_instructions", "messages", "idempotency", "grants", "projects"} {
+	for _, table := range []string{"sessions", "session_instructions", "messages", "idempotency", "grants", "projects",
+		"runs", "run_events", "evidence"} {
 		if strings.Contains(string(b), `"table":"`+table+`"`) {
 			t.Errorf("rows of %s are left after project remove --force", table)
 		}

@@ -25,7 +25,8 @@ type ProjectTx interface {
 	// GrantDelete takes a group's grant on a project away; ErrNotFound when
 	// it had none.
 	GrantDelete(ctx context.Context, projectID, groupID string) error
-	// ProjectDelete deletes a project and its grants; ErrNotFound for an
+	// ProjectDelete deletes a project, its grants and its runs with their
+	// logs and every session's evidence of them; ErrNotFound for an
 	// unknown ID. Its sessions must be deleted first.
 	ProjectDelete(ctx context.Context, id string) error
 }

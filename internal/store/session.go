@@ -33,7 +33,9 @@ type SessionTx interface {
 	// SessionListByProject lists the sessions of every group in a project,
 	// by ID (for the operator: removing a project).
 	SessionListByProject(ctx context.Context, projectID string) ([]continuo.Session, error)
-	// SessionDelete deletes a session with its instructions, messages and
-	// goals (and their plans); ErrNotFound for an unknown ID.
+	// SessionDelete deletes a session with its instructions, messages,
+	// goals (and their plans) and evidence; ErrNotFound for an unknown ID.
+	// Its runs stay: they are its project's, other sessions may have
+	// evidence of them, and ProjectDelete removes them.
 	SessionDelete(ctx context.Context, id string) error
 }

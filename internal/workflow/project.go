@@ -19,11 +19,12 @@ type Removal struct {
 // RemoveProject deletes a project and its grants, for the operator. A
 // project that still has sessions, of any group, is refused: they are the
 // work it holds, and revoking the grants hides the project without losing
-// them. With force, its sessions go too, with their instructions, messages
-// and idempotency keys, in the same transaction. Their worktrees stay on
-// disk (they may hold uncommitted work; the branches stay in the checkout):
-// the Removal lists them. The rules live here rather than in auth because
-// sessions go with the project.
+// them. With force, its sessions go too, with their instructions, messages,
+// goals, evidence and idempotency keys, in the same transaction. Their
+// worktrees stay on disk (they may hold uncommitted work; the branches stay
+// in the checkout): the Removal lists them. The project's runs and their
+// logs always go with it (store.ProjectDelete). The rules live here rather
+// than in auth because sessions go with the project.
 func (s *Service) RemoveProject(ctx context.Context, name string, force bool) (*Removal, error) {
 	var out *Removal
 	err := s.store.Write(ctx, func(tx store.Tx) error {

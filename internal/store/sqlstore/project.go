@@ -101,10 +101,16 @@ func (t *Tx) GrantDelete(ctx context.Context, projectID, groupID string) error {
 	return t.execOne(ctx, store.ErrNotFound, "DELETE FROM grants WHERE project_id = ? AND group_id = ?", projectID, groupID)
 }
 
-// ProjectDelete implements store.ProjectTx.
+// ProjectDelete implements store.ProjectTx. Children go before their
+// parents (the foreign keys check each statement): evidence and events,
+// then runs, then grants.
 func (t *Tx) ProjectDelete(ctx context.Context, id string) error {
-	if _, err := t.exec(ctx, "DELETE FROM grants WHERE project_id = ?", id); err != nil {
-		return err
+	for _, q := range []string{"DELETE FROM evidence WHERE run_id IN (SELECT id FROM runs WHERE project_id = ?)",
+		"DELETE FROM run_events WHERE run_id IN (SELECT id FROM runs WHERE project_id = ?)", "DELETE FROM runs WHERE project_id = ?",
+		"DELETE FROM grants WHERE project_id = ?"} {
+		if _, err := t.exec(ctx, q, id); err != nil {
+			return err
+		}
 	}
 	return t.execOne(ctx, store.ErrNotFound, "DELETE FROM projects WHERE id = ?", id)
 }

@@ -121,7 +121,8 @@ func (t *Tx) SessionListByProject(ctx context.Context, projectID string) ([]cont
 // SessionDelete implements store.SessionTx.
 func (t *Tx) SessionDelete(ctx context.Context, id string) error {
 	for _, q := range []string{"DELETE FROM messages WHERE session_id = ?", "DELETE FROM session_instructions WHERE session_id = ?",
-		"DELETE FROM goal_plans WHERE goal_id IN (SELECT id FROM goals WHERE session_id = ?)", "DELETE FROM goals WHERE session_id = ?"} {
+		"DELETE FROM goal_plans WHERE goal_id IN (SELECT id FROM goals WHERE session_id = ?)", "DELETE FROM goals WHERE session_id = ?",
+		"DELETE FROM evidence WHERE session_id = ?"} {
 		if _, err := t.exec(ctx, q, id); err != nil {
 			return err
 		}

@@ -234,15 +234,45 @@ func testProjectSetChecks(t *testing.T, s store.Store) {
 	}
 }
 
-// ProjectDelete takes the project and its grants; other projects and other
-// grants stay, and the name is free again.
+// ProjectDelete takes the project, its grants and its runs with their
+// events and every session's evidence of them (here, a session of another
+// project); other projects and what is theirs stay, and the name is free
+// again.
 func testProjectDelete(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	g := Group(t, s, "alpha")
 	web, api := Project(t, s, "web"), Project(t, s, "api")
 	Grant(t, s, web.ID, g.ID, continuo.AccessWrite)
 	Grant(t, s, api.ID, g.ID, continuo.AccessRead)
+	sess := Session(t, s, g.ID, api.ID, "api work")
+	gone := []*continuo.Run{
+		CreateRun(t, s, g.ID, web.ID, "/src/web", "test", runEnded(continuo.RunSucceeded)),
+		CreateRun(t, s, g.ID, web.ID, "/src/web", "lint", runRunning, func(r *continuo.Run) { r.SessionID = sess.ID }),
+	}
+	kept := CreateRun(t, s, g.ID, api.ID, "/src/api", "test", runEnded(continuo.RunSucceeded))
+	MustWrite(t, s, func(tx store.Tx) error {
+		for _, r := range append(slices.Clone(gone), kept) {
+			if err := tx.RunAppend(ctx, store.RunAppend{RunID: r.ID, Events: newEvents(r.ID, 1, 3, 0)}); err != nil {
+				return err
+			}
+		}
+		for _, r := range []*continuo.Run{gone[0], kept} {
+			if err := tx.EvidenceAdd(ctx, continuo.Evidence{SessionID: sess.ID, Check: r.Check, RunID: r.ID, CreatedAt: Base}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	MustWrite(t, s, func(tx store.Tx) error { return tx.ProjectDelete(ctx, web.ID) })
+	want := *kept
+	want.EventSeq = 3
+	sameList(t, "runs after ProjectDelete", listRuns(t, s, store.RunListParams{}), []continuo.Run{want}, normRun)
+	if n := tableRows(t, s, "run_events"); n != 3 {
+		t.Errorf("run_events rows after ProjectDelete = %d, want the other project's run's 3", n)
+	}
+	if ev := latestEvidence(t, s, sess.ID, 5); len(ev) != 1 || ev[0].Run.ID != kept.ID {
+		t.Errorf("evidence after ProjectDelete = %v, want only of the other project's run", ev)
+	}
 	_, err := read(t, s, func(tx store.Tx) (*continuo.Project, error) { return tx.ProjectGet(ctx, web.ID) })
 	wantErr(t, err, store.ErrNotFound, "ProjectGet of a deleted project")
 	list := mustGet(t, s, "GrantList", func(tx store.Tx) ([]continuo.Grant, error) { return tx.GrantList(ctx, g.ID) })

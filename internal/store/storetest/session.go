@@ -666,7 +666,9 @@ func ids(ss []continuo.Session) []string {
 }
 
 // SessionDelete takes a session with its instructions, messages, goals and
-// their plans; the group's other sessions and what is theirs stay.
+// their plans, and its evidence; the group's other sessions and what is
+// theirs stay, and so do the project's runs (the deleted session's too),
+// until ProjectDelete takes them.
 func testSessionDelete(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	f := Setup(t, s, "alpha")
@@ -687,17 +689,30 @@ func testSessionDelete(t *testing.T, s store.Store) {
 	MustWrite(t, s, func(tx store.Tx) error {
 		return tx.InstructionAppend(ctx, store.Instruction{SessionID: f.Session.ID, Seq: 1, Text: "x", CreatedAt: Base})
 	})
+	run := CreateRun(t, s, f.Group.ID, f.Project.ID, "/src/a", "test", runEnded(continuo.RunSucceeded),
+		func(r *continuo.Run) { r.SessionID = f.Session.ID })
+	MustWrite(t, s, func(tx store.Tx) error {
+		if err := tx.RunAppend(ctx, store.RunAppend{RunID: run.ID, Events: newEvents(run.ID, 1, 2, 0)}); err != nil {
+			return err
+		}
+		for _, id := range []string{f.Session.ID, keep.ID} {
+			if err := tx.EvidenceAdd(ctx, continuo.Evidence{SessionID: id, Check: "test", RunID: run.ID, CreatedAt: Base}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	MustWrite(t, s, func(tx store.Tx) error { return tx.SessionDelete(ctx, f.Session.ID) })
 	_, err := read(t, s, func(tx store.Tx) (*continuo.Session, error) { return tx.SessionGet(ctx, f.Session.ID) })
 	wantErr(t, err, store.ErrNotFound, "SessionGet of a deleted session")
-	for table, want := range map[string]int{"messages": 1, "session_instructions": 0, "sessions": 1, "goals": 1, "goal_plans": 1} {
-		n := 0
-		MustRead(t, s, func(tx store.Tx) error {
-			return tx.TableRows(ctx, table, func(map[string]any) error { n++; return nil })
-		})
-		if n != want {
+	for table, want := range map[string]int{"messages": 1, "session_instructions": 0, "sessions": 1, "goals": 1, "goal_plans": 1,
+		"runs": 1, "run_events": 2, "evidence": 1} {
+		if n := tableRows(t, s, table); n != want {
 			t.Errorf("%s rows after SessionDelete = %d, want %d", table, n, want)
 		}
+	}
+	if ev := latestEvidence(t, s, keep.ID, 1); len(ev) != 1 || ev[0].Run.ID != run.ID {
+		t.Errorf("the other session's evidence = %v", ev)
 	}
 	got := mustGet(t, s, "MessageGet", func(tx store.Tx) (*continuo.Message, error) { return tx.MessageGet(ctx, keep.ID, kept.ID) })
 	if got.ID != kept.ID {
@@ -708,11 +723,26 @@ func testSessionDelete(t *testing.T, s store.Store) {
 	}
 	err = s.Write(ctx, func(tx store.Tx) error { return tx.SessionDelete(ctx, f.Session.ID) })
 	wantErr(t, err, store.ErrNotFound, "SessionDelete of a deleted session")
-	// With its session gone, the project can go too.
+	// With its sessions gone, the project can go too, and its runs with it.
 	MustWrite(t, s, func(tx store.Tx) error {
 		if err := tx.SessionDelete(ctx, keep.ID); err != nil {
 			return err
 		}
 		return tx.ProjectDelete(ctx, f.Project.ID)
 	})
+	for _, table := range []string{"sessions", "runs", "run_events", "evidence"} {
+		if n := tableRows(t, s, table); n != 0 {
+			t.Errorf("%s rows after the project's removal = %d, want 0", table, n)
+		}
+	}
+}
+
+// tableRows counts the rows of one of store.Tables.
+func tableRows(t testing.TB, s store.Store, table string) int {
+	t.Helper()
+	n := 0
+	MustRead(t, s, func(tx store.Tx) error {
+		return tx.TableRows(t.Context(), table, func(map[string]any) error { n++; return nil })
+	})
+	return n
 }
