@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/store"
 	"github.com/continuo-dev/continuo/internal/store/pgtest"
 	"github.com/continuo-dev/continuo/internal/store/postgres"
@@ -141,5 +142,68 @@ func TestMigration0005FromV4(t *testing.T) {
 		return nil
 	})
 	db.Close()
-	open(t, url, nil) // at version 5 now: opens without migrate up
+	open(t, url, nil) // at the binary's version now: opens without migrate up
+}
+
+// Migration 0006 only adds the run tables: a version 5 database is
+// refused until `migrate up`, then keeps every row, and its projects and
+// sessions take runs, their logs and evidence.
+func TestMigration0006FromV5(t *testing.T) {
+	pgtest.BaseURL(t)
+	ctx := t.Context()
+	url := pgtest.Schema(t)
+	ms, err := postgres.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"CREATE TABLE schema_migrations (version bigint PRIMARY KEY, name text NOT NULL)",
+		ms[0].SQL, ms[1].SQL, ms[2].SQL, ms[3].SQL, ms[4].SQL,
+		"INSERT INTO schema_migrations (version, name) VALUES (1, '" + ms[0].Name + "'), (2, '" + ms[1].Name + "'), (3, '" +
+			ms[2].Name + "'), (4, '" + ms[3].Name + "'), (5, '" + ms[4].Name + "')",
+		"INSERT INTO groups (id, name, created_at) VALUES ('grp_1', 'g', 0)",
+		"INSERT INTO projects (id, name, writable, created_at) VALUES ('prj_1', 'p', 1, 0)",
+		`INSERT INTO sessions (id, group_id, ref, project_id, title, lifecycle, mode, root_instruction, latest_instruction,
+			instructions, revision, message_seq, created_at, updated_at) VALUES ('ses_1', 'grp_1', 1, 'prj_1', 't', 'active', 'checkout', 'i', 'i', 1, 1, 0, 0, 0)`,
+		`INSERT INTO goals (id, session_id, title, objective, revision, lifecycle, created_at, updated_at)
+			VALUES ('goal_1', 'ses_1', 'ship', 'o', 1, 'active', 0, 0)`,
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%.60s: %v", q, err)
+		}
+	}
+	conn.Close(ctx)
+	if _, err := postgres.Open(ctx, url, nil); !errors.Is(err, store.ErrSchema) {
+		t.Fatalf("Open of a version 5 database without migrate up = %v, want ErrSchema", err)
+	}
+	db := open(t, url, &postgres.Options{Migrate: store.MigrateUp})
+	r := storetest.CreateRun(t, db, "grp_1", "prj_1", "/src", "test", func(r *continuo.Run) { r.SessionID = "ses_1" })
+	storetest.MustWrite(t, db, func(tx store.Tx) error {
+		if err := tx.RunAppend(ctx, store.RunAppend{RunID: r.ID, Events: []continuo.RunEvent{
+			{Seq: 1, Kind: continuo.EventOutput, Text: "ok", At: storetest.Base}}, OutputBytes: 2, KeptBytes: 2, HeadSeq: 1}); err != nil {
+			return err
+		}
+		return tx.EvidenceAdd(ctx, continuo.Evidence{SessionID: "ses_1", Check: "test", RunID: r.ID, CreatedAt: storetest.Base})
+	})
+	storetest.MustRead(t, db, func(tx store.Tx) error {
+		g, err := tx.GoalGet(ctx, "goal_1")
+		if err != nil || g.SessionID != "ses_1" {
+			t.Errorf("goal after 0006: %+v, %v", g, err)
+		}
+		ev, err := tx.EvidenceLatest(ctx, "ses_1", 1)
+		if err != nil || len(ev) != 1 || ev[0].Run.ID != r.ID || ev[0].Run.EventSeq != 1 {
+			t.Errorf("evidence after 0006: %+v, %v", ev, err)
+		}
+		es, err := tx.RunEvents(ctx, store.RunEventsParams{RunID: r.ID, MaxBytes: 100})
+		if err != nil || len(es) != 1 || es[0].Text != "ok" {
+			t.Errorf("run events after 0006: %+v, %v", es, err)
+		}
+		return nil
+	})
+	db.Close()
+	open(t, url, nil) // at version 6 now: opens without migrate up
 }
