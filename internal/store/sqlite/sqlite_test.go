@@ -720,6 +720,43 @@ func TestBriefQueryPlans(t *testing.T) {
 	}
 }
 
+// TestRunQueryPlans: reading a page of a run's log is a range scan of the
+// primary key, whatever the log's length, and RunList's filters, lease
+// renewal and a session's evidence search their indexes (queries as
+// sqlstore/run.go writes them).
+func TestRunQueryPlans(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	open(t, path, nil)
+	raw := rawDB(t, path)
+	for q, want := range map[string]string{
+		"SELECT run_id, seq, kind, text, at FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?":                                "SEARCH run_events USING INDEX sqlite_autoindex_run_events_1 (run_id=? AND seq>?)",
+		"DELETE FROM run_events WHERE run_id = ? AND seq >= ? AND seq <= ?":                                                                   "SEARCH run_events USING INDEX sqlite_autoindex_run_events_1 (run_id=? AND seq>? AND seq<?)",
+		"SELECT id FROM runs WHERE 1 = 1 AND state IN (?) AND lease_until < ? ORDER BY id LIMIT ?":                                            "SEARCH runs USING INDEX runs_lease (state=? AND lease_until<?)",
+		"SELECT id FROM runs WHERE 1 = 1 AND owner = ? ORDER BY id LIMIT ?":                                                                   "SEARCH runs USING INDEX runs_owner (owner=?)",
+		"SELECT id FROM runs WHERE 1 = 1 AND state IN (?) AND dir = ? AND check_name = ? ORDER BY id LIMIT ?":                                 "SEARCH runs USING INDEX runs_check (dir=? AND check_name=? AND state=?)",
+		"UPDATE runs SET lease_until = ? WHERE owner = ? AND state IN ('queued', 'running')":                                                  "SEARCH runs USING INDEX runs_owner (owner=? AND state=?)",
+		"SELECT run_id, ROW_NUMBER() OVER (PARTITION BY check_name ORDER BY created_at DESC, run_id DESC) FROM evidence WHERE session_id = ?": "SEARCH evidence USING COVERING INDEX evidence_latest (session_id=?)",
+	} {
+		rows, err := raw.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+q, 1, 2, 3, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, notused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		if p := strings.Join(plan, "; "); !strings.Contains(p, want) {
+			t.Errorf("%s\nplan: %s, want %s", q, p, want)
+		}
+	}
+}
+
 // Migration 0004 only adds the OAuth and sign-in tables: a version 3
 // database is refused until `migrate up`, then keeps every row, and its
 // principals can sign in and authorize clients.
