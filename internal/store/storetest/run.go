@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -25,6 +26,7 @@ func runTests() []test {
 		{"Missing", testRunMissing},
 		{"RunningCheckUnique", testRunRunningCheckUnique},
 		{"RunningCheckUpdate", testRunRunningCheckUpdate},
+		{"RunningCheckConcurrent", testRunRunningCheckConcurrent},
 		{"Update", testRunUpdate},
 		{"UpdateStale", testRunUpdateStale},
 		{"UpdateUnknown", testRunUpdateUnknown},
@@ -37,6 +39,7 @@ func runTests() []test {
 		{"AppendStale", testRunAppendStale},
 		{"AppendRefused", testRunAppendRefused},
 		{"AppendDrop", testRunAppendDrop},
+		{"AppendConcurrent", testRunAppendConcurrent},
 		{"Events", testRunEvents},
 		{"EventsMaxBytes", testRunEventsMaxBytes},
 		{"EvidenceLatest", testEvidenceLatest},
@@ -240,6 +243,31 @@ func testRunRunningCheckUpdate(t *testing.T, s store.Store) {
 	wantErr(t, err, store.ErrConflict, "RunUpdate making a second validation run of one check in one directory running")
 	same(t, "the run refused a start", mustRun(t, s, b.ID), *b, normRun)
 	same(t, "the running run", mustRun(t, s, a.ID), *start(a), normRun)
+}
+
+// Replicas racing to start one check in one directory: one run starts,
+// every other start is ErrConflict (after a retry, on PostgreSQL), and
+// none is lost as an error of another kind.
+func testRunRunningCheckConcurrent(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := Setup(t, s, "alpha")
+	errs := parallel(8, func(int) error {
+		r := NewRun(f.Group.ID, f.Project.ID, "/src/a", "test")
+		runRunning(r)
+		return s.Write(ctx, func(tx store.Tx) error { return tx.RunCreate(ctx, r) })
+	})
+	started := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			started++
+		case !errors.Is(err, store.ErrConflict):
+			t.Errorf("start %d: %v, want nil or ErrConflict", i, err)
+		}
+	}
+	if n := len(listRuns(t, s, store.RunListParams{})); started != 1 || n != 1 {
+		t.Errorf("%d starts succeeded and %d runs exist, want 1 and 1", started, n)
+	}
 }
 
 // RunUpdate replaces the state, owner, lease, proc, cancel request, exit

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -184,6 +185,40 @@ func testRunAppendDrop(t *testing.T, s store.Store) {
 	}
 	if got, want := all(keep.ID), seqRange(1, 10); !slices.Equal(got, want) {
 		t.Errorf("the other run's events = %v, want %v", got, want)
+	}
+}
+
+// Appenders racing from one seq: one append is kept, every other is
+// ErrStale (never ErrConflict on an event's key: the run's row is updated
+// first), and the log holds the winner's events only.
+func testRunAppendConcurrent(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := Setup(t, s, "alpha")
+	r := CreateRun(t, s, f.Group.ID, f.Project.ID, "/src/a", "test", runRunning)
+	errs := parallel(8, func(i int) error {
+		return s.Write(ctx, func(tx store.Tx) error {
+			es := newEvents(r.ID, 1, 2, 0)
+			es[0].Text = fmt.Sprintf("appender %d", i)
+			return tx.RunAppend(ctx, store.RunAppend{RunID: r.ID, Events: es, OutputBytes: int64(i)})
+		})
+	})
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && winner < 0:
+			winner = i
+		case err == nil:
+			t.Errorf("appends %d and %d both succeeded", winner, i)
+		case !errors.Is(err, store.ErrStale):
+			t.Errorf("append %d: %v, want nil or ErrStale", i, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("no append succeeded")
+	}
+	got := runEvents(t, s, store.RunEventsParams{RunID: r.ID, MaxBytes: 1000})
+	if run := mustRun(t, s, r.ID); len(got) != 2 || got[0].Text != fmt.Sprintf("appender %d", winner) || run.EventSeq != 2 || run.OutputBytes != int64(winner) {
+		t.Errorf("after the race: events %+v, event_seq %d, output_bytes %d; want the winner's (%d)", got, run.EventSeq, run.OutputBytes, winner)
 	}
 }
 
