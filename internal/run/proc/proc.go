@@ -168,9 +168,10 @@ func Start(s Spec) (*Process, error) {
 // and Alive.
 func (p *Process) Ident() string { return p.ident }
 
-// Wait waits until the leader has exited and the output pipe is drained, or
-// WaitDelay after the leader exited when something else still holds the
-// pipe, and returns the leader's exit code. exitCode is -1 and err non-nil
+// Wait waits until the leader has exited and the output pipe is drained —
+// when something else still holds the pipe, until WaitDelay after the
+// leader exited and then what the pipe holds is read — and returns the
+// leader's exit code. exitCode is -1 and err non-nil
 // when the leader was killed by a signal or could not be waited for; err is
 // nil for any exit code otherwise. Wait may be called more than once and
 // from several goroutines. It does not kill what the leader left running:
