@@ -50,9 +50,11 @@ var layers = map[string]int{
 	"internal/rpcwire":         layerSupport,
 	"internal/workspace":       layerSupport,
 	"internal/datadir":         layerSupport,
+	"internal/run/proc":        layerSupport,
 
 	"internal/auth":     layerService,
 	"internal/workflow": layerService,
+	"internal/run":      layerService,
 
 	"internal/mcpserver":   layerEdge,
 	"internal/web":         layerEdge,

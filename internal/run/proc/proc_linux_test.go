@@ -128,17 +128,17 @@ func start(t *testing.T, s Spec) *Process {
 	return p
 }
 
-func run(t *testing.T, argv ...string) (int, error, string) {
+func run(t *testing.T, argv ...string) (int, string, error) {
 	t.Helper()
 	var out buffer
 	p := start(t, Spec{Argv: argv, Output: &out})
 	code, err := p.Wait()
-	return code, err, out.String()
+	return code, out.String(), err
 }
 
 func TestExitCodes(t *testing.T) {
 	for _, want := range []int{0, 1, 3} {
-		code, err, _ := run(t, "sh", "-c", "exit "+strconv.Itoa(want))
+		code, _, err := run(t, "sh", "-c", "exit "+strconv.Itoa(want))
 		if code != want || err != nil {
 			t.Errorf("exit %d: Wait = %d, %v", want, code, err)
 		}
@@ -146,7 +146,7 @@ func TestExitCodes(t *testing.T) {
 }
 
 func TestOutputInterleaved(t *testing.T) {
-	code, err, out := run(t, "sh", "-c", "echo out1; echo err1 >&2; echo out2; echo err2 >&2; printf tail")
+	code, out, err := run(t, "sh", "-c", "echo out1; echo err1 >&2; echo out2; echo err2 >&2; printf tail")
 	if code != 0 || err != nil {
 		t.Fatalf("Wait = %d, %v", code, err)
 	}
@@ -158,7 +158,7 @@ func TestOutputInterleaved(t *testing.T) {
 
 func TestLargeOutput(t *testing.T) {
 	// More than a pipe buffer, so the copy must run while the process does.
-	code, err, out := run(t, "sh", "-c", "i=0; while [ $i -lt 20000 ]; do echo line $i; i=$((i+1)); done")
+	code, out, err := run(t, "sh", "-c", "i=0; while [ $i -lt 20000 ]; do echo line $i; i=$((i+1)); done")
 	if code != 0 || err != nil {
 		t.Fatalf("Wait = %d, %v", code, err)
 	}
@@ -280,11 +280,11 @@ func TestWorkingDirectory(t *testing.T) {
 
 func TestStdinAndNoShell(t *testing.T) {
 	// stdin is /dev/null: cat ends at once.
-	if _, _, out := run(t, "sh", "-c", "cat; readlink /proc/self/fd/0"); out != "/dev/null\n" {
+	if _, out, _ := run(t, "sh", "-c", "cat; readlink /proc/self/fd/0"); out != "/dev/null\n" {
 		t.Errorf("stdin: %q", out)
 	}
 	// argv goes as given: nothing expands $HOME, ; or *.
-	if _, _, out := run(t, "echo", "$HOME", "a;b", "*", "`id`"); out != "$HOME a;b * `id`\n" {
+	if _, out, _ := run(t, "echo", "$HOME", "a;b", "*", "`id`"); out != "$HOME a;b * `id`\n" {
 		t.Errorf("echo printed %q", out)
 	}
 }
@@ -306,7 +306,7 @@ func TestOwnGroupAndIdent(t *testing.T) {
 		!strings.HasPrefix(HostID(), strings.TrimSpace(string(boot))) {
 		t.Errorf("HostID %q does not start with the boot id %q", HostID(), boot)
 	}
-	if strings.Contains(HostID(), " ") || HostID() != HostID() {
+	if first := HostID(); strings.Contains(first, " ") || HostID() != first {
 		t.Errorf("HostID %q", HostID())
 	}
 	if alive, known := Alive(p.Ident()); !alive || !known {

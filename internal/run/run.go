@@ -1,0 +1,231 @@
+// Package run holds durable runs (CONTRACT.md §6): the record of one
+// execution, its bounded output log, observation tokens, cancellation,
+// timeouts and leases. What a run executes is an Executor's business: the
+// command executor here runs validation checks; the model-provider
+// executors plug into the same records and machinery.
+//
+// # Who runs a run
+//
+// A run is created queued, owned by the process that created it. That
+// process's dispatcher makes it running (a guarded update; a unique index
+// lets at most one validation run of a check run in one directory, so a
+// second waits queued) and hands it to its executor. The owner renews a
+// lease on its runs every LeaseRenew; a run whose lease ran out, or whose
+// owner is a process on this host that no longer exists, is interrupted by
+// whichever process notices — never run again by itself. Cancellation is a
+// flag any process may set; the owner hears it (a notification, or its
+// next poll) and stops the run.
+//
+// # Output
+//
+// Executors emit text; the log batches it into events (at most
+// MaxRunEvent bytes each, flushed every FlushInterval) appended in one
+// guarded statement, so a log has one appender and its seqs have no holes
+// but the ones trimming makes: a run keeps its first MaxRunHead bytes and
+// its newest bytes up to MaxRunKept, and reports what it dropped.
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/auth"
+	"github.com/continuo-dev/continuo/internal/run/proc"
+	"github.com/continuo-dev/continuo/internal/store"
+)
+
+// Lease timing: an owner renews every LeaseRenew a lease of LeaseTTL, so a
+// run whose owner died is interrupted within LeaseTTL + SweepInterval.
+const (
+	LeaseTTL      = 10 * time.Second
+	LeaseRenew    = 2 * time.Second
+	SweepInterval = 2 * time.Second
+	FlushInterval = 50 * time.Millisecond
+	// StopGrace is how long a stopped process group has between SIGTERM
+	// and SIGKILL.
+	StopGrace = 5 * time.Second
+)
+
+// Executor runs the work of one run on the process that owns it. Execute is
+// called once the run is running and returns when the work has ended;
+// ctx ends when the run is cancelled, times out or the server stops, and
+// the executor must then stop its work and return promptly. It writes what
+// the run produces to log. The service decides the final state: an
+// executor reports only how its work ended.
+type Executor interface {
+	Execute(ctx context.Context, r *continuo.Run, log *Log) Outcome
+}
+
+// Outcome is how an executor's work ended.
+type Outcome struct {
+	Succeeded bool
+	ExitCode  *int
+	ErrorKind string // why it failed: exit_status, start_failed, …
+	Usage     string // JSON, agent runs
+}
+
+// Options configures a Service.
+type Options struct {
+	Now    func() time.Time
+	Logger *slog.Logger
+	// Executors run runs by kind.
+	Executors map[continuo.RunKind]Executor
+	// Key signs observation tokens; it must be the same on every replica
+	// and survive restarts (auth.Service.SessionKey).
+	Key []byte
+	// Owner names this process in the runs it owns; empty means proc.Self
+	// (tests run several "replicas" in one process with distinct names).
+	Owner string
+}
+
+// Service implements runs.
+type Service struct {
+	store store.Store
+	auth  *auth.Service
+	now   func() time.Time
+	log   *slog.Logger
+	exec  map[continuo.RunKind]Executor
+	key   []byte
+	self  string // this process, as proc.Self names it
+
+	kick chan struct{} // wakes the dispatcher
+
+	mu     sync.Mutex
+	active map[string]*active // runs this process is executing, by ID
+	bg     context.Context    // ends when Close is called
+	stop   context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// active is a run this process executes.
+type active struct {
+	cancel context.CancelCauseFunc
+}
+
+// The causes with which a running run's context ends.
+var (
+	errCancelled = errors.New("run cancelled")
+	errTimedOut  = errors.New("run timed out")
+	errStopping  = errors.New("server stopping")
+)
+
+// New returns a Service. Call Start to run its background work.
+func New(s store.Store, a *auth.Service, opts Options) *Service {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	bg, stop := context.WithCancel(context.Background())
+	self := opts.Owner
+	if self == "" {
+		self = proc.Self()
+	}
+	return &Service{store: s, auth: a, now: func() time.Time { return now().UTC() }, log: logger, exec: opts.Executors,
+		key: observationKey(opts.Key), self: self, kick: make(chan struct{}, 1), active: map[string]*active{},
+		bg: bg, stop: stop}
+}
+
+// Start runs the dispatcher, the lease renewer and the sweeper until Close.
+func (s *Service) Start() error {
+	cancels, err := s.store.Listen(s.bg, cancelChannel)
+	if err != nil {
+		return fmt.Errorf("runs: listen: %w", err)
+	}
+	s.sweep(s.bg) // interrupt what a dead process left before taking new work
+	s.wg.Add(3)
+	go s.dispatchLoop()
+	go s.renewLoop()
+	go s.sweepLoop(cancels)
+	return nil
+}
+
+// Close stops the background work and every run this process executes;
+// they end interrupted (their processes are stopped), since no one will
+// finish them.
+func (s *Service) Close() {
+	s.mu.Lock()
+	for _, a := range s.active {
+		a.cancel(errStopping)
+	}
+	s.mu.Unlock()
+	s.stop()
+	s.wg.Wait()
+}
+
+// Owner is the process identity this service runs under.
+func (s *Service) Owner() string { return s.self }
+
+// The notification channels: cancelChannel carries the ID of a run whose
+// cancellation was requested, dispatchChannel wakes dispatchers, and
+// eventChannel(id) wakes observers of one run.
+const (
+	cancelChannel   = "runs.cancel"
+	dispatchChannel = "runs.queued"
+)
+
+func eventChannel(runID string) string { return "run:" + runID }
+
+// EventChannel is the notification channel that wakes observers of a run;
+// whoever appends to its log notifies it.
+func EventChannel(runID string) string { return eventChannel(runID) }
+
+// Kick wakes this process's dispatcher, after a Write that queued a run
+// has committed.
+func (s *Service) Kick() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// NewRun returns a queued run owned by this process, for a caller to
+// create in its own Write (with RunCreate) and then Kick.
+func (s *Service) NewRun(kind continuo.RunKind, c *continuo.Caller, projectID string) *continuo.Run {
+	now := s.now()
+	return &continuo.Run{ID: continuo.NewID(continuo.PrefixRun, now), Kind: kind, State: continuo.RunQueued, GroupID: c.GroupID,
+		ProjectID: projectID, Owner: s.self, LeaseUntil: now.Add(LeaseTTL), Revision: 1, CreatedAt: now}
+}
+
+// update applies change to the run with the given ID in one Write, guarded
+// by the revision it read, and returns the run as written. change returns
+// false to leave the run as it is (it is then returned unchanged).
+func (s *Service) update(ctx context.Context, id string, change func(r *continuo.Run) (bool, error), notes ...store.Note) (*continuo.Run, error) {
+	var out *continuo.Run
+	err := s.store.Write(ctx, func(tx store.Tx) error {
+		out = nil
+		r, err := tx.RunGet(ctx, id)
+		if err != nil {
+			return err
+		}
+		prev := r.Revision
+		ok, err := change(r)
+		if err != nil || !ok {
+			out = r
+			return err
+		}
+		r.Revision = prev + 1
+		if err := tx.RunUpdate(ctx, r, prev); err != nil {
+			return err
+		}
+		for _, n := range notes {
+			if err := tx.Notify(ctx, n.Channel, n.Payload); err != nil {
+				return err
+			}
+		}
+		if err := tx.Notify(ctx, eventChannel(id), ""); err != nil {
+			return err
+		}
+		out = r
+		return nil
+	})
+	return out, err
+}
