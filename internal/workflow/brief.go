@@ -9,6 +9,7 @@ import (
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/redact"
+	"github.com/continuo-dev/continuo/internal/store"
 	"github.com/continuo-dev/continuo/internal/workspace"
 )
 
@@ -194,8 +195,9 @@ type AnswerText struct {
 	At        string `json:"at,omitempty"`
 }
 
-// Validation is the evidence section. Evidence arrives with validation runs;
-// until a check has run, its status is not_run.
+// Validation is the evidence section: per check of the project, the
+// session's newest evidence and what it says now. Status sums them up: the
+// worst of failed, stale, running, not_run, passed.
 type Validation struct {
 	Status    string        `json:"status"`
 	Checks    []CheckStatus `json:"checks"`
@@ -203,11 +205,38 @@ type Validation struct {
 	Truncated bool          `json:"truncated"`
 }
 
-// CheckStatus is the newest evidence of one named check.
+// CheckStatus is the newest evidence of one named check: status passed or
+// failed while the source is what the evidence ran on, stale once it
+// differs, running while a run is under way, not_run without a finished
+// run. RunID, Outcome, At and Source are of the run that decides the status
+// (the newest finished one; the one under way while running).
 type CheckStatus struct {
-	Check  string `json:"check"`
-	Status string `json:"status"`
+	Check   string       `json:"check"`
+	Status  string       `json:"status"`
+	RunID   string       `json:"run_id,omitempty"`
+	Outcome string       `json:"outcome,omitempty"` // the run's state
+	At      string       `json:"at,omitempty"`
+	Source  *BriefSource `json:"source,omitempty"`
 }
+
+// BriefSource is the source a run ran on, by 12-character prefixes (enough
+// to tell commits and trees apart; get the run for the whole).
+type BriefSource struct {
+	Head     string `json:"head"`
+	TreeHash string `json:"tree_hash"`
+}
+
+// The validation statuses, worst first: the section's status is the worst
+// of its checks'.
+const (
+	CheckFailed  = "failed"
+	CheckStale   = "stale"
+	CheckRunning = "running"
+	CheckNotRun  = "not_run"
+	CheckPassed  = "passed"
+)
+
+var checkRank = map[string]int{CheckFailed: 0, CheckStale: 1, CheckRunning: 2, CheckNotRun: 3, CheckPassed: 4}
 
 // Workspace describes the project's checkout.
 type Workspace struct {
@@ -219,6 +248,9 @@ type Workspace struct {
 	Changes    *Changes `json:"changes,omitempty"`
 	StartHead  string   `json:"start_head,omitempty"`
 	SinceStart *Commits `json:"commits_since_start,omitempty"`
+	// SourceChanged says whether the source differs from what the newest
+	// finished validation run ran on; absent without one.
+	SourceChanged *bool `json:"source_changed_since_evidence,omitempty"`
 }
 
 // Changes are the checkout's changed paths with their git status.
@@ -280,6 +312,9 @@ type Snapshot struct {
 	// BriefGoals. GoalsMore says there were more.
 	Goals     []continuo.Goal
 	GoalsMore bool
+	// Evidence is the session's newest evidence per check (at most
+	// briefEvidence each, newest first), ordered by check.
+	Evidence  []store.EvidenceRun
 	Workspace *WorkspaceFacts // nil when the project has no root
 	Reasons   []string
 }
@@ -295,6 +330,10 @@ type WorkspaceFacts struct {
 	ChangedTotal int
 	StartHead    string             // the session's start head, "" when unknown
 	Commits      *workspace.Commits // since StartHead; nil when unknown
+	// Source is the checkout's current source fingerprint; nil when it
+	// was not read (no evidence to compare) or could not be (SourceUnread).
+	Source       *workspace.Source
+	SourceUnread bool
 }
 
 // level is one setting of the brief's per-section budgets (count, bytes per
@@ -509,18 +548,15 @@ func build(s *scrubbed, lv level) *Brief {
 	}
 	b.Answered = answered(s.Answered, c.ResolvedQuestions, lv.answered, lv.answeredBytes)
 
-	names := checkNames(s.Project.Checks)
-	b.Validation = Validation{Status: "not_run", Checks: []CheckStatus{}, Total: len(names), Truncated: len(names) > maxChecks}
-	for i, n := range names {
-		if i == maxChecks {
-			break
-		}
-		b.Validation.Checks = append(b.Validation.Checks, CheckStatus{Check: n, Status: "not_run"})
-	}
+	b.Validation = validation(&s.Snapshot)
 	reasons := append([]string{}, s.Reasons...) // [] rather than null when complete
 	if w := s.Workspace; w != nil {
 		if w.Available {
 			b.Workspace = workspaceSection(w, lv)
+			b.Workspace.SourceChanged = sourceChanged(&s.Snapshot)
+			if w.SourceUnread {
+				reasons = append(reasons, ReasonWorkspaceMissing)
+			}
 		} else {
 			b.Workspace = &Workspace{Status: "unavailable", Path: cut(w.Path, pathBytes)}
 			reasons = append(reasons, ReasonWorkspaceMissing)
@@ -742,6 +778,21 @@ func nextActions(b *Brief) []string {
 		}
 		add("inspect the %d uncommitted change(s) in %s (git status, git diff) before editing", n, w.Path)
 	}
+	var rerun, running []string
+	for _, cs := range b.Validation.Checks {
+		switch cs.Status {
+		case CheckFailed, CheckStale, CheckNotRun:
+			rerun = append(rerun, fmt.Sprintf("run_validation(session_id=%q, check=%q) (%s)", ref, cs.Check, cs.Status))
+		case CheckRunning:
+			running = append(running, fmt.Sprintf("observe_run(run_id=%q) (%s)", cs.RunID, cs.Check))
+		}
+	}
+	if len(running) > 0 {
+		add("a check is running; read its output: %s", strings.Join(running[:min(2, len(running))], ", "))
+	}
+	if len(rerun) > 0 && b.Session.Lifecycle == string(continuo.LifecycleActive) {
+		add("prove the work with the server's checks (a note saying tests pass is not evidence): %s", strings.Join(rerun[:min(3, len(rerun))], ", "))
+	}
 	if q := b.Open.Questions.Items; len(q) > 0 {
 		add("ask the user to settle question %s (%d open); only the user can answer it", q[0].MessageID, b.Open.Questions.Total)
 	}
@@ -783,4 +834,106 @@ func orNormal(p string) string {
 		return string(continuo.PriorityNormal)
 	}
 	return p
+}
+
+// briefEvidence is how many of each check's newest evidence the brief
+// reads: enough to find the newest finished run behind a few cancelled or
+// interrupted ones.
+const briefEvidence = 4
+
+// validation builds the evidence section: every check of the project (the
+// first maxChecks by name), judged by the session's evidence against the
+// checkout's current source.
+func validation(s *Snapshot) Validation {
+	names := checkNames(s.Project.Checks)
+	v := Validation{Status: CheckPassed, Checks: []CheckStatus{}, Total: len(names), Truncated: len(names) > maxChecks}
+	if len(names) == 0 {
+		v.Status = CheckNotRun
+	}
+	byCheck := map[string][]continuo.Run{}
+	for _, e := range s.Evidence {
+		byCheck[e.Evidence.Check] = append(byCheck[e.Evidence.Check], e.Run)
+	}
+	var current *workspace.Source
+	if s.Workspace != nil {
+		current = s.Workspace.Source
+	}
+	for i, n := range names {
+		cs := checkStatus(n, byCheck[n], current)
+		if checkRank[cs.Status] < checkRank[v.Status] {
+			v.Status = cs.Status
+		}
+		if i < maxChecks {
+			v.Checks = append(v.Checks, cs)
+		}
+	}
+	return v
+}
+
+// checkStatus judges one check by its newest runs (newest first).
+func checkStatus(name string, runs []continuo.Run, current *workspace.Source) CheckStatus {
+	cs := CheckStatus{Check: name, Status: CheckNotRun}
+	show := func(r continuo.Run) {
+		cs.RunID, cs.Outcome = r.ID, string(r.State)
+		at := r.CreatedAt
+		if r.EndedAt != nil {
+			at = *r.EndedAt
+		}
+		cs.At = at.Format(continuo.TimeFormat)
+		cs.Source = &BriefSource{Head: prefix(r.SourceHead, 12), TreeHash: prefix(r.SourceTree, 12)}
+	}
+	if len(runs) > 0 && !runs[0].State.Terminal() {
+		show(runs[0])
+		cs.Status = CheckRunning
+		return cs
+	}
+	for _, r := range runs {
+		switch r.State {
+		case continuo.RunSucceeded, continuo.RunFailed, continuo.RunTimedOut:
+			show(r)
+			switch {
+			case current == nil || current.Head != r.SourceHead || current.Tree != r.SourceTree:
+				// Unknown counts as changed: a check is passed only
+				// on the source it passed on.
+				cs.Status = CheckStale
+			case r.State == continuo.RunSucceeded:
+				cs.Status = CheckPassed
+			default:
+				cs.Status = CheckFailed
+			}
+			return cs
+		}
+	}
+	if len(runs) > 0 {
+		show(runs[0]) // cancelled or interrupted: not evidence either way
+	}
+	return cs
+}
+
+func prefix(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// sourceChanged compares the current source with the one the session's
+// newest finished validation run ran on; nil without such a run or without
+// the current source.
+func sourceChanged(s *Snapshot) *bool {
+	var newest *continuo.Run
+	for i := range s.Evidence {
+		r := &s.Evidence[i].Run
+		if r.EndedAt == nil || r.State != continuo.RunSucceeded && r.State != continuo.RunFailed && r.State != continuo.RunTimedOut {
+			continue
+		}
+		if newest == nil || r.EndedAt.After(*newest.EndedAt) || r.EndedAt.Equal(*newest.EndedAt) && r.ID > newest.ID {
+			newest = r
+		}
+	}
+	if newest == nil || s.Workspace == nil || s.Workspace.Source == nil {
+		return nil
+	}
+	changed := s.Workspace.Source.Head != newest.SourceHead || s.Workspace.Source.Tree != newest.SourceTree
+	return &changed
 }

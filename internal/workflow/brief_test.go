@@ -483,7 +483,7 @@ func TestBuildBriefNextActions(t *testing.T) {
 	// Nothing to do: an empty list, not null.
 	s = testSnapshot()
 	s.Session.Counts = continuo.Counts{}
-	s.Open, s.Decisions = nil, nil
+	s.Open, s.Decisions, s.Project.Checks = nil, nil, nil
 	b, raw := BuildBrief(s)
 	if b.NextActions == nil || len(b.NextActions) != 0 {
 		t.Fatalf("next_actions = %#v", b.NextActions)

@@ -165,6 +165,9 @@ func (s *Service) snapshot(ctx context.Context, c *continuo.Caller, ref, project
 			return err
 		}
 		snap.Goals, snap.GoalsMore = goals[:min(len(goals), BriefGoals)], len(goals) > BriefGoals
+		if snap.Evidence, err = tx.EvidenceLatest(ctx, sess.ID, briefEvidence); err != nil {
+			return err
+		}
 		n := BriefOpen
 		if diagnostic {
 			n = diagnosticOpen
@@ -210,6 +213,15 @@ func (s *Service) snapshot(ctx context.Context, c *continuo.Caller, ref, project
 				if c, err := s.git.Since(ctx, root, w.StartHead); err == nil {
 					w.Commits = &c
 				}
+			}
+		}
+		if len(snap.Evidence) > 0 {
+			// Only evidence makes the source worth reading: it says
+			// whether what the checks ran on is still what is there.
+			if src, err := s.git.Source(ctx, root); err == nil {
+				w.Source = &src
+			} else {
+				w.SourceUnread = true
 			}
 		}
 		after, aerr := s.git.Fingerprint(root)

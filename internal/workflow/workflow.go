@@ -20,6 +20,7 @@ import (
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/auth"
+	"github.com/continuo-dev/continuo/internal/run"
 	"github.com/continuo-dev/continuo/internal/store"
 	"github.com/continuo-dev/continuo/internal/workspace"
 )
@@ -31,6 +32,7 @@ type Service struct {
 	now      func() time.Time
 	worktree string // directory under which worktree-mode sessions get their checkouts
 	git      Git
+	runs     *run.Service // nil: no validation runs
 }
 
 // Git is what the service needs from a project's checkout. The default uses
@@ -42,6 +44,7 @@ type Git struct {
 	RemoveWorktree func(ctx context.Context, root, path string) error
 	Head           func(ctx context.Context, dir string) (string, error)
 	Since          func(ctx context.Context, dir, base string) (workspace.Commits, error)
+	Source         func(ctx context.Context, dir string) (workspace.Source, error)
 }
 
 // Options configures a Service.
@@ -53,6 +56,8 @@ type Options struct {
 	WorktreeDir string
 	// Git overrides the git access; zero fields use internal/workspace.
 	Git Git
+	// Runs runs validation checks; nil means run_validation is refused.
+	Runs *run.Service
 }
 
 // New returns a Service.
@@ -83,7 +88,10 @@ func New(s store.Store, a *auth.Service, opts *Options) *Service {
 	if g.Since == nil {
 		g.Since = workspace.Since
 	}
-	return &Service{store: s, auth: a, now: func() time.Time { return now().UTC() }, worktree: opts.WorktreeDir, git: g}
+	if g.Source == nil {
+		g.Source = workspace.SourceOf
+	}
+	return &Service{store: s, auth: a, now: func() time.Time { return now().UTC() }, worktree: opts.WorktreeDir, git: g, runs: opts.Runs}
 }
 
 // resolveSession finds a session the caller may see, by ID or by "~sN".

@@ -15,6 +15,7 @@ import (
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/auth"
+	"github.com/continuo-dev/continuo/internal/run"
 	"github.com/continuo-dev/continuo/internal/store"
 	"github.com/continuo-dev/continuo/internal/workflow"
 	"github.com/continuo-dev/continuo/internal/workspace"
@@ -25,6 +26,7 @@ type fixture struct {
 	store   store.Store
 	auth    *auth.Service
 	wf      *workflow.Service
+	runs    *run.Service // validationFixture's
 	caller  *continuo.Caller
 	project *continuo.Project
 }
@@ -34,7 +36,7 @@ func setup(t testing.TB, root string, git workflow.Git) *fixture {
 	ctx := context.Background()
 	db := stores.Open(t)
 	a := auth.New(db, nil)
-	tok, err := a.CreateToken(ctx, "alice", []continuo.Scope{continuo.ScopeSessionsRead, continuo.ScopeSessionsWrite, continuo.ScopeProjectWrite}, 0)
+	tok, err := a.CreateToken(ctx, "alice", []continuo.Scope{continuo.ScopeSessionsRead, continuo.ScopeSessionsWrite, continuo.ScopeProjectWrite, continuo.ScopeRuntimeRead}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
