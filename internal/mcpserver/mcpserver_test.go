@@ -18,6 +18,7 @@ import (
 	"github.com/continuo-dev/continuo/internal/auth"
 	"github.com/continuo-dev/continuo/internal/mcpserver"
 	"github.com/continuo-dev/continuo/internal/metrics"
+	"github.com/continuo-dev/continuo/internal/run"
 	"github.com/continuo-dev/continuo/internal/store"
 	"github.com/continuo-dev/continuo/internal/store/sqlite"
 	"github.com/continuo-dev/continuo/internal/web"
@@ -34,6 +35,7 @@ type fixture struct {
 	db   *sqlite.DB
 	auth *auth.Service
 	wf   *workflow.Service
+	runs *run.Service
 	url  string
 	base string // http://host:port
 }
@@ -60,11 +62,16 @@ func newFixtureWith(t *testing.T, o fixtureOptions) *fixture {
 		st = o.store(db)
 	}
 	authSvc := auth.New(st, nil)
-	wf := workflow.New(st, authSvc, nil)
-	srv := mcpserver.New(mcpserver.Options{Workflow: wf, Logger: o.logger, Metrics: o.metrics})
+	runs := run.New(st, authSvc, run.Options{Key: []byte("test"), Executors: map[continuo.RunKind]run.Executor{continuo.RunValidation: run.Commands{}}})
+	if err := runs.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(runs.Close)
+	wf := workflow.New(st, authSvc, &workflow.Options{Runs: runs})
+	srv := mcpserver.New(mcpserver.Options{Workflow: wf, Runs: runs, Logger: o.logger, Metrics: o.metrics})
 	hs := httptest.NewServer(web.Handler(web.Options{MCP: srv, Auth: authSvc, Ready: db.Ping, Logger: o.logger, Metrics: o.metrics}))
 	t.Cleanup(hs.Close)
-	return &fixture{t: t, ctx: ctx, db: db, auth: authSvc, wf: wf, url: hs.URL + "/mcp", base: hs.URL}
+	return &fixture{t: t, ctx: ctx, db: db, auth: authSvc, wf: wf, runs: runs, url: hs.URL + "/mcp", base: hs.URL}
 }
 
 var sessionScopes = []continuo.Scope{continuo.ScopeSessionsRead, continuo.ScopeSessionsWrite}
@@ -764,7 +771,7 @@ func TestBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tl := range tools.Tools {
-		if _, ok := tables[tl.Name]; !ok && !slices.Contains(goalTools, tl.Name) { // TestGoalBadInput has theirs
+		if _, ok := tables[tl.Name]; !ok && !slices.Contains(goalTools, tl.Name) && !slices.Contains(runTools, tl.Name) { // TestGoalBadInput and TestRunBadInput have theirs
 			t.Errorf("tool %s has no bad-input table", tl.Name)
 		}
 	}
@@ -825,13 +832,14 @@ func TestToolsList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readOnly := []string{"list_projects", "list_sessions", "list_session_messages", "read_session_handoff", "get_goal", "list_goals"}
-	// The goal mutations take a required key: a replay is inert.
+	readOnly := []string{"list_projects", "list_sessions", "list_session_messages", "read_session_handoff", "get_goal", "list_goals", "observe_run"}
+	// The goal mutations take a required key: a replay is inert. A second
+	// cancel_run changes nothing.
 	idempotent := append(slices.Clone(readOnly), "close_session", "resolve_session_message",
-		"create_goal", "checkpoint_goal", "revise_goal_plan", "update_goal")
-	want := []string{"checkpoint_goal", "close_session", "create_goal", "get_goal", "list_goals", "list_projects", "list_session_messages",
-		"list_sessions", "post_session_message", "read_session_handoff", "resolve_session_message", "revise_goal_plan", "update_goal",
-		"work_on_project"}
+		"create_goal", "checkpoint_goal", "revise_goal_plan", "update_goal", "cancel_run")
+	want := []string{"cancel_run", "checkpoint_goal", "close_session", "create_goal", "get_goal", "list_goals", "list_projects", "list_session_messages",
+		"list_sessions", "observe_run", "post_session_message", "read_session_handoff", "resolve_session_message", "revise_goal_plan",
+		"run_validation", "update_goal", "work_on_project"}
 	var names []string
 	for _, tl := range res.Tools {
 		names = append(names, tl.Name)

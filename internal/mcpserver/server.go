@@ -17,6 +17,7 @@ import (
 	"github.com/continuo-dev/continuo/internal/metrics"
 	"github.com/continuo-dev/continuo/internal/redact"
 	"github.com/continuo-dev/continuo/internal/rpcwire"
+	"github.com/continuo-dev/continuo/internal/run"
 	"github.com/continuo-dev/continuo/internal/store"
 	"github.com/continuo-dev/continuo/internal/workflow"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -35,6 +36,8 @@ const CallerKey = "continuo.caller"
 // Options configures the tool server.
 type Options struct {
 	Workflow *workflow.Service
+	// Runs observes and cancels runs.
+	Runs *run.Service
 	// Caller, when set, is the fixed identity of every call (stdio). When
 	// nil, the caller comes from the bearer token of the HTTP request.
 	Caller *continuo.Caller
@@ -75,6 +78,7 @@ func New(opts Options) *mcp.Server {
 	srv.AddReceivingMiddleware(onlyDeclared, s.resourceList)
 	s.registerSessionTools(srv)
 	s.registerGoalTools(srv)
+	s.registerRunTools(srv)
 	s.registerPrompts(srv)
 	s.registerResources(srv)
 	return srv
@@ -267,6 +271,8 @@ func outputSchema[Out any]() *jsonschema.Schema {
 		reflect.TypeFor[workflow.Material]():    {Type: "object", Description: "key, status (available|not_found|unavailable), source?, text?, truncated?, redacted?"},
 		reflect.TypeFor[Provider]():             {Type: "object", Description: "provider_id, kind, model, description, available"},
 		reflect.TypeFor[Goal]():                 goalSchema,
+		reflect.TypeFor[Run]():                  runSchema,
+		reflect.TypeFor[RunEvent]():             runEventSchema,
 		reflect.TypeFor[GoalSummary]():          goalSummarySchema,
 		reflect.TypeFor[workflow.PlanHistory](): planHistorySchema,
 		reflect.TypeFor[workflow.GoalContext](): goalContextSchema,
