@@ -18,6 +18,7 @@ import (
 	"github.com/continuo-dev/continuo/internal/datadir"
 	"github.com/continuo-dev/continuo/internal/mcpserver"
 	"github.com/continuo-dev/continuo/internal/metrics"
+	runs "github.com/continuo-dev/continuo/internal/run"
 	"github.com/continuo-dev/continuo/internal/store"
 	"github.com/continuo-dev/continuo/internal/web"
 	"github.com/continuo-dev/continuo/internal/workflow"
@@ -29,6 +30,7 @@ type app struct {
 	store    store.Store
 	auth     *auth.Service
 	workflow *workflow.Service
+	runs     *runs.Service
 	metrics  *metrics.Registry
 }
 
@@ -46,10 +48,35 @@ func (e *env) wire(o openOptions) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	return e.services(s, reg), nil
+	a := e.services(s, reg)
+	// A serving process runs validation checks: it owns the runs it
+	// starts, renews their leases and interrupts what a dead one left.
+	key, err := a.auth.SessionKey(e.ctx)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	a.runs = runs.New(s, a.auth, runs.Options{Logger: e.log, Key: key,
+		Executors: map[continuo.RunKind]runs.Executor{continuo.RunValidation: runs.Commands{}}})
+	a.workflow = workflow.New(s, a.auth, &workflow.Options{WorktreeDir: filepath.Join(e.dataDir, "worktrees"), Runs: a.runs})
+	if err := a.runs.Start(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return a, nil
 }
 
-// services builds the services on an open store.
+// close stops the runs this process executes (they end interrupted) and
+// closes the store.
+func (a *app) close() {
+	if a.runs != nil {
+		a.runs.Close()
+	}
+	a.store.Close()
+}
+
+// services builds the services on an open store, without runs (for the
+// operator's commands).
 func (e *env) services(s store.Store, reg *metrics.Registry) *app {
 	a := auth.New(s, nil)
 	wf := workflow.New(s, a, &workflow.Options{WorktreeDir: filepath.Join(e.dataDir, "worktrees")})
@@ -197,7 +224,7 @@ func runServe(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer a.store.Close()
+	defer a.close()
 	if *project != "" && !first.fresh {
 		fmt.Fprintf(e.stderr, "continuo: --project applies to a first start only; this data directory exists already (use `continuo project add`)\n")
 	}
@@ -223,7 +250,7 @@ func runServe(e *env, args []string) error {
 		e.log.Warn("CONTINUO_TEST_CLIENT_METADATA_CA is set: client metadata documents on loopback addresses are allowed (tests only)")
 	}
 	a.auth.EnableOAuth(auth.OAuthOptions{Issuer: oauthIssuer(e.cfg.Server.PublicURL, ln.Addr()), Fetcher: fetcher})
-	mcpSrv := mcpserver.New(mcpserver.Options{Workflow: a.workflow, Metrics: a.metrics, Logger: e.log, SessionID: sessions.NewID})
+	mcpSrv := mcpserver.New(mcpserver.Options{Workflow: a.workflow, Runs: a.runs, Metrics: a.metrics, Logger: e.log, SessionID: sessions.NewID})
 	var publicHost string
 	if u, err := url.Parse(e.cfg.Server.PublicURL); err == nil {
 		publicHost = u.Host

@@ -45,7 +45,7 @@ func runStdio(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer a.store.Close()
+	defer a.close()
 	if first.project != nil {
 		e.log.Info("first start: registered a project", "project", first.project.Name, "root", first.project.Root)
 	}
@@ -54,6 +54,6 @@ func runStdio(e *env, args []string) error {
 		return err
 	}
 	e.log.Info("serving MCP on stdio", "principal", name, "data_dir", e.dataDir)
-	srv := mcpserver.New(mcpserver.Options{Workflow: a.workflow, Caller: caller, Metrics: a.metrics, Logger: e.log})
+	srv := mcpserver.New(mcpserver.Options{Workflow: a.workflow, Runs: a.runs, Caller: caller, Metrics: a.metrics, Logger: e.log})
 	return mcpserver.ServeStdio(e.ctx, srv, e.stdin, e.stdout)
 }
