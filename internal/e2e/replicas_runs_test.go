@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -43,8 +42,7 @@ func TestReplicasRuns(t *testing.T) {
 	res := must(t, a, "run_validation", map[string]any{"session_id": s1, "check": "slow"})
 	id := res["run"].(map[string]any)["run_id"].(string)
 	tok := res["observation_token"].(string)
-	for !strings.Contains(eventText(observeUntil(t, b, id, &tok)), "started") {
-	}
+	waitOutput(t, b, id, &tok, "started")
 	child, err := readPid(pidFile)
 	if err != nil {
 		t.Fatal(err)
@@ -67,20 +65,12 @@ func TestReplicasRuns(t *testing.T) {
 	res = must(t, a, "run_validation", map[string]any{"session_id": s1, "check": "slow"})
 	id = res["run"].(map[string]any)["run_id"].(string)
 	tok = res["observation_token"].(string)
-	for !strings.Contains(eventText(observeUntil(t, b, id, &tok)), "started") {
-	}
+	waitOutput(t, b, id, &tok, "started")
 	if child, err = readPid(pidFile); err != nil {
 		t.Fatal(err)
 	}
 	r1.kill()
-	var r map[string]any
-	deadline := time.Now().Add(40 * time.Second)
-	for {
-		r = must(t, b, "observe_run", map[string]any{"run_id": id, "observation_token": tok, "wait_secs": 5})["run"].(map[string]any)
-		if r["state"] != "running" || time.Now().After(deadline) {
-			break
-		}
-	}
+	r := untilNotRunning(t, b, id, tok, 40*time.Second)
 	if r["state"] != "interrupted" {
 		t.Fatalf("the run of the killed replica is %v", r)
 	}

@@ -221,8 +221,7 @@ func validationCancelAndCrash(t *testing.T, engine string) {
 		res := must(t, cs, "run_validation", map[string]any{"session_id": sid, "check": "slow"})
 		id := res["run"].(map[string]any)["run_id"].(string)
 		tok := res["observation_token"].(string)
-		for !strings.Contains(eventText(observeUntil(t, cs, id, &tok)), "started") {
-		}
+		waitOutput(t, cs, id, &tok, "started")
 		pid, err := readPid(pidFile)
 		if err != nil {
 			t.Fatal(err)
@@ -241,14 +240,7 @@ func validationCancelAndCrash(t *testing.T, engine string) {
 	admin := srv.Admin
 	srv = start(t, dd, repo, "--config", config)
 	cs = connect(t, srv.URL, admin)
-	var r map[string]any
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		r = must(t, cs, "observe_run", map[string]any{"run_id": id, "observation_token": tok, "wait_secs": 5})["run"].(map[string]any)
-		if r["state"] != "running" || time.Now().After(deadline) {
-			break
-		}
-	}
+	r := untilNotRunning(t, cs, id, tok, 30*time.Second)
 	if r["state"] != "interrupted" {
 		t.Fatalf("after the restart the run is %v", r)
 	}
@@ -259,12 +251,36 @@ func validationCancelAndCrash(t *testing.T, engine string) {
 	}
 }
 
-// observeUntil long-polls a run once, advancing the token.
-func observeUntil(t *testing.T, cs *mcp.ClientSession, id string, tok *string) map[string]any {
+// untilNotRunning long-polls a run until it is no longer running (or
+// within has passed) and returns it.
+func untilNotRunning(t *testing.T, cs *mcp.ClientSession, id, tok string, within time.Duration) map[string]any {
 	t.Helper()
-	o := must(t, cs, "observe_run", map[string]any{"run_id": id, "observation_token": *tok, "wait_secs": 10})
-	*tok = o["observation_token"].(string)
-	return o
+	deadline := time.Now().Add(within)
+	for {
+		o := must(t, cs, "observe_run", map[string]any{"run_id": id, "observation_token": tok, "wait_secs": 5})
+		r := o["run"].(map[string]any)
+		if r["state"] != "running" || time.Now().After(deadline) {
+			return r
+		}
+		tok = o["observation_token"].(string)
+	}
+}
+
+// waitOutput long-polls a run, advancing the token, until its output
+// holds text; it fails the test if the run ends first or 30 s pass.
+func waitOutput(t *testing.T, cs *mcp.ClientSession, id string, tok *string, text string) {
+	t.Helper()
+	var seen strings.Builder
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(seen.String(), text) {
+		o := must(t, cs, "observe_run", map[string]any{"run_id": id, "observation_token": *tok, "wait_secs": 10})
+		*tok = o["observation_token"].(string)
+		seen.WriteString(eventText(o))
+		if r := o["run"].(map[string]any); r["state"] != "running" && r["state"] != "queued" && !strings.Contains(seen.String(), text) ||
+			time.Now().After(deadline) {
+			t.Fatalf("run %s (%v) did not print %q: %q", id, r["state"], text, seen.String())
+		}
+	}
 }
 
 func readPid(file string) (int, error) {

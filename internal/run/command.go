@@ -89,15 +89,20 @@ func (x Commands) Execute(ctx context.Context, r *continuo.Run, log *Log) Outcom
 		code, werr = p.Wait()
 		close(waited)
 	}()
+	stopped := false
 	select {
 	case <-waited:
 	case <-ctx.Done():
 		p.Stop(StopGrace)
 		<-waited
+		stopped = true
 	}
 	stream.Close()
+	if stopped {
+		return Outcome{Stopped: true}
+	}
 	if werr != nil && code < 0 {
-		return Outcome{ErrorKind: "killed"}
+		return Outcome{ErrorKind: "killed"} // by a signal from outside
 	}
 	out := Outcome{ExitCode: &code, Succeeded: code == 0}
 	if code != 0 {

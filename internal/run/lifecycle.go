@@ -120,14 +120,17 @@ func (s *Service) execute(ctx context.Context, cancel context.CancelCauseFunc, r
 
 	state := continuo.RunFailed
 	switch cause := context.Cause(ctx); {
-	case errors.Is(cause, errCancelled):
+	case out.Stopped && errors.Is(cause, errCancelled):
 		state, out.ErrorKind = continuo.RunCancelled, "cancelled"
-	case errors.Is(cause, errTimedOut):
+	case out.Stopped && errors.Is(cause, errTimedOut):
 		state, out.ErrorKind = continuo.RunTimedOut, "timeout"
-	case errors.Is(cause, errStopping):
+	case out.Stopped:
 		state, out.ErrorKind = continuo.RunInterrupted, "server_stopped"
 	case out.Succeeded:
 		state = continuo.RunSucceeded
+	}
+	if out.Stopped {
+		out.ExitCode = nil // a signal's, not the work's
 	}
 	log.State(endSentence(state, out))
 	log.Close()

@@ -128,39 +128,47 @@ func (s *Service) Observe(ctx context.Context, c *continuo.Caller, runID, token 
 			return nil, err
 		}
 	}
+	var o *Observation
+	err := s.await(ctx, runID, wait, func() (done bool, err error) {
+		o, err = s.read(ctx, c, runID, after)
+		return err == nil && (len(o.Events) > 0 || o.Run.State.Terminal()), err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// await calls check until it reports done or wait has passed (then once
+// more), waking on the run's notifications and at least every
+// store.PollInterval. It subscribes before the first check, so nothing
+// lands unheard between a check and the wait.
+func (s *Service) await(ctx context.Context, runID string, wait time.Duration, check func() (bool, error)) error {
 	var wake <-chan string
 	if wait > 0 {
-		// Subscribe before the first read, so nothing lands unheard
-		// between the read and the wait.
 		lctx, stop := context.WithCancel(ctx)
 		defer stop()
 		var err error
 		if wake, err = s.store.Listen(lctx, eventChannel(runID)); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	deadline := time.NewTimer(wait)
-	defer deadline.Stop()
+	deadline := time.Now().Add(wait)
 	for {
-		o, err := s.read(ctx, c, runID, after)
-		if err != nil {
-			return nil, err
+		done, err := check()
+		left := time.Until(deadline)
+		if err != nil || done || left <= 0 {
+			return err
 		}
-		if len(o.Events) > 0 || o.Run.State.Terminal() || wait == 0 {
-			return o, nil
-		}
-		poll := time.NewTimer(store.PollInterval)
+		t := time.NewTimer(min(left, store.PollInterval))
 		select {
 		case <-ctx.Done():
-			poll.Stop()
-			return nil, ctx.Err()
-		case <-deadline.C:
-			poll.Stop()
-			return s.read(ctx, c, runID, after)
+			t.Stop()
+			return ctx.Err()
 		case <-wake:
-		case <-poll.C:
+		case <-t.C:
 		}
-		poll.Stop()
+		t.Stop()
 	}
 }
 
@@ -255,30 +263,13 @@ func mayChange(c *continuo.Caller, r *continuo.Run) error {
 // as it is then. It checks no scope: it is for callers that started or
 // cancelled the run.
 func (s *Service) Wait(ctx context.Context, c *continuo.Caller, id string, wait time.Duration) (*continuo.Run, error) {
-	lctx, stop := context.WithCancel(ctx)
-	defer stop()
-	wake, err := s.store.Listen(lctx, eventChannel(id))
+	var r *continuo.Run
+	err := s.await(ctx, id, wait, func() (done bool, err error) {
+		r, err = s.get(ctx, c, id)
+		return err == nil && r.State.Terminal(), err
+	})
 	if err != nil {
 		return nil, err
 	}
-	deadline := time.NewTimer(wait)
-	defer deadline.Stop()
-	for {
-		r, err := s.get(ctx, c, id)
-		if err != nil || r.State.Terminal() {
-			return r, err
-		}
-		poll := time.NewTimer(store.PollInterval)
-		select {
-		case <-ctx.Done():
-			poll.Stop()
-			return nil, ctx.Err()
-		case <-deadline.C:
-			poll.Stop()
-			return s.get(ctx, c, id)
-		case <-wake:
-		case <-poll.C:
-		}
-		poll.Stop()
-	}
+	return r, nil
 }

@@ -63,6 +63,10 @@ type Executor interface {
 
 // Outcome is how an executor's work ended.
 type Outcome struct {
+	// Stopped says the executor stopped the work because ctx ended;
+	// the service then records why (cancelled, timed out, server
+	// stopping). Work that ended by itself first keeps its own outcome.
+	Stopped   bool
 	Succeeded bool
 	ExitCode  *int
 	ErrorKind string // why it failed: exit_status, start_failed, …
