@@ -51,6 +51,7 @@ var layers = map[string]int{
 	"internal/workspace":       layerSupport,
 	"internal/datadir":         layerSupport,
 	"internal/run/proc":        layerSupport,
+	"internal/provider":        layerSupport,
 
 	"internal/auth":     layerService,
 	"internal/workflow": layerService,
