@@ -15,6 +15,8 @@ package provider
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"time"
 )
 
@@ -27,6 +29,21 @@ const (
 
 // Kinds lists every provider kind, in order.
 func Kinds() []string { return []string{KindResponses, KindChat, KindACP} }
+
+// New returns the provider cfg configures, after checking cfg; the error
+// names what is wrong, never a credential.
+func New(cfg Config) (Provider, error) {
+	switch cfg.Kind {
+	case KindResponses:
+		return newResponses(cfg)
+	case KindChat:
+		return newChat(cfg)
+	case KindACP:
+		return nil, errors.New("provider: kind acp is not built in yet")
+	default:
+		return nil, badConfig(cfg, "unknown kind %q (one of %s)", cfg.Kind, strings.Join(Kinds(), ", "))
+	}
+}
 
 // Config is one configured provider (the config file's [[providers]]).
 type Config struct {
@@ -73,10 +90,11 @@ type MCPServer struct {
 }
 
 // Sink receives what a turn produces, in order, as it arrives. Text is the
-// model's answer; Event is anything else worth showing (kind "tool": a
-// tool call and its status; "permission": a permission request and the
-// decision; "thought": reasoning text the agent shares). Calls come from
-// one goroutine.
+// model's answer (a refusal's text too: what the model said instead, with
+// Result saying refusal); Event is anything else worth showing (kind
+// "tool": a tool call and its status; "permission": a permission request
+// and the decision; "thought": reasoning text the model or agent shares).
+// Calls come from one goroutine.
 type Sink interface {
 	Text(s string)
 	Event(kind, text string)
