@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"strings"
 )
 
 // responses is the openai-responses kind: POST {base}/responses, streamed.
@@ -80,7 +81,7 @@ func (t *responsesTurn) failed(kind string) {
 
 // event handles one event; true ends the stream.
 func (t *responsesTurn) event(ev sseEvent) bool {
-	if ev.data == "[DONE]" {
+	if strings.TrimSpace(ev.data) == "[DONE]" {
 		// Chat's end marker, which some Responses dialects send too: the
 		// end of the stream, and without a terminal event no completion.
 		return true
