@@ -15,7 +15,6 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"time"
 )
@@ -39,7 +38,7 @@ func New(cfg Config) (Provider, error) {
 	case KindChat:
 		return newChat(cfg)
 	case KindACP:
-		return nil, errors.New("provider: kind acp is not built in yet")
+		return newACP(cfg)
 	default:
 		return nil, badConfig(cfg, "unknown kind %q (one of %s)", cfg.Kind, strings.Join(Kinds(), ", "))
 	}

@@ -1,8 +1,10 @@
-// Package proc runs the process of a validation run: one check's command,
-// without a shell, as its own process group, with exactly the environment
-// it is given and its stdout and stderr on one pipe. It also names processes
-// so that another server can tell whether they still run (Alive) and kill
-// what a dead server left behind (KillGroup).
+// Package proc runs the process of a run: one check's command, without a
+// shell, as its own process group, with exactly the environment it is given
+// and its stdout and stderr on one pipe (Start); or a program that speaks a
+// protocol over its stdin and stdout, such as an ACP agent, with its own
+// pipes for them and stderr apart (StartPipes). It also names processes so
+// that another server can tell whether they still run (Alive) and kill what
+// a dead server left behind (KillGroup).
 //
 // # Identities
 //
@@ -72,10 +74,10 @@ type Spec struct {
 	// Env is the whole environment, KEY=VALUE; nothing else is inherited.
 	Env []string
 	// Output receives stdout and stderr interleaved: both are one pipe, as
-	// a terminal would be. It is written from one goroutine, never after
-	// Wait returned; nil discards the output. A Write that fails makes the
-	// rest of the output be read and discarded, so that the process never
-	// blocks on a full pipe.
+	// a terminal would be (with StartPipes, stderr alone). It is written
+	// from one goroutine, never after Wait returned; nil discards the
+	// output. A Write that fails makes the rest of the output be read and
+	// discarded, so that the process never blocks on a full pipe.
 	Output io.Writer
 }
 
@@ -106,25 +108,67 @@ type Process struct {
 // Start starts s.Argv in s.Dir as the leader of a new process group, with
 // stdin /dev/null and stdout and stderr on one pipe to s.Output.
 func Start(s Spec) (*Process, error) {
+	p, _, _, err := startProcess(s, false)
+	return p, err
+}
+
+// StartPipes starts s.Argv in s.Dir as Start does, but with its stdin and
+// stdout on pipes of their own, for a protocol spoken over them: stdin is
+// the write end of the process's standard input and stdout the read end of
+// its standard output, both the caller's to close (closing stdin is the
+// process's end of input; closing stdout makes a Read that waits on it
+// return). s.Output receives stderr alone. Wait waits for the leader and
+// for stderr as it does for Start's output, never for stdout: what the
+// process wrote there before it exited stays readable after Wait.
+func StartPipes(s Spec) (p *Process, stdin io.WriteCloser, stdout io.ReadCloser, err error) {
+	p, in, out, err := startProcess(s, true)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return p, in, out, nil
+}
+
+func startProcess(s Spec, pipes bool) (_ *Process, stdinW, stdoutR *os.File, err error) {
 	if len(s.Argv) == 0 || s.Argv[0] == "" {
-		return nil, errors.New("proc: no command")
+		return nil, nil, nil, errors.New("proc: no command")
 	}
 	dir, err := workDir(s.Dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	path, err := lookPath(s.Argv[0], dir, s.Env)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	out := s.Output
 	if out == nil {
 		out = io.Discard
 	}
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("proc: output pipe: %w", err)
+	// The child's ends are closed here once it has its copies (or it did
+	// not start); the parent's ends are closed here only on failure.
+	var childEnds, parentEnds []*os.File
+	defer func() {
+		for _, f := range childEnds {
+			f.Close()
+		}
+		if err != nil {
+			for _, f := range parentEnds {
+				f.Close()
+			}
+		}
+	}()
+	pipe := func(what string) (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err != nil {
+			return nil, nil, fmt.Errorf("proc: %s pipe: %w", what, err)
+		}
+		return r, w, nil
 	}
+	pr, pw, err := pipe("output")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	childEnds, parentEnds = append(childEnds, pw), append(parentEnds, pr)
 	cmd := &exec.Cmd{
 		Path: path,
 		Args: slices.Clone(s.Argv),
@@ -136,11 +180,24 @@ func Start(s Spec) (*Process, error) {
 		Stderr:      pw,  // both descriptors are the same pipe
 		SysProcAttr: sysProcAttr(),
 	}
-	err = startCmd(cmd)
-	pw.Close() // the child has its copy; the read end sees EOF once every holder closed it
-	if err != nil {
-		pr.Close()
-		return nil, fmt.Errorf("proc: starting %s: %w", s.Argv[0], err)
+	if pipes {
+		inR, inW, err := pipe("stdin")
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		childEnds, parentEnds = append(childEnds, inR), append(parentEnds, inW)
+		outR, outW, err := pipe("stdout")
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		childEnds, parentEnds = append(childEnds, outW), append(parentEnds, outR)
+		cmd.Stdin, cmd.Stdout = inR, outW
+		stdinW, stdoutR = inW, outR
+	}
+	// The read end of the output pipe sees EOF once every holder of the
+	// write end closed it: the deferred close drops this process's copy.
+	if err := startCmd(cmd); err != nil {
+		return nil, nil, nil, fmt.Errorf("proc: starting %s: %w", s.Argv[0], err)
 	}
 	p := &Process{
 		cmd:    cmd,
@@ -154,14 +211,13 @@ func Start(s Spec) (*Process, error) {
 	if p.start, err = leaderStart(p.pid); err != nil {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		pr.Close()
-		return nil, fmt.Errorf("proc: starting %s: %w", s.Argv[0], err)
+		return nil, nil, nil, fmt.Errorf("proc: starting %s: %w", s.Argv[0], err)
 	}
 	p.ident = HostID() + " " + strconv.Itoa(p.pid) + " " + strconv.FormatUint(p.start, 10)
 	copied := make(chan struct{})
 	go p.copyOutput(pr, out, copied)
 	go p.reap(pr, copied)
-	return p, nil
+	return p, stdinW, stdoutR, nil
 }
 
 // Ident names the process group: "<host> <pgid> <start>", for KillGroup
