@@ -411,7 +411,7 @@ func TestNew(t *testing.T) {
 		mod  func(*provider.Config)
 		want string
 	}{
-		{"acp", func(c *provider.Config) { c.Kind = provider.KindACP }, "provider: kind acp is not built in yet"},
+		{"acp", func(c *provider.Config) { c.Kind = provider.KindACP }, `provider "p": acp: command is empty`},
 		{"unknown kind", func(c *provider.Config) { c.Kind = "anthropic" }, `provider "p": unknown kind "anthropic" (one of openai-responses, openai-chat, acp)`},
 		{"no base url", func(c *provider.Config) { c.BaseURL = "" }, `provider "p": base_url must be an absolute http or https URL`},
 		{"relative", func(c *provider.Config) { c.BaseURL = "api.example.com/v1" }, `provider "p": base_url must be an absolute http or https URL`},
