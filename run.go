@@ -69,10 +69,14 @@ const (
 	EventState  RunEventKind = "state"  // a state change, in a fixed sentence
 	EventText   RunEventKind = "text"   // model text (agent runs)
 	EventUsage  RunEventKind = "usage"  // token usage (agent runs), JSON
+	// Agent runs also show what the agent did besides answering.
+	EventTool       RunEventKind = "tool"       // a tool call and its status
+	EventPermission RunEventKind = "permission" // a permission request and the decision
+	EventThought    RunEventKind = "thought"    // reasoning the agent shares
 )
 
 // runEventKinds is the closed set of event kinds, in order.
-var runEventKinds = []RunEventKind{EventOutput, EventState, EventText, EventUsage}
+var runEventKinds = []RunEventKind{EventOutput, EventState, EventText, EventUsage, EventTool, EventPermission, EventThought}
 
 // RunEventKinds lists every run event kind, in order.
 func RunEventKinds() []RunEventKind { return slices.Clone(runEventKinds) }

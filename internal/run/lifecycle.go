@@ -59,6 +59,26 @@ func (s *Service) dispatch(ctx context.Context) {
 // check runs in its directory (then it stays queued).
 func (s *Service) begin(ctx context.Context, id string) {
 	exec := func(r *continuo.Run) Executor { return s.exec[r.Kind] }
+	// An executor with limited slots takes one before the run may start;
+	// the run stays queued while none is free.
+	var cur *continuo.Run
+	if err := s.store.Read(ctx, func(tx store.Tx) (err error) { cur, err = tx.RunGet(ctx, id); return err }); err != nil {
+		return
+	}
+	admitter, _ := exec(cur).(Admitter)
+	if admitter != nil && cur.State == continuo.RunQueued && !cur.CancelRequested {
+		if !admitter.Admit(cur) {
+			return
+		}
+	} else {
+		admitter = nil // nothing to take: it will not start, or needs no slot
+	}
+	started := false
+	defer func() {
+		if admitter != nil && !started {
+			admitter.Release(cur)
+		}
+	}()
 	r, err := s.update(ctx, id, func(r *continuo.Run) (bool, error) {
 		if r.State != continuo.RunQueued || r.Owner != s.self {
 			return false, nil
@@ -96,8 +116,14 @@ func (s *Service) begin(ctx context.Context, id string) {
 	rctx, cancel := context.WithCancelCause(s.bg)
 	s.active[r.ID] = &active{cancel: cancel}
 	s.mu.Unlock()
+	started = true
 	s.wg.Add(1)
-	go s.execute(rctx, cancel, r, exec(r))
+	go func() {
+		s.execute(rctx, cancel, r, exec(r))
+		if admitter != nil {
+			admitter.Release(cur)
+		}
+	}()
 }
 
 // execute runs r with its executor and records how it ended.

@@ -61,6 +61,15 @@ type Executor interface {
 	Execute(ctx context.Context, r *continuo.Run, log *Log) Outcome
 }
 
+// Admitter is an Executor that limits how many runs it executes at once
+// in this process: the dispatcher starts a run only when Admit takes a
+// slot for it (else it stays queued), and gives the slot back with Release
+// when the run did not start or Execute has returned.
+type Admitter interface {
+	Admit(r *continuo.Run) bool
+	Release(r *continuo.Run)
+}
+
 // Outcome is how an executor's work ended.
 type Outcome struct {
 	// Stopped says the executor stopped the work because ctx ended;

@@ -66,6 +66,7 @@ type RunListParams struct {
 	Owner       string              // "": any
 	Dir         string              // with Check: one check in one directory
 	Check       string
+	ProviderID  string
 	Kind        continuo.RunKind // "": any
 	LeaseBefore time.Time        // zero: any; else lease_until < LeaseBefore (no lease counts as before every time)
 	Limit       int              // ≤ 0: 100

@@ -148,7 +148,7 @@ func (t *Tx) RunList(ctx context.Context, p store.RunListParams) ([]continuo.Run
 		}
 	}
 	for _, f := range []struct{ col, v string }{
-		{"owner", p.Owner}, {"dir", p.Dir}, {"check_name", p.Check}, {"kind", string(p.Kind)},
+		{"owner", p.Owner}, {"dir", p.Dir}, {"check_name", p.Check}, {"provider_id", p.ProviderID}, {"kind", string(p.Kind)},
 	} {
 		if f.v != "" {
 			where += " AND " + f.col + " = ?"

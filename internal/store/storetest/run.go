@@ -469,6 +469,8 @@ func testRunListFilters(t *testing.T, s store.Store) {
 		{store.RunListParams{Dir: "/src/a", Check: "test"}, id(a, b)},
 		{store.RunListParams{Dir: "/src/a", Check: "test", States: []continuo.RunState{running}}, id(a)},
 		{store.RunListParams{Kind: continuo.RunAgent}, id(e)},
+		{store.RunListParams{ProviderID: "claude"}, id(e)},
+		{store.RunListParams{ProviderID: "other"}, id()},
 		{store.RunListParams{Kind: continuo.RunValidation, Owner: "me"}, id(a, c)},
 		// No lease (b's) is before every time.
 		{store.RunListParams{LeaseBefore: soon.Add(time.Millisecond)}, id(a, b, d)},

@@ -71,7 +71,7 @@ CREATE INDEX runs_project ON runs (project_id);
 CREATE TABLE run_events (
     run_id text NOT NULL REFERENCES runs (id),
     seq    bigint NOT NULL CHECK (seq > 0),
-    kind   text NOT NULL CHECK (kind IN ('output', 'state', 'text', 'usage')),
+    kind   text NOT NULL CHECK (kind IN ('output', 'state', 'text', 'usage', 'tool', 'permission', 'thought')),
     text   text NOT NULL,
     at     bigint NOT NULL,
     PRIMARY KEY (run_id, seq)

@@ -68,7 +68,7 @@ CREATE INDEX runs_project ON runs (project_id);
 CREATE TABLE run_events (
     run_id TEXT NOT NULL REFERENCES runs (id),
     seq    INTEGER NOT NULL CHECK (seq > 0),
-    kind   TEXT NOT NULL CHECK (kind IN ('output', 'state', 'text', 'usage')),
+    kind   TEXT NOT NULL CHECK (kind IN ('output', 'state', 'text', 'usage', 'tool', 'permission', 'thought')),
     text   TEXT NOT NULL,
     at     INTEGER NOT NULL,
     PRIMARY KEY (run_id, seq)

@@ -1,0 +1,186 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"sync"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/provider"
+	"github.com/continuo-dev/continuo/internal/redact"
+)
+
+// AgentSpec is the spec of an agent run: what was asked of which provider.
+// The prompt is the final one (instruction and quoted context, redacted),
+// at most MaxPrompt bytes.
+type AgentSpec struct {
+	ProviderID  string `json:"provider_id"`
+	Prompt      string `json:"prompt"`
+	TimeoutSecs int    `json:"timeout_secs"`
+	// MCP asks for Continuo to be attached to an ACP agent for this run.
+	MCP bool `json:"mcp,omitempty"`
+	// RecordingSessionID is the session the run's answer is posted to as
+	// one note when it succeeds ("" for none).
+	RecordingSessionID string `json:"recording_session_id,omitempty"`
+}
+
+// MaxPrompt bounds an agent run's final prompt (CONTRACT.md §6).
+const MaxPrompt = 64 << 10
+
+// JSON is the spec as a run stores it.
+func (a AgentSpec) JSON() string {
+	b, _ := json.Marshal(a)
+	return string(b)
+}
+
+// Agents executes agent runs on the configured providers. At most
+// Limit(provider) of one provider's runs execute at once in this process;
+// the dispatcher leaves the rest queued (Admit).
+type Agents struct {
+	Providers map[string]provider.Provider
+	Limits    map[string]int // per provider; ≤ 0 means 1
+	// Attach, when set, makes the MCP server an ACP agent is given for a
+	// run (a token minted for it) and returns a function that revokes it.
+	Attach func(ctx context.Context, r *continuo.Run) (*provider.MCPServer, func(), error)
+	// Record, when set, posts a successful run's answer to its recording
+	// session.
+	Record func(ctx context.Context, r *continuo.Run, answer string) error
+
+	mu      sync.Mutex
+	running map[string]int // by provider
+}
+
+// Admit implements Admitter: a run starts only while its provider has a
+// free slot in this process, and takes it.
+func (x *Agents) Admit(r *continuo.Run) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	limit := x.Limits[r.ProviderID]
+	if limit <= 0 {
+		limit = 1
+	}
+	if x.running == nil {
+		x.running = map[string]int{}
+	}
+	if x.running[r.ProviderID] >= limit {
+		return false
+	}
+	x.running[r.ProviderID]++
+	return true
+}
+
+// Release implements Admitter.
+func (x *Agents) Release(r *continuo.Run) {
+	x.mu.Lock()
+	x.running[r.ProviderID]--
+	x.mu.Unlock()
+}
+
+// Execute implements Executor.
+func (x *Agents) Execute(ctx context.Context, r *continuo.Run, log *Log) Outcome {
+	var spec AgentSpec
+	if err := json.Unmarshal([]byte(r.Spec), &spec); err != nil || spec.Prompt == "" {
+		log.State("the run's spec is not an agent request")
+		return Outcome{ErrorKind: "invalid_spec"}
+	}
+	p := x.Providers[spec.ProviderID]
+	if p == nil {
+		log.State("provider " + spec.ProviderID + " is not configured on this server")
+		return Outcome{ErrorKind: "provider_unavailable"}
+	}
+	req := provider.Request{Prompt: spec.Prompt, Dir: r.Dir}
+	if spec.MCP && x.Attach != nil {
+		mcp, revoke, err := x.Attach(ctx, r)
+		if err != nil {
+			log.s.log.Error("runs: attach Continuo to an agent", "run", r.ID, "err", err)
+			log.State("Continuo could not be attached to the agent")
+		} else {
+			defer revoke()
+			req.MCP = mcp
+		}
+	} else if spec.MCP {
+		log.State("Continuo is not attached: this server has no HTTP endpoint for the agent (continuo stdio)")
+	}
+	sink := newAgentSink(log)
+	res := p.Run(ctx, req, sink)
+	answer := sink.close()
+	out := Outcome{Stopped: res.Stopped, Succeeded: res.ErrorKind == "" && !res.Stopped, ErrorKind: res.ErrorKind}
+	if res.Usage != nil {
+		b, _ := json.Marshal(res.Usage)
+		out.Usage = string(b)
+		log.Write(continuo.EventUsage, string(b)+"\n")
+	}
+	if res.Status != 0 && res.ErrorKind == "http_status" {
+		log.State("the provider answered HTTP " + strconv.Itoa(res.Status))
+	}
+	if out.Succeeded && spec.RecordingSessionID != "" && x.Record != nil {
+		if err := x.Record(context.WithoutCancel(ctx), r, answer); err != nil {
+			log.s.log.Error("runs: record an agent's answer in its session", "run", r.ID, "err", err)
+			log.State("the answer could not be recorded in the session")
+		}
+	}
+	return out
+}
+
+// agentSink turns what a provider streams into log events, each kind
+// through its own redacting stream, and keeps the answer (redacted, at most
+// MaxRunKept bytes) for a recording session.
+type agentSink struct {
+	log     *Log
+	streams map[continuo.RunEventKind]*redact.Stream
+	answer  []byte
+}
+
+func newAgentSink(l *Log) *agentSink {
+	return &agentSink{log: l, streams: map[continuo.RunEventKind]*redact.Stream{}}
+}
+
+func (s *agentSink) stream(kind continuo.RunEventKind) *redact.Stream {
+	st := s.streams[kind]
+	if st == nil {
+		st = redact.NewStream(func(text string) {
+			if kind == continuo.EventText && len(s.answer) < continuo.MaxRunKept {
+				s.answer = append(s.answer, text...)
+			}
+			s.log.Write(kind, text)
+		})
+		s.streams[kind] = st
+	}
+	return st
+}
+
+// Text implements provider.Sink.
+func (s *agentSink) Text(text string) { _, _ = s.stream(continuo.EventText).Write([]byte(text)) }
+
+// Event implements provider.Sink: one line per event.
+func (s *agentSink) Event(kind, text string) {
+	k := continuo.RunEventKind(kind)
+	if !k.Valid() || k == continuo.EventOutput || k == continuo.EventUsage {
+		k = continuo.EventTool
+	}
+	_, _ = s.stream(k).Write([]byte(oneLine(text) + "\n"))
+}
+
+// close flushes every stream and returns the answer.
+func (s *agentSink) close() string {
+	for _, k := range continuo.RunEventKinds() {
+		if st := s.streams[k]; st != nil {
+			st.Close()
+		}
+	}
+	return string(s.answer)
+}
+
+func oneLine(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c == '\n' || c == '\r' {
+			b[i] = ' '
+		}
+	}
+	if len(b) > 1024 {
+		b = b[:cutAt(string(b), 1024)]
+	}
+	return string(b)
+}
