@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,6 +34,7 @@ type Service struct {
 	worktree string // directory under which worktree-mode sessions get their checkouts
 	git      Git
 	runs     *run.Service // nil: no validation runs
+	runners  []Runner     // the configured providers
 }
 
 // Git is what the service needs from a project's checkout. The default uses
@@ -56,8 +58,11 @@ type Options struct {
 	WorktreeDir string
 	// Git overrides the git access; zero fields use internal/workspace.
 	Git Git
-	// Runs runs validation checks; nil means run_validation is refused.
+	// Runs runs validation checks and delegated models; nil means
+	// run_validation and start_coding_agent are refused.
 	Runs *run.Service
+	// Runners are the configured providers.
+	Runners []Runner
 }
 
 // New returns a Service.
@@ -91,7 +96,8 @@ func New(s store.Store, a *auth.Service, opts *Options) *Service {
 	if g.Source == nil {
 		g.Source = workspace.SourceOf
 	}
-	return &Service{store: s, auth: a, now: func() time.Time { return now().UTC() }, worktree: opts.WorktreeDir, git: g, runs: opts.Runs}
+	return &Service{store: s, auth: a, now: func() time.Time { return now().UTC() }, worktree: opts.WorktreeDir, git: g, runs: opts.Runs,
+		runners: slices.Clone(opts.Runners)}
 }
 
 // resolveSession finds a session the caller may see, by ID or by "~sN".
