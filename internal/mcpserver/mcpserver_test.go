@@ -832,14 +832,15 @@ func TestToolsList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readOnly := []string{"list_projects", "list_sessions", "list_session_messages", "read_session_handoff", "get_goal", "list_goals", "observe_run"}
+	readOnly := []string{"list_projects", "list_sessions", "list_session_messages", "read_session_handoff", "get_goal", "list_goals", "observe_run",
+		"observe_coding_agent", "list_runners"}
 	// The goal mutations take a required key: a replay is inert. A second
 	// cancel_run changes nothing.
 	idempotent := append(slices.Clone(readOnly), "close_session", "resolve_session_message",
-		"create_goal", "checkpoint_goal", "revise_goal_plan", "update_goal", "cancel_run")
-	want := []string{"cancel_run", "checkpoint_goal", "close_session", "create_goal", "get_goal", "list_goals", "list_projects", "list_session_messages",
-		"list_sessions", "observe_run", "post_session_message", "read_session_handoff", "resolve_session_message", "revise_goal_plan",
-		"run_validation", "update_goal", "work_on_project"}
+		"create_goal", "checkpoint_goal", "revise_goal_plan", "update_goal", "cancel_run", "cancel_coding_agent", "start_coding_agent")
+	want := []string{"cancel_coding_agent", "cancel_run", "checkpoint_goal", "close_session", "create_goal", "get_goal", "list_goals", "list_projects",
+		"list_runners", "list_session_messages", "list_sessions", "observe_coding_agent", "observe_run", "post_session_message", "read_session_handoff",
+		"resolve_session_message", "revise_goal_plan", "run_validation", "start_coding_agent", "update_goal", "work_on_project"}
 	var names []string
 	for _, tl := range res.Tools {
 		names = append(names, tl.Name)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/run"
+	"github.com/continuo-dev/continuo/internal/workflow"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -70,10 +71,10 @@ var runSchema = &jsonschema.Schema{Type: "object",
 	Description: "run_id, kind (validation|agent), state (queued|running|succeeded|failed|cancelled|timed_out|interrupted), session_id?, project_id, check?, provider_id?, created_at, started_at?, ended_at?, exit_code?, error_kind?, usage?, cancel_requested?, source? {head, tree_hash}, output {bytes, kept_bytes, truncated}"}
 
 var runEventSchema = &jsonschema.Schema{Type: "object",
-	Description: "seq, kind (output|state|text|usage), text"}
+	Description: "seq, kind (output|state|text|usage|tool|permission|thought), text"}
 
 func (s *server) registerRunTools(srv *mcp.Server) {
-	for _, register := range []func(*mcp.Server){s.runValidation, s.observeRun, s.cancelRun} {
+	for _, register := range []func(*mcp.Server){s.runValidation, s.observeRun, s.cancelRun, s.listRunners, s.startCodingAgent} {
 		register(srv)
 	}
 }
@@ -138,9 +139,21 @@ type ObserveRunResult struct {
 	HistoryLost      bool       `json:"history_lost"`
 }
 
+// observeRun registers observe_run and its alias for delegated runs
+// (CONTRACT.md §6), one handler under two names.
 func (s *server) observeRun(srv *mcp.Server) {
-	add(s, srv, tool{name: "observe_run", title: "Read a run's output", readOnly: true, idempotent: true,
-		desc: "A run's state and output: all of it kept, or with observation_token only what is new; waits up to wait_secs for more."},
+	for _, t := range []tool{
+		{name: "observe_run", title: "Read a run's output", readOnly: true, idempotent: true,
+			desc: "A run's state and output: all of it kept, or with observation_token only what is new; waits up to wait_secs for more."},
+		{name: "observe_coding_agent", title: "Read a delegated run's output", readOnly: true, idempotent: true,
+			desc: "observe_run, for a start_coding_agent run: the model's text as it arrives, usage at the end."},
+	} {
+		s.addObserve(srv, t)
+	}
+}
+
+func (s *server) addObserve(srv *mcp.Server, t tool) {
+	add(s, srv, t,
 		func(ctx context.Context, c *continuo.Caller, in *ObserveRunArgs) (*ObserveRunResult, error) {
 			o, err := s.opts.Runs.Observe(ctx, c, in.RunID, in.ObservationToken, secs(in.WaitSecs))
 			if err != nil {
@@ -167,14 +180,87 @@ type CancelRunResult struct {
 	Run Run `json:"run"`
 }
 
+// cancelRun registers cancel_run and its alias for delegated runs.
 func (s *server) cancelRun(srv *mcp.Server) {
-	add(s, srv, tool{name: "cancel_run", title: "Cancel a run", idempotent: true,
-		desc: "Stops a run wherever it runs; it ends cancelled unless it finished first."},
+	for _, t := range []tool{
+		{name: "cancel_run", title: "Cancel a run", idempotent: true,
+			desc: "Stops a run wherever it runs; it ends cancelled unless it finished first."},
+		{name: "cancel_coding_agent", title: "Cancel a delegated run", idempotent: true,
+			desc: "cancel_run, for a start_coding_agent run: stops the stream or the agent."},
+	} {
+		s.addCancel(srv, t)
+	}
+}
+
+func (s *server) addCancel(srv *mcp.Server, t tool) {
+	add(s, srv, t,
 		func(ctx context.Context, c *continuo.Caller, in *CancelRunArgs) (*CancelRunResult, error) {
 			r, err := s.opts.Runs.Cancel(ctx, c, in.RunID, run.CancelWait)
 			if err != nil {
 				return nil, err
 			}
 			return &CancelRunResult{Run: runView(r)}, nil
+		})
+}
+
+// ---- list_runners ----
+
+// ListRunnersArgs are the arguments of list_runners.
+type ListRunnersArgs struct {
+	Project string `json:"project,omitempty" limit:"1,128" jsonschema:"only the providers serving this project"`
+}
+
+// ListRunnersResult is the result of list_runners.
+type ListRunnersResult struct {
+	Providers []Provider `json:"providers"`
+}
+
+func (s *server) listRunners(srv *mcp.Server) {
+	add(s, srv, tool{name: "list_runners", title: "List model providers", readOnly: true, idempotent: true,
+		desc: "Before delegating: the configured model APIs and coding agents start_coding_agent can use."},
+		func(ctx context.Context, c *continuo.Caller, in *ListRunnersArgs) (*ListRunnersResult, error) {
+			rs, err := s.opts.Workflow.Runners(ctx, c, in.Project)
+			if err != nil {
+				return nil, err
+			}
+			return &ListRunnersResult{Providers: providers(rs)}, nil
+		})
+}
+
+// ---- start_coding_agent ----
+
+// StartCodingAgentArgs are the arguments of start_coding_agent.
+type StartCodingAgentArgs struct {
+	Project            string `json:"project" limit:"1,128"`
+	ProviderID         string `json:"provider_id" limit:"1,64" jsonschema:"from list_runners"`
+	IdempotencyKey     string `json:"idempotency_key" limit:"1,128" jsonschema:"same key and request return the same run"`
+	Instruction        string `json:"instruction" limit:"1,65536"`
+	ContextSessionID   string `json:"context_session_id,omitempty" limit:"1,64" jsonschema:"quote this session's brief and goal as background"`
+	RecordingSessionID string `json:"recording_session_id,omitempty" limit:"1,64" jsonschema:"post the answer to this session as a note"`
+	TimeoutSecs        *int   `json:"timeout_secs,omitempty" limit:"1,3600" jsonschema:"default 300"`
+}
+
+// StartCodingAgentResult is the result of start_coding_agent.
+type StartCodingAgentResult struct {
+	Run              Run    `json:"run"`
+	Replayed         bool   `json:"replayed"`
+	ObservationToken string `json:"observation_token"`
+}
+
+func (s *server) startCodingAgent(srv *mcp.Server) {
+	add(s, srv, tool{name: "start_coding_agent", title: "Delegate to a model", idempotent: true,
+		desc: "Use for a second opinion or a delegated task: one turn on a configured provider, as a run to observe. It does not resume the context session."},
+		func(ctx context.Context, c *continuo.Caller, in *StartCodingAgentArgs) (*StartCodingAgentResult, error) {
+			timeout := 0
+			if in.TimeoutSecs != nil {
+				timeout = *in.TimeoutSecs
+			}
+			r, err := s.opts.Workflow.StartCodingAgent(ctx, c, workflow.AgentInput{Project: in.Project, ProviderID: in.ProviderID,
+				IdempotencyKey: in.IdempotencyKey, Instruction: in.Instruction, ContextSessionID: in.ContextSessionID,
+				RecordingSessionID: in.RecordingSessionID, TimeoutSecs: timeout})
+			if err != nil {
+				return nil, err
+			}
+			return &StartCodingAgentResult{Run: runView(&r.Run), Replayed: r.Replayed, ObservationToken: r.Token}, nil
 		})
 }

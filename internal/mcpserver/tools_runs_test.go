@@ -13,7 +13,7 @@ import (
 )
 
 // runTools are the run tools; TestRunBadInput holds their bad input.
-var runTools = []string{"run_validation", "observe_run", "cancel_run"}
+var runTools = []string{"run_validation", "observe_run", "cancel_run", "observe_coding_agent", "cancel_coding_agent", "list_runners", "start_coding_agent"}
 
 // checkedProject registers a project whose root is a fresh git checkout
 // with the given checks, granting group write access.
@@ -104,12 +104,22 @@ func TestRunTools(t *testing.T) {
 // error and writes nothing; scopes and groups are enforced.
 func TestRunBadInput(t *testing.T) {
 	f := newFixture(t)
-	tok := f.token("ray", continuo.ScopeSessionsRead, continuo.ScopeSessionsWrite, continuo.ScopeProjectWrite, continuo.ScopeRuntimeRead)
+	tok := f.token("ray", continuo.ScopeSessionsRead, continuo.ScopeSessionsWrite, continuo.ScopeProjectWrite, continuo.ScopeRuntimeRead,
+		continuo.ScopeCodingAgent)
 	c := f.connect(tok)
 	pID, _ := f.checkedProject("proj", "ray", map[string]continuo.Check{"test": {Command: []string{"true"}}})
 	sID := c.ok("work_on_project", obj{"project": pID, "instruction": "task"}).str("session_id")
 	runID := c.ok("run_validation", obj{"session_id": sID, "check": "test", "wait_secs": 30}).str("run", "run_id")
 
+	agent := func(k string, v any) obj {
+		a := obj{"project": pID, "provider_id": "nope", "idempotency_key": "k", "instruction": "review"}
+		if v == nil {
+			delete(a, k)
+		} else {
+			a[k] = v
+		}
+		return a
+	}
 	type bad struct {
 		name, tool string
 		args       obj
@@ -131,6 +141,18 @@ func TestRunBadInput(t *testing.T) {
 		{"wait 61", "observe_run", obj{"run_id": runID, "wait_secs": 61}, "wait_secs"},
 		{"no run", "cancel_run", obj{}, "run_id"},
 		{"bad run", "cancel_run", obj{"run_id": "run_x"}, "run_id"},
+		{"forged token", "observe_coding_agent", obj{"run_id": runID, "observation_token": "AAAA"}, "observation_token"},
+		{"bad run", "cancel_coding_agent", obj{"run_id": "run_x"}, "run_id"},
+		{"project 129", "list_runners", obj{"project": strings.Repeat("p", 129)}, "project"},
+		{"no provider", "start_coding_agent", agent("provider_id", nil), "provider_id"},
+		{"unknown provider", "start_coding_agent", agent("provider_id", "nope"), "provider_id"},
+		{"no key", "start_coding_agent", agent("idempotency_key", nil), "idempotency_key"},
+		{"key 129", "start_coding_agent", agent("idempotency_key", strings.Repeat("k", 129)), "idempotency_key"},
+		{"no instruction", "start_coding_agent", agent("instruction", nil), "instruction"},
+		{"instruction 65537", "start_coding_agent", agent("instruction", strings.Repeat("i", 65537)), "instruction"},
+		{"timeout 0", "start_coding_agent", agent("timeout_secs", 0), "timeout_secs"},
+		{"timeout 3601", "start_coding_agent", agent("timeout_secs", 3601), "timeout_secs"},
+		{"unknown arg", "start_coding_agent", agent("model", "gpt"), "model"},
 	}
 	for _, tool := range runTools {
 		if !slices.ContainsFunc(cases, func(b bad) bool { return b.tool == tool }) {

@@ -112,6 +112,14 @@ type Provider struct {
 	Available   bool   `json:"available"`
 }
 
+func providers(rs []workflow.Runner) []Provider {
+	out := make([]Provider, len(rs))
+	for i, r := range rs {
+		out[i] = Provider{ProviderID: r.ID, Kind: r.Kind, Model: r.Model, Description: r.Description, Available: r.Available}
+	}
+	return out
+}
+
 // WorkOnProjectResult is the result of work_on_project.
 type WorkOnProjectResult struct {
 	SessionID            string              `json:"session_id"`
@@ -138,7 +146,7 @@ func (s *server) workOnProject(srv *mcp.Server) {
 			}
 			out := &WorkOnProjectResult{SessionID: r.Session.ID, SessionRef: continuo.SessionRef(r.Session.Ref),
 				ProjectID: r.Project.ID, Lifecycle: string(r.Session.Lifecycle), Resumed: r.Resumed, Replayed: r.Replayed,
-				CodingAgentProviders: []Provider{}}
+				CodingAgentProviders: providers(wf.RunnersFor(r.Project))}
 			if r.Session.WorktreePath != "" {
 				out.Worktree = &Worktree{Path: r.Session.WorktreePath, Branch: r.Session.WorktreeBranch}
 			}
