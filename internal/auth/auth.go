@@ -351,3 +351,49 @@ func (s *Service) Tokens(ctx context.Context) ([]TokenInfo, error) {
 	})
 	return out, err
 }
+
+// RunTokenScopes are what a delegated agent's token holds: it reads and
+// records in sessions, and reads runs; it starts nothing.
+var RunTokenScopes = []continuo.Scope{continuo.ScopeSessionsRead, continuo.ScopeSessionsWrite, continuo.ScopeRuntimeRead}
+
+// runAgentName names the principal of a group's delegated agents.
+func runAgentName(groupID string) string { return "agents." + groupID }
+
+// IssueRunToken issues a token for one delegated run of a group: held by
+// the group's agents principal (made when missing, in that group), with
+// RunTokenScopes, expiring after ttl. The caller revokes it when the run
+// ends.
+func (s *Service) IssueRunToken(ctx context.Context, groupID string, ttl time.Duration) (*IssuedToken, error) {
+	if ttl <= 0 {
+		return nil, continuo.Invalid("ttl", "must be positive")
+	}
+	secret := newSecret()
+	now := s.now()
+	exp := now.Add(ttl)
+	out := &IssuedToken{Token: secret, TokenID: continuo.NewID(continuo.PrefixToken, now), Scopes: RunTokenScopes, ExpiresAt: &exp,
+		GroupID: groupID}
+	err := s.store.Write(ctx, func(tx store.Tx) error {
+		name := runAgentName(groupID)
+		p, err := tx.PrincipalGetByName(ctx, name)
+		if errors.Is(err, store.ErrNotFound) {
+			if _, err := tx.GroupGet(ctx, groupID); err != nil {
+				return err
+			}
+			p = &continuo.Principal{ID: continuo.NewID(continuo.PrefixPrincipal, now), Name: name, GroupID: groupID, CreatedAt: now}
+			err = tx.PrincipalCreate(ctx, p)
+		}
+		if err != nil {
+			return err
+		}
+		if p.GroupID != groupID {
+			return fmt.Errorf("principal %s is not of group %s", name, groupID)
+		}
+		out.PrincipalID = p.ID
+		return tx.TokenCreate(ctx, &continuo.Token{ID: out.TokenID, PrincipalID: p.ID, Hash: hashToken(secret),
+			Scopes: RunTokenScopes, CreatedAt: now, ExpiresAt: &exp})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("issue a run token: %w", err)
+	}
+	return out, nil
+}

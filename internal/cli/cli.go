@@ -75,6 +75,7 @@ func commands() []command {
 		{"project", "project add|grant|revoke|remove|list         manage projects and grants", runProject},
 		{"login-link", "login-link --principal NAME [--ttl 10m]      a single-use sign-in link (OAuth consent page, dashboard)", runLoginLink},
 		{"oauth", "oauth clients|grants|revoke ID               list and revoke OAuth clients and grants", runOAuth},
+		{"providers", "providers check                              check the configured model providers (no secret printed)", runProviders},
 		{"hook", "hook EVENT | hook install claude|codex      Claude Code / Codex CLI lifecycle hooks (never block the client)", runHook},
 		{"version", "version                                      print the version", runVersion},
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"slices"
 	"sort"
 
 	"errors"
@@ -121,7 +122,19 @@ type ProviderConfig struct {
 	// Env maps an environment variable of the agent to the variable of
 	// continuo's own environment it is copied from (kind "acp"), so that
 	// secrets are passed by reference rather than written in the file.
+	// Nothing else is passed: map PATH and HOME too if the agent needs them.
 	Env map[string]string `toml:"env"`
+	// MaxQueued bounds the runs of this provider waiting to start (0: 16);
+	// past it start_coding_agent answers queue_full.
+	MaxQueued int `toml:"max_queued"`
+	// MaxOutputTokens bounds a turn's output (openai kinds; 0: the API's
+	// default).
+	MaxOutputTokens int `toml:"max_output_tokens"`
+	// AllowTools are the ACP tool kinds whose permission requests are
+	// allowed (read, search, fetch, think, …); every other is rejected.
+	AllowTools []string `toml:"allow_tools"`
+	// MCP gives an ACP agent Continuo as an MCP server for each run.
+	MCP bool `toml:"mcp"`
 }
 
 // SwarmConfig is the [swarm] table.
@@ -343,6 +356,9 @@ func (d DatabaseConfig) validate(p *problems) {
 	}
 }
 
+// acpToolKinds are the tool kinds of the Agent Client Protocol.
+var acpToolKinds = []string{"read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"}
+
 // validateProviders checks the [[providers]] entries.
 func validateProviders(providers []ProviderConfig, p *problems) {
 	firstIndex := make(map[string]int, len(providers))
@@ -415,6 +431,20 @@ func validateProviders(providers []ProviderConfig, p *problems) {
 		}
 		if pc.MaxConcurrency < 0 || pc.MaxConcurrency > 64 {
 			p.add(key("max_concurrency"), fmt.Sprintf("must be 0 (meaning 1) to 64, got %d", pc.MaxConcurrency))
+		}
+		if pc.MaxQueued < 0 || pc.MaxQueued > 1000 {
+			p.add(key("max_queued"), fmt.Sprintf("must be 0 (meaning 16) to 1000, got %d", pc.MaxQueued))
+		}
+		if pc.MaxOutputTokens < 0 || pc.MaxOutputTokens > 1_000_000 {
+			p.add(key("max_output_tokens"), fmt.Sprintf("must be 0 (the API's default) to 1000000, got %d", pc.MaxOutputTokens))
+		}
+		if pc.Kind != "acp" && (len(pc.AllowTools) > 0 || pc.MCP) {
+			p.add(key("allow_tools"), "allow_tools and mcp are only valid for kind acp")
+		}
+		for _, k := range pc.AllowTools {
+			if !slices.Contains(acpToolKinds, k) {
+				p.add(key("allow_tools"), fmt.Sprintf("%q is not an ACP tool kind (want one of %s)", k, strings.Join(acpToolKinds, ", ")))
+			}
 		}
 		for j, proj := range pc.Projects {
 			if proj == "" {

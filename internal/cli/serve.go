@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -18,6 +19,7 @@ import (
 	"github.com/continuo-dev/continuo/internal/datadir"
 	"github.com/continuo-dev/continuo/internal/mcpserver"
 	"github.com/continuo-dev/continuo/internal/metrics"
+	"github.com/continuo-dev/continuo/internal/provider"
 	runs "github.com/continuo-dev/continuo/internal/run"
 	"github.com/continuo-dev/continuo/internal/store"
 	"github.com/continuo-dev/continuo/internal/web"
@@ -31,6 +33,7 @@ type app struct {
 	auth     *auth.Service
 	workflow *workflow.Service
 	runs     *runs.Service
+	agents   *runs.Agents
 	metrics  *metrics.Registry
 }
 
@@ -56,9 +59,18 @@ func (e *env) wire(o openOptions) (*app, error) {
 		s.Close()
 		return nil, err
 	}
+	set, err := buildProviders(e.cfg.Providers, os.Getenv)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	agents := &runs.Agents{Providers: set.providers, Limits: set.limits}
 	a.runs = runs.New(s, a.auth, runs.Options{Logger: e.log, Key: key,
-		Executors: map[continuo.RunKind]runs.Executor{continuo.RunValidation: runs.Commands{}}})
-	a.workflow = workflow.New(s, a.auth, &workflow.Options{WorktreeDir: filepath.Join(e.dataDir, "worktrees"), Runs: a.runs})
+		Executors: map[continuo.RunKind]runs.Executor{continuo.RunValidation: runs.Commands{}, continuo.RunAgent: agents}})
+	a.workflow = workflow.New(s, a.auth, &workflow.Options{WorktreeDir: filepath.Join(e.dataDir, "worktrees"), Runs: a.runs,
+		Runners: set.runners})
+	agents.Record = a.workflow.RecordAnswer
+	a.agents = agents
 	if err := a.runs.Start(); err != nil {
 		s.Close()
 		return nil, err
@@ -273,7 +285,9 @@ func runServe(e *env, args []string) error {
 	if base == "" {
 		base = "http://" + ln.Addr().String()
 	}
-	e.announce(strings.TrimSuffix(base, "/")+"/mcp", ln.Addr().String(), a.auth.Issuer(), &first)
+	mcpURL := strings.TrimSuffix(base, "/") + "/mcp"
+	a.agents.Attach = attachContinuo(a.auth, mcpURL)
+	e.announce(mcpURL, ln.Addr().String(), a.auth.Issuer(), &first)
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -446,4 +460,27 @@ func (e *env) printFirstStart(first *firstStart) {
 	}
 	fmt.Fprintf(w, "\nGive each person or assistant its own token (tokens of one group share sessions); %s:\n"+
 		"  continuo token create --principal alice --scopes sessions:read,sessions:write --grant %s:write%s\n", grantTo, grant, dd)
+}
+
+// attachContinuo gives an ACP agent this server as an MCP server for one
+// run: a token of the run's group, scoped to reading and recording in
+// sessions, that expires a minute after the run's timeout and is revoked
+// when the run ends.
+func attachContinuo(a *auth.Service, mcpURL string) func(ctx context.Context, r *continuo.Run) (*provider.MCPServer, func(), error) {
+	return func(ctx context.Context, r *continuo.Run) (*provider.MCPServer, func(), error) {
+		var spec runs.AgentSpec
+		if err := json.Unmarshal([]byte(r.Spec), &spec); err != nil {
+			return nil, nil, err
+		}
+		tok, err := a.IssueRunToken(ctx, r.GroupID, time.Duration(spec.TimeoutSecs)*time.Second+time.Minute)
+		if err != nil {
+			return nil, nil, err
+		}
+		revoke := func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = a.RevokeToken(ctx, tok.TokenID) // it expires anyway
+		}
+		return &provider.MCPServer{Name: "continuo", URL: mcpURL, Token: tok.Token}, revoke, nil
+	}
 }
