@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/continuo-dev/continuo/internal/provider/providertest"
 	"github.com/continuo-dev/continuo/internal/store/pgtest"
 )
 
@@ -136,5 +137,52 @@ func TestReplicasGoalRace(t *testing.T) {
 	got := must(t, c2, "get_goal", map[string]any{"goal_id": goalID, "history_limit": 0})["goal"].(map[string]any)
 	if int(got["revision"].(float64)) != rev {
 		t.Errorf("revision after %d trials = %v, want %d", trials, got["revision"], rev)
+	}
+}
+
+// TestReplicasDelegation: a delegated run started through one replica is
+// observed and cancelled through the other; when the replica streaming a
+// run is killed, the survivor ends it interrupted, and the model server got
+// exactly one request for it — it is never sent again.
+func TestReplicasDelegation(t *testing.T) {
+	pgtest.BaseURL(t)
+	repo := gitRepo(t)
+	slow := providertest.NewServer(t, providertest.Script{Deltas: providertest.Tokens(2000, "word\n"), Delay: 20 * time.Millisecond, APIKey: fakeKey})
+	config := delegationConfig(t, map[string]string{"slow": "openai-chat " + slow.BaseURL()})
+	db := pgtest.Database(t)
+	d1, d2 := filepath.Join(t.TempDir(), "r1"), filepath.Join(t.TempDir(), "r2")
+	useDatabase(d1, db)
+	useDatabase(d2, db)
+	env := []string{"E2E_MODEL_KEY=" + fakeKey}
+	r1 := startEnv(t, d1, repo, env, "--config", config)
+	r2 := startEnv(t, d2, repo, env, "--config", config)
+	a := connect(t, r1.URL, r1.Admin)
+	b := connect(t, r2.URL, r1.Admin)
+
+	startSlow := func(key string) (string, string) {
+		res := must(t, a, "start_coding_agent", map[string]any{"project": "demo", "provider_id": "slow", "idempotency_key": key, "instruction": "go"})
+		return res["run"].(map[string]any)["run_id"].(string), res["observation_token"].(string)
+	}
+	id, tok := startSlow("one")
+	waitOutput(t, b, id, &tok, "word")
+	c := must(t, b, "cancel_coding_agent", map[string]any{"run_id": id})["run"].(map[string]any)
+	if c["state"] != "cancelled" {
+		t.Fatalf("cancel through the other replica = %v", c)
+	}
+	select {
+	case <-slow.Requests()[0].Gone:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancelled stream was not closed on the replica that streamed it")
+	}
+
+	id, tok = startSlow("two")
+	waitOutput(t, b, id, &tok, "word")
+	r1.kill()
+	r := untilNotRunning(t, b, id, tok, 40*time.Second)
+	if r["state"] != "interrupted" {
+		t.Fatalf("the run of the killed replica is %v", r)
+	}
+	if n := len(slow.Requests()); n != 2 {
+		t.Errorf("the model server got %d requests for 2 runs", n)
 	}
 }

@@ -445,7 +445,7 @@ func TestACPMCPServer(t *testing.T) {
 		text   string
 		events []string
 	}{
-		{"attached", true, mcp, "mcp http continuo http://127.0.0.1:9/mcp auth=present\n",
+		{"attached", true, mcp, "mcp http continuo http://127.0.0.1:9/mcp with-authorization\n",
 			[]string{"MCP server continuo attached"}},
 		{"agent without http", false, mcp, "mcp none\n",
 			[]string{"MCP server continuo not attached: the agent does not take HTTP MCP servers"}},

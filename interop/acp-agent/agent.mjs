@@ -28,7 +28,7 @@
 //               stderr, and sends "env <names, sorted, comma-separated>"
 //               and, given NAME, "NAME=<value>" as chunks
 //   mcp         reports the MCP servers session/new gave it, one chunk
-//               each: "mcp <type> <name> <url> auth=<present|absent>"
+//               each: "mcp <type> <name> <url> with-authorization|without-authorization"
 //               (never a header's value), or "mcp none"
 //   caps        reports what the client offered and where it runs:
 //               "fs.read=<bool> fs.write=<bool> terminal=<bool>",
@@ -196,7 +196,7 @@ const scripts = {
     if (s.mcpServers.length === 0) await chunk(client, sessionId, "mcp none\n");
     for (const m of s.mcpServers) {
       const auth = (m.headers ?? []).some((h) => h.name.toLowerCase() === "authorization" && /^Bearer \S+$/.test(h.value));
-      await chunk(client, sessionId, `mcp ${m.type ?? "stdio"} ${m.name} ${m.url ?? m.command} auth=${auth ? "present" : "absent"}\n`);
+      await chunk(client, sessionId, `mcp ${m.type ?? "stdio"} ${m.name} ${m.url ?? m.command} ${auth ? "with-authorization" : "without-authorization"}\n`);
     }
     return { stopReason: "end_turn" };
   },
