@@ -38,20 +38,21 @@ var layerNames = []string{"root", "store/support", "service", "edge", "main"}
 var layers = map[string]int{
 	"": layerRoot,
 
-	"internal/store":           layerSupport,
-	"internal/store/sqlstore":  layerSupport,
-	"internal/store/sqlite":    layerSupport,
-	"internal/store/postgres":  layerSupport,
-	"internal/store/storetest": layerSupport,
-	"internal/store/pgtest":    layerSupport,
-	"internal/store/stores":    layerSupport,
-	"internal/metrics":         layerSupport,
-	"internal/redact":          layerSupport,
-	"internal/rpcwire":         layerSupport,
-	"internal/workspace":       layerSupport,
-	"internal/datadir":         layerSupport,
-	"internal/run/proc":        layerSupport,
-	"internal/provider":        layerSupport,
+	"internal/store":                 layerSupport,
+	"internal/store/sqlstore":        layerSupport,
+	"internal/store/sqlite":          layerSupport,
+	"internal/store/postgres":        layerSupport,
+	"internal/store/storetest":       layerSupport,
+	"internal/store/pgtest":          layerSupport,
+	"internal/store/stores":          layerSupport,
+	"internal/metrics":               layerSupport,
+	"internal/redact":                layerSupport,
+	"internal/rpcwire":               layerSupport,
+	"internal/workspace":             layerSupport,
+	"internal/datadir":               layerSupport,
+	"internal/run/proc":              layerSupport,
+	"internal/provider":              layerSupport,
+	"internal/provider/providertest": layerSupport,
 
 	"internal/auth":     layerService,
 	"internal/workflow": layerService,
@@ -96,7 +97,7 @@ var (
 // from another test helper or from helperImporters, so they never reach the
 // binary.
 var (
-	testHelpers     = []string{"internal/store/stores", "internal/store/pgtest", "internal/store/storetest", "internal/web/webtest"}
+	testHelpers     = []string{"internal/store/stores", "internal/store/pgtest", "internal/store/storetest", "internal/web/webtest", "internal/provider/providertest"}
 	helperImporters = []string{"bench", "internal/e2e"}
 )
 
