@@ -12,7 +12,8 @@ import (
 
 // Log is the output log of one run, written by its executor. Text is
 // batched into events of at most continuo.MaxRunEvent bytes and appended
-// every FlushInterval (or as soon as a full event is ready); the log keeps
+// as soon as the append before it has committed (so it waits for at most
+// one commit, and batches itself when it comes faster); the log keeps
 // the run's first continuo.MaxRunHead bytes and its newest bytes up to
 // continuo.MaxRunKept in all, dropping the oldest events past the head.
 // Text must already be redacted, valid UTF-8 and free of NUL bytes
@@ -25,7 +26,7 @@ type Log struct {
 	room    *sync.Cond          // signalled when pending was taken
 	pending []continuo.RunEvent // not yet appended, each ≤ MaxRunEvent
 	size    int                 // bytes pending
-	full    chan struct{}       // a full event is pending
+	ready   chan struct{}       // something is pending
 	closed  bool
 
 	// The counters as appended; only the flusher touches them.
@@ -38,7 +39,7 @@ type Log struct {
 type sized struct{ seq, n int64 }
 
 func (s *Service) openLog(r *continuo.Run) *Log {
-	l := &Log{s: s, run: r, full: make(chan struct{}, 1), done: make(chan struct{}),
+	l := &Log{s: s, run: r, ready: make(chan struct{}, 1), done: make(chan struct{}),
 		seq: r.EventSeq, outBytes: r.OutputBytes, kept: r.KeptBytes, headSeq: r.HeadSeq, dropped: r.DroppedThrough}
 	l.room = sync.NewCond(&l.mu)
 	go l.flushLoop()
@@ -81,12 +82,13 @@ func (l *Log) Write(kind continuo.RunEventKind, text string) {
 			l.pending = append(l.pending, continuo.RunEvent{Kind: kind, Text: text[:cut], At: now})
 			text = text[cut:]
 		}
-		if len(l.pending) > 1 || len(l.pending[0].Text) >= continuo.MaxRunEvent {
-			select {
-			case l.full <- struct{}{}:
-			default:
-			}
-		}
+	}
+	// Wake the flusher: it appends at once, or right after the append
+	// under way, so text waits for at most one commit and batches itself
+	// under load.
+	select {
+	case l.ready <- struct{}{}:
+	default:
 	}
 }
 
@@ -112,7 +114,7 @@ func (l *Log) Close() {
 	l.room.Broadcast()
 	l.mu.Unlock()
 	select {
-	case l.full <- struct{}{}:
+	case l.ready <- struct{}{}:
 	default:
 	}
 	<-l.done
@@ -120,13 +122,8 @@ func (l *Log) Close() {
 
 func (l *Log) flushLoop() {
 	defer close(l.done)
-	tick := time.NewTicker(FlushInterval)
-	defer tick.Stop()
 	for {
-		select {
-		case <-tick.C:
-		case <-l.full:
-		}
+		<-l.ready
 		l.mu.Lock()
 		batch := l.pending
 		l.pending, l.size = nil, 0
@@ -137,14 +134,7 @@ func (l *Log) flushLoop() {
 			l.append(batch)
 		}
 		if closed {
-			l.mu.Lock()
-			rest := l.pending
-			l.pending = nil
-			l.mu.Unlock()
-			if len(rest) > 0 {
-				l.append(rest)
-			}
-			return
+			return // Write adds nothing once closed: the batch was the rest
 		}
 	}
 }

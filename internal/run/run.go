@@ -19,7 +19,7 @@
 // # Output
 //
 // Executors emit text; the log batches it into events (at most
-// MaxRunEvent bytes each, flushed every FlushInterval) appended in one
+// MaxRunEvent bytes each, appended as soon as the append before commits) in one
 // guarded statement, so a log has one appender and its seqs have no holes
 // but the ones trimming makes: a run keeps its first MaxRunHead bytes and
 // its newest bytes up to MaxRunKept, and reports what it dropped.
@@ -45,7 +45,6 @@ const (
 	LeaseTTL      = 10 * time.Second
 	LeaseRenew    = 2 * time.Second
 	SweepInterval = 2 * time.Second
-	FlushInterval = 50 * time.Millisecond
 	// StopGrace is how long a stopped process group has between SIGTERM
 	// and SIGKILL.
 	StopGrace = 5 * time.Second
