@@ -167,15 +167,22 @@ func validationEvidence(t *testing.T, engine string) {
 	}
 
 	srv.stop()
+	nowhere(t, srv, leakedSecret, "the credential a check printed")
+}
+
+// nowhere checks, once srv has stopped, that secret is neither in its log
+// nor in an export of its data directory.
+func nowhere(t *testing.T, srv *server, secret, what string) {
+	t.Helper()
 	export := filepath.Join(t.TempDir(), "export.jsonl")
-	cli(t, dd, "export", export)
+	cli(t, srv.dataDir, "export", export)
 	b, err := os.ReadFile(export)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for what, text := range map[string]string{"server log": srv.stderr.String(), "export": string(b)} {
-		if strings.Contains(text, leakedSecret) {
-			t.Errorf("the credential a check printed is in the %s", what)
+	for where, text := range map[string]string{"server log": srv.stderr.String(), "export": string(b)} {
+		if strings.Contains(text, secret) {
+			t.Errorf("%s is in the %s", what, where)
 		}
 	}
 }
