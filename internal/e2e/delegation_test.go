@@ -189,11 +189,28 @@ func delegationOpenAI(t *testing.T, engine string) {
 		t.Errorf("an unknown provider = %v", uk.code())
 	}
 
-	// A restart: the keyed retry is still the same run, and nothing more
-	// reached the model.
+	// A timeout ends the run timed_out and closes the stream.
+	r, _ = untilEnded(t, cs, "observe_run", start("slow", "k8", "y", map[string]any{"timeout_secs": 1}).Data["run"].(map[string]any)["run_id"].(string))
+	if r["state"] != "timed_out" || r["error_kind"] != "timeout" {
+		t.Errorf("timed-out run = %v", r)
+	}
+
+	// A restart while a run streams: the run ends interrupted and is never
+	// sent again; its token and its key still answer afterwards.
+	midRun := start("slow", "k9", "z", nil).Data
+	midID, midTok := midRun["run"].(map[string]any)["run_id"].(string), midRun["observation_token"].(string)
+	waitOutput(t, cs, midID, &midTok, "slow")
+	before := len(slow.Requests())
 	srv.stop()
 	srv = startEnv(t, dd, repo, env, "--config", config)
 	cs = connect(t, srv.URL, admin)
+	if r := untilNotRunning(t, cs, midID, midTok, 30*time.Second); r["state"] != "interrupted" {
+		t.Errorf("the run streaming at the restart = %v", r)
+	}
+	if again := start("slow", "k9", "z", nil); again.Data["replayed"] != true || again.Data["run"].(map[string]any)["state"] != "interrupted" ||
+		len(slow.Requests()) != before {
+		t.Errorf("its key after the restart = %v; the model got %d requests, had %d", again.Data, len(slow.Requests()), before)
+	}
 	again = start("chat", "k1", "Review the decision.", nil)
 	if again.code() != "conflict" || len(chatOK.Requests()) != 1 {
 		t.Errorf("a changed request under the key after the restart = %v, requests %d", again.Data, len(chatOK.Requests()))

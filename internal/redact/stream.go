@@ -416,3 +416,19 @@ func sanitize(b []byte) string {
 	}
 	return sb.String()
 }
+
+// Pending returns the raw text Stream holds of the line being written when
+// that is all it holds: no earlier unit is waiting (a key block, a unit
+// kept near an AWS key id, a continued line) and nothing redacted is
+// waiting to be emitted. ok is false otherwise. It is for a writer that
+// releases the safe start of a partial line early (see run's live text):
+// what Stream emits for that line later still begins with its redaction.
+func (s *Stream) Pending() (line string, ok bool) {
+	if s.closed || s.mode != modeLines || s.group.Len() > 0 || s.out.Len() > 0 || s.held.Len() > 0 {
+		return "", false
+	}
+	if bytes.IndexByte(s.buf, '\n') >= 0 {
+		return "", false
+	}
+	return string(s.buf), true
+}

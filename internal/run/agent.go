@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/provider"
@@ -102,7 +104,7 @@ func (x *Agents) Execute(ctx context.Context, r *continuo.Run, log *Log) Outcome
 	} else if spec.MCP {
 		log.State("Continuo is not attached: this server has no HTTP endpoint for the agent (continuo stdio)")
 	}
-	sink := newAgentSink(log)
+	sink := newAgentSink(log.Write)
 	res := p.Run(ctx, req, sink)
 	answer := sink.close()
 	out := Outcome{Stopped: res.Stopped, Succeeded: res.ErrorKind == "" && !res.Stopped, ErrorKind: res.ErrorKind}
@@ -126,32 +128,97 @@ func (x *Agents) Execute(ctx context.Context, r *continuo.Run, log *Log) Outcome
 // agentSink turns what a provider streams into log events, each kind
 // through its own redacting stream, and keeps the answer (redacted, at most
 // MaxRunKept bytes) for a recording session.
+//
+// The model's text is shown live: besides the whole lines the stream
+// emits, the start of the line being written is released early, up to its
+// last blank, when that part is provably final — the stream holds nothing
+// else, the part redacts to itself, and it holds nothing that can begin a
+// secret reaching past it (a quote, a backslash, "-----", a long run of
+// token characters). When the stream then emits the whole line, the
+// released start is not emitted again.
 type agentSink struct {
-	log     *Log
+	write   func(kind continuo.RunEventKind, text string) // the log's Write
 	streams map[continuo.RunEventKind]*redact.Stream
 	answer  []byte
+	early   string // the released start of the current text line (raw = redacted)
 }
 
-func newAgentSink(l *Log) *agentSink {
-	return &agentSink{log: l, streams: map[continuo.RunEventKind]*redact.Stream{}}
+func newAgentSink(write func(kind continuo.RunEventKind, text string)) *agentSink {
+	return &agentSink{write: write, streams: map[continuo.RunEventKind]*redact.Stream{}}
 }
 
 func (s *agentSink) stream(kind continuo.RunEventKind) *redact.Stream {
 	st := s.streams[kind]
 	if st == nil {
 		st = redact.NewStream(func(text string) {
-			if kind == continuo.EventText && len(s.answer) < continuo.MaxRunKept {
-				s.answer = append(s.answer, text...)
+			if kind == continuo.EventText && s.early != "" {
+				// The line's start went out early; its redaction is the
+				// same text (that is why it went), so skip it here.
+				if t, ok := strings.CutPrefix(text, s.early); ok {
+					text = t
+				}
+				s.early = ""
+				if text == "" {
+					return
+				}
 			}
-			s.log.Write(kind, text)
+			s.emit(kind, text)
 		})
 		s.streams[kind] = st
 	}
 	return st
 }
 
+func (s *agentSink) emit(kind continuo.RunEventKind, text string) {
+	if kind == continuo.EventText && len(s.answer) < continuo.MaxRunKept {
+		s.answer = append(s.answer, text...)
+	}
+	s.write(kind, text)
+}
+
 // Text implements provider.Sink.
-func (s *agentSink) Text(text string) { _, _ = s.stream(continuo.EventText).Write([]byte(text)) }
+func (s *agentSink) Text(text string) {
+	st := s.stream(continuo.EventText)
+	_, _ = st.Write([]byte(text))
+	line, ok := st.Pending()
+	if !ok || !strings.HasPrefix(line, s.early) {
+		return
+	}
+	cut := strings.LastIndexAny(line, " \t")
+	if cut < len(s.early) {
+		return
+	}
+	part := line[len(s.early) : cut+1]
+	whole := line[:cut+1]
+	if !releasable(whole) {
+		return
+	}
+	s.early = whole
+	s.emit(continuo.EventText, part)
+}
+
+// releasable reports whether the start of a line may be shown before the
+// line ends: it redacts to itself and holds nothing that can begin a secret
+// that reaches into what comes after it.
+func releasable(start string) bool {
+	if strings.ContainsAny(start, "\"'`\\") || strings.Contains(start, "-----") || !utf8.ValidString(start) ||
+		strings.IndexByte(start, 0) >= 0 {
+		return false
+	}
+	run := 0
+	for i := 0; i < len(start); i++ {
+		c := start[i]
+		if c == '_' || c == '-' || c == '+' || c == '/' || c == '=' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
+			if run++; run >= 16 {
+				return false // a token's length: an AWS secret is judged with what follows it
+			}
+		} else {
+			run = 0
+		}
+	}
+	out, changed := redact.String(start)
+	return !changed && out == start
+}
 
 // Event implements provider.Sink: one line per event.
 func (s *agentSink) Event(kind, text string) {

@@ -71,8 +71,10 @@ func (x Commands) Execute(ctx context.Context, r *continuo.Run, log *Log) Outcom
 		}
 	}
 	stream := redact.NewStream(func(text string) { log.Write(continuo.EventOutput, text) })
+	log.Hold() // no output is seen before the process group is on record
 	p, err := proc.Start(proc.Spec{Argv: spec.Command, Dir: r.Dir, Env: env, Output: stream})
 	if err != nil {
+		log.Release()
 		// The error names the program and the directory, which the
 		// operator configured; it holds no environment value.
 		msg, _ := redact.String(err.Error())
@@ -82,6 +84,7 @@ func (x Commands) Execute(ctx context.Context, r *continuo.Run, log *Log) Outcom
 	if err := log.s.setProc(r.ID, p.Ident()); err != nil {
 		log.s.log.Error("runs: record a run's process group", "run", r.ID, "err", err)
 	}
+	log.Release()
 	waited := make(chan struct{})
 	var code int
 	var werr error

@@ -27,6 +27,7 @@ type Log struct {
 	pending []continuo.RunEvent // not yet appended, each ≤ MaxRunEvent
 	size    int                 // bytes pending
 	ready   chan struct{}       // something is pending
+	held    bool                // appends wait for Release
 	closed  bool
 
 	// The counters as appended; only the flusher touches them.
@@ -92,6 +93,27 @@ func (l *Log) Write(kind continuo.RunEventKind, text string) {
 	}
 }
 
+// Hold makes appends wait until Release: what is written meanwhile is kept
+// (and, past maxPending, makes the writer wait). The command executor holds
+// the log until the run's process group is recorded, so that no output can
+// be seen before the record that lets another process kill the group.
+func (l *Log) Hold() {
+	l.mu.Lock()
+	l.held = true
+	l.mu.Unlock()
+}
+
+// Release ends a Hold.
+func (l *Log) Release() {
+	l.mu.Lock()
+	l.held = false
+	l.mu.Unlock()
+	select {
+	case l.ready <- struct{}{}:
+	default:
+	}
+}
+
 // State adds a state event (a fixed sentence such as "running").
 func (l *Log) State(sentence string) { l.Write(continuo.EventState, sentence+"\n") }
 
@@ -125,6 +147,10 @@ func (l *Log) flushLoop() {
 	for {
 		<-l.ready
 		l.mu.Lock()
+		if l.held && !l.closed {
+			l.mu.Unlock()
+			continue // Release wakes it
+		}
 		batch := l.pending
 		l.pending, l.size = nil, 0
 		closed := l.closed
