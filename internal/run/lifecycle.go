@@ -122,6 +122,7 @@ func (s *Service) begin(ctx context.Context, id string) {
 		s.execute(rctx, cancel, r, exec(r))
 		if admitter != nil {
 			admitter.Release(cur)
+			s.Kick() // a run of this provider may be waiting for the slot
 		}
 	}()
 }

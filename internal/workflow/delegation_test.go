@@ -47,15 +47,17 @@ func testDelegationLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Wait until the first streams.
-	tok := first.Token
-	for {
+	tok, texts := first.Token, 0
+	for texts == 0 {
 		o, err := runs.Observe(f.ctx, &c, first.Run.ID, tok, 10*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
 		tok = o.Token
-		if o.Run.State == continuo.RunRunning && len(o.Events) > 1 {
-			break
+		for _, e := range o.Events {
+			if e.Kind == continuo.EventText {
+				texts++
+			}
 		}
 		if o.Run.State.Terminal() {
 			t.Fatalf("the first run ended: %+v", o.Run)
