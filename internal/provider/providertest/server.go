@@ -204,7 +204,11 @@ func (s *Server) Requests() []Request {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	gone := make(chan struct{})
-	stop := context.AfterFunc(r.Context(), func() { close(gone) })
+	// The client is gone when the request's context ends while the
+	// handler runs, or when a write to it fails (which can come first: a
+	// handler that then returns would stop the context's notice).
+	lost := sync.OnceFunc(func() { close(gone) })
+	stop := context.AfterFunc(r.Context(), lost)
 	defer stop() // a handler that finished did not see its client go
 	s.mu.Lock()
 	s.reqs = append(s.reqs, Request{
@@ -270,7 +274,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", ct)
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
-	st := &stream{w: w, rc: http.NewResponseController(w), ctx: r.Context(), sc: sc, eol: "\n", model: req.Model, auth: auth}
+	st := &stream{w: w, rc: http.NewResponseController(w), ctx: r.Context(), sc: sc, eol: "\n", model: req.Model, auth: auth, lost: lost}
 	if sc.CRLF {
 		st.eol = "\r\n"
 	}
@@ -324,10 +328,20 @@ type stream struct {
 	model string
 	auth  string
 	seq   int
+	lost  func() // the client is gone
 }
 
-func (st *stream) write(s string) { io.WriteString(st.w, s) }
-func (st *stream) flush()         { st.rc.Flush() }
+func (st *stream) write(s string) {
+	if _, err := io.WriteString(st.w, s); err != nil {
+		st.lost()
+	}
+}
+
+func (st *stream) flush() {
+	if err := st.rc.Flush(); err != nil {
+		st.lost()
+	}
+}
 
 // event writes one event (name "" for Chat's unnamed ones) and flushes it.
 func (st *stream) event(name string, data any) {
