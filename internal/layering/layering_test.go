@@ -57,6 +57,7 @@ var layers = map[string]int{
 	"internal/auth":     layerService,
 	"internal/workflow": layerService,
 	"internal/run":      layerService,
+	"internal/swarm":    layerService,
 
 	"internal/mcpserver":   layerEdge,
 	"internal/web":         layerEdge,

@@ -118,6 +118,7 @@ type Tx interface {
 	MessageTx
 	GoalTx
 	RunTx
+	SwarmTx
 	IdempotencyTx
 	TableTx
 	// Notify sends payload on channel once this transaction commits (never

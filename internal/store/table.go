@@ -20,4 +20,5 @@ type TableTx interface {
 var Tables = []string{"meta", "groups", "principals", "tokens", "projects", "grants",
 	"sessions", "session_instructions", "messages", "idempotency",
 	"oauth_clients", "oauth_grants", "oauth_codes", "oauth_tokens", "login_links", "web_sessions",
-	"goals", "goal_plans", "runs", "run_events", "evidence"}
+	"goals", "goal_plans", "runs", "run_events", "evidence",
+	"swarms", "workers", "carriers", "tasks", "attempts"}

@@ -1,0 +1,146 @@
+-- 0007: Chat Swarm (CONTRACT.md §7): swarms, their workers, the carriers
+-- bound to them, tasks and the attempts that delivered them. Tables only:
+-- nothing older changes. Times are bigint unix milliseconds (UTC), set by
+-- the caller; a lease is 0 when there is none. Optional text is '' (never
+-- NULL); optional times are NULL. The states are the closed sets of the
+-- root package's swarm.go; the transitions are the swarm service's, drawn
+-- in docs/ARCHITECTURE.md.
+--
+-- PostgreSQL translation of internal/store/sqlite/migrations/0007_swarm.sql:
+-- same tables, columns (in the same order), constraints and indexes.
+-- "'' or JSON" is a CASE: PostgreSQL does not promise to evaluate an OR's
+-- left side first, and ''::json raises an error.
+
+-- A swarm of a group. Every change raises revision, which guards the row.
+-- invite_hash is the hash of the one invite that admits joins ('' when
+-- none does) until invite_expires_at.
+CREATE TABLE swarms (
+    id                text PRIMARY KEY CHECK (id LIKE 'swm\_%' ESCAPE '\'),
+    group_id          text NOT NULL REFERENCES groups (id),
+    created_by        text NOT NULL,
+    owner_carrier     text NOT NULL DEFAULT '',
+    state             text NOT NULL CHECK (state IN ('active', 'closed')),
+    worker_limit      bigint NOT NULL CHECK (worker_limit BETWEEN 1 AND 64),
+    policy            text NOT NULL CHECK (policy::json IS NOT NULL),
+    invite_hash       text NOT NULL DEFAULT '',
+    invite_expires_at bigint NOT NULL DEFAULT 0,
+    revision          bigint NOT NULL CHECK (revision > 0),
+    created_at        bigint NOT NULL,
+    updated_at        bigint NOT NULL
+);
+
+CREATE INDEX swarms_group ON swarms (group_id, id);
+
+-- A worker: a durable identity, carried at epoch by the carrier whose hash
+-- it names. A busy worker names its one active task. Every change but a
+-- last-seen touch raises revision, which guards the row.
+CREATE TABLE workers (
+    id               text PRIMARY KEY CHECK (id LIKE 'wkr\_%' ESCAPE '\'),
+    swarm_id         text NOT NULL REFERENCES swarms (id),
+    principal_id     text NOT NULL,
+    label            text NOT NULL,
+    epoch            bigint NOT NULL CHECK (epoch >= 0),
+    carrier_hash     text NOT NULL,
+    carrier_source   text NOT NULL CHECK (carrier_source IN ('host_meta', 'mcp_session', 'carrier_key')),
+    carrier_state    text NOT NULL CHECK (carrier_state IN ('active', 'lost', 'retired')),
+    state            text NOT NULL CHECK (state IN ('idle', 'busy')),
+    continuity_state text NOT NULL CHECK (continuity_state IN ('steady', 'compact_required', 'continuation_pending', 'reconcile_required')),
+    current_task_id  text NOT NULL DEFAULT '',
+    join_hash        text NOT NULL,
+    checkpoint       text NOT NULL DEFAULT '' CHECK (CASE WHEN checkpoint = '' THEN true ELSE checkpoint::json IS NOT NULL END),
+    checkpoint_hash  text NOT NULL DEFAULT '',
+    checkpoint_at    bigint,
+    last_seen_at     bigint NOT NULL,
+    revision         bigint NOT NULL CHECK (revision > 0),
+    created_at       bigint NOT NULL,
+    updated_at       bigint NOT NULL,
+    CONSTRAINT busy_iff_task CHECK ((state = 'busy') = (current_task_id <> ''))
+);
+
+CREATE INDEX workers_swarm ON workers (swarm_id, id);
+
+-- Every binding of a carrier to a worker. The hash is the primary key: a
+-- carrier is bound once, ever, so a retired carrier never binds again and
+-- no carrier carries two workers. A worker has one active carrier.
+CREATE TABLE carriers (
+    hash       text PRIMARY KEY,
+    worker_id  text NOT NULL REFERENCES workers (id),
+    swarm_id   text NOT NULL REFERENCES swarms (id),
+    epoch      bigint NOT NULL CHECK (epoch >= 0),
+    source     text NOT NULL CHECK (source IN ('host_meta', 'mcp_session', 'carrier_key')),
+    state      text NOT NULL CHECK (state IN ('active', 'retired')),
+    bound_at   bigint NOT NULL,
+    retired_at bigint,
+    CONSTRAINT retired_iff_retired_at CHECK ((state = 'retired') = (retired_at IS NOT NULL))
+);
+
+CREATE UNIQUE INDEX carriers_active ON carriers (worker_id) WHERE state = 'active';
+CREATE INDEX carriers_swarm ON carriers (swarm_id);
+
+-- A task of a swarm, unique by task key. worker_id names the worker of
+-- the latest attempt. Every change raises revision, which guards the row.
+CREATE TABLE tasks (
+    id                  text PRIMARY KEY CHECK (id LIKE 'tsk\_%' ESCAPE '\'),
+    swarm_id            text NOT NULL REFERENCES swarms (id),
+    task_key            text NOT NULL CHECK (octet_length(task_key) BETWEEN 1 AND 128),
+    request_hash        text NOT NULL,
+    prompt              text NOT NULL,
+    payload             text NOT NULL DEFAULT '' CHECK (CASE WHEN payload = '' THEN true ELSE payload::json IS NOT NULL END),
+    preferred_worker_id text NOT NULL DEFAULT '',
+    worker_id           text NOT NULL DEFAULT '',
+    state               text NOT NULL CHECK (state IN ('queued', 'claimed', 'running', 'cancel_requested', 'result_ready',
+                            'collected', 'failed', 'cancelled', 'reconcile_required')),
+    attempt             bigint NOT NULL DEFAULT 0 CHECK (attempt >= 0),
+    result              text NOT NULL DEFAULT '',
+    result_hash         text NOT NULL DEFAULT '',
+    reason              text NOT NULL DEFAULT '',
+    detail              text NOT NULL DEFAULT '',
+    revision            bigint NOT NULL CHECK (revision > 0),
+    created_at          bigint NOT NULL,
+    updated_at          bigint NOT NULL,
+    ended_at            bigint,
+    -- Settled exactly when terminal; held by a worker whenever claimed or
+    -- past; a result exactly when result_ready or collected.
+    CONSTRAINT ended_iff_terminal CHECK ((state IN ('result_ready', 'collected', 'failed', 'cancelled')) = (ended_at IS NOT NULL)),
+    CONSTRAINT active_has_worker CHECK (NOT (state IN ('claimed', 'running', 'cancel_requested') AND worker_id = '')),
+    CONSTRAINT result_iff_ready CHECK ((state IN ('result_ready', 'collected')) = (result_hash <> ''))
+);
+
+CREATE UNIQUE INDEX tasks_key ON tasks (swarm_id, task_key);
+-- At most one active task per worker: two claims racing for one worker
+-- collide here.
+CREATE UNIQUE INDEX tasks_active_worker ON tasks (worker_id) WHERE state IN ('claimed', 'running', 'cancel_requested');
+-- The queue: TaskClaim's two range scans (preferring this worker, then
+-- preferring none), oldest first.
+CREATE INDEX tasks_queue ON tasks (swarm_id, preferred_worker_id, id) WHERE state = 'queued';
+-- Counts by state, and listings by state.
+CREATE INDEX tasks_state ON tasks (swarm_id, state, id);
+
+-- One delivery of a task to a worker, numbered from 1. An active attempt
+-- (claimed or running) holds the task's lease; a task has at most one, so
+-- at most one unexpired lease. server names the process that delivered it.
+CREATE TABLE attempts (
+    id          text PRIMARY KEY CHECK (id LIKE 'att\_%' ESCAPE '\'),
+    task_id     text NOT NULL REFERENCES tasks (id),
+    swarm_id    text NOT NULL REFERENCES swarms (id),
+    number      bigint NOT NULL CHECK (number > 0),
+    worker_id   text NOT NULL REFERENCES workers (id),
+    epoch       bigint NOT NULL CHECK (epoch >= 0),
+    server      text NOT NULL,
+    state       text NOT NULL CHECK (state IN ('claimed', 'running', 'submitted', 'failed', 'cancelled', 'in_doubt', 'requeued', 'settled')),
+    lease_until bigint NOT NULL DEFAULT 0 CHECK (lease_until >= 0),
+    claimed_at  bigint NOT NULL,
+    acked_at    bigint,
+    ended_at    bigint,
+    CONSTRAINT ended_iff_inactive CHECK ((state IN ('claimed', 'running')) = (ended_at IS NULL)),
+    CONSTRAINT running_was_acked CHECK (NOT (state = 'running' AND acked_at IS NULL))
+);
+
+CREATE UNIQUE INDEX attempts_number ON attempts (task_id, number);
+CREATE UNIQUE INDEX attempts_active ON attempts (task_id) WHERE state IN ('claimed', 'running');
+-- The lease reaper's scans: active attempts whose lease ran out, and those
+-- of one server (whose process may have died).
+CREATE INDEX attempts_lease ON attempts (lease_until) WHERE state IN ('claimed', 'running');
+CREATE INDEX attempts_server ON attempts (server) WHERE state IN ('claimed', 'running');
+CREATE INDEX attempts_swarm ON attempts (swarm_id);
+CREATE INDEX attempts_worker ON attempts (worker_id);

@@ -1,0 +1,108 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/continuo-dev/continuo"
+)
+
+// SwarmTx holds Chat Swarm's swarms, workers, carriers, tasks and attempts
+// (CONTRACT.md §7). Who may act on them, and which transition is allowed,
+// is the swarm service's business; the store keeps the invariants the
+// schema can (one active task per worker, one active attempt per task, one
+// active carrier per worker, a carrier bound once ever, unique task keys)
+// and guards every update on the revision or state it was read with.
+type SwarmTx interface {
+	// SwarmCreate inserts a swarm; an existing ID is ErrConflict.
+	SwarmCreate(ctx context.Context, s *continuo.Swarm) error
+	SwarmGet(ctx context.Context, id string) (*continuo.Swarm, error)
+	// SwarmUpdate replaces a swarm's state, invite, revision and
+	// updated_at if its stored revision is still prevRevision (which
+	// s.Revision must exceed); else ErrStale.
+	SwarmUpdate(ctx context.Context, s *continuo.Swarm, prevRevision int64) error
+	// SwarmList lists a group's swarms, newest first.
+	SwarmList(ctx context.Context, groupID string, limit int) ([]continuo.Swarm, error)
+
+	// WorkerCreate inserts a worker; an existing ID is ErrConflict.
+	WorkerCreate(ctx context.Context, w *continuo.Worker) error
+	WorkerGet(ctx context.Context, id string) (*continuo.Worker, error)
+	// WorkerUpdate replaces a worker's mutable fields (epoch, carrier,
+	// states, current task, checkpoint, last seen, revision, updated_at)
+	// if its stored revision is still prevRevision (which w.Revision must
+	// exceed); else ErrStale.
+	WorkerUpdate(ctx context.Context, w *continuo.Worker, prevRevision int64) error
+	// WorkerTouch sets a worker's last_seen_at (and its carrier state back
+	// to active if it was lost) without changing its revision.
+	WorkerTouch(ctx context.Context, id string, at time.Time) error
+	// WorkerList lists a swarm's workers, oldest first.
+	WorkerList(ctx context.Context, swarmID string) ([]continuo.Worker, error)
+	// WorkerCount counts a swarm's workers.
+	WorkerCount(ctx context.Context, swarmID string) (int, error)
+
+	// CarrierBind records a carrier's binding; a hash bound before, to any
+	// worker, is ErrConflict, and so is a second active carrier of one
+	// worker.
+	CarrierBind(ctx context.Context, c continuo.Carrier) error
+	CarrierGet(ctx context.Context, hash string) (*continuo.Carrier, error)
+
+	// TaskCreate inserts a task; an existing ID or (swarm, task key) is
+	// ErrConflict.
+	TaskCreate(ctx context.Context, t *continuo.Task) error
+	TaskGet(ctx context.Context, id string) (*continuo.Task, error)
+	TaskByKey(ctx context.Context, swarmID, taskKey string) (*continuo.Task, error)
+	// TaskUpdate replaces a task's mutable fields (worker, state, attempt,
+	// result, result hash, reason, detail, revision, updated_at, ended_at)
+	// if its stored revision is still prevRevision (which t.Revision must
+	// exceed); else ErrStale. A second active task of one worker is
+	// ErrConflict.
+	TaskUpdate(ctx context.Context, t *continuo.Task, prevRevision int64) error
+	// TaskClaim claims the next queued task of a swarm for a worker, in one
+	// guarded statement: the oldest task preferring this worker, else the
+	// oldest preferring none. It sets state claimed, the worker, attempt+1,
+	// revision+1 and updated_at = at, and returns the task as it is after;
+	// ErrNotFound when nothing is queued for the worker. On PostgreSQL the
+	// candidate row is locked with SKIP LOCKED, so concurrent claimers take
+	// different tasks rather than queue behind one another.
+	TaskClaim(ctx context.Context, swarmID, workerID string, at time.Time) (*continuo.Task, error)
+	// TaskQueued reports whether a task is queued that workerID could claim
+	// (a read, for waiters deciding whether to try a claim).
+	TaskQueued(ctx context.Context, swarmID, workerID string) (bool, error)
+	// TaskCounts counts a swarm's tasks by state (states with none are
+	// absent).
+	TaskCounts(ctx context.Context, swarmID string) (map[continuo.TaskState]int, error)
+	// TaskList lists a swarm's tasks as p selects, by ID (oldest first).
+	TaskList(ctx context.Context, p TaskListParams) ([]continuo.Task, error)
+
+	// AttemptCreate inserts an attempt; an existing ID or (task, number) is
+	// ErrConflict, and so is a second active attempt of one task.
+	AttemptCreate(ctx context.Context, a *continuo.Attempt) error
+	AttemptGet(ctx context.Context, id string) (*continuo.Attempt, error)
+	// AttemptOf returns attempt number n of a task.
+	AttemptOf(ctx context.Context, taskID string, n int) (*continuo.Attempt, error)
+	// AttemptUpdate replaces an attempt's state, lease, acked_at and
+	// ended_at if its stored state is still prevState; else ErrStale.
+	AttemptUpdate(ctx context.Context, a *continuo.Attempt, prevState continuo.AttemptState) error
+	// AttemptsActive lists active attempts (claimed or running), oldest
+	// first, as p selects.
+	AttemptsActive(ctx context.Context, p AttemptListParams) ([]continuo.Attempt, error)
+	// AttemptServers lists the distinct servers that delivered the active
+	// attempts, so that a sweeper can ask once per server whether it lives.
+	AttemptServers(ctx context.Context) ([]string, error)
+}
+
+// TaskListParams selects a swarm's tasks.
+type TaskListParams struct {
+	SwarmID string
+	States  []continuo.TaskState // empty: any
+	AfterID string               // keyset: only tasks with a greater ID
+	Limit   int                  // ≤ 0: 100
+}
+
+// AttemptListParams selects active attempts. Every set field must match.
+type AttemptListParams struct {
+	SwarmID     string    // "": any swarm
+	Server      string    // "": any server
+	LeaseBefore time.Time // zero: any; else lease_until < LeaseBefore
+	Limit       int       // ≤ 0: 100
+}
