@@ -23,27 +23,27 @@ const (
 // Swarm bounds and defaults (CONTRACT.md §7). Every one is in UTF-8 bytes
 // where it bounds text.
 const (
-	MaxSwarmWorkers    = 64
-	MaxTaskKey         = 128
-	MaxTaskPrompt      = 64 << 10
-	MaxTaskPayload     = 64 << 10
-	MaxTaskResult      = 256 << 10
-	MaxCheckpoint      = 16 << 10
-	MaxWorkerLabel     = 256
-	MaxFailReason      = 4 << 10
-	MaxEvidence        = 4 << 10
-	DefaultQueueLimit  = 1000
-	DefaultInviteTTL   = 15 * time.Minute
-	DefaultLeaseTTL    = 5 * time.Minute
-	MinLeaseTTL        = 5 * time.Second
-	MaxLeaseTTL        = 24 * time.Hour
-	DefaultNextWait    = 20 * time.Second
-	MaxNextWait        = 25 * time.Second
-	DefaultBudgetTok   = 1_050_000
-	DefaultThreshold   = 0.90
-	DefaultReserveTok  = 32_000
-	MaxBudgetTokens    = 100_000_000
-	MinCarrierKeyBytes = 16 // a carrier_key carries at least 128 bits
+	MaxSwarmWorkers   = 64
+	MaxTaskKey        = 128
+	MaxTaskPrompt     = 64 << 10
+	MaxTaskPayload    = 64 << 10
+	MaxTaskResult     = 256 << 10
+	MaxCheckpoint     = 16 << 10
+	MaxWorkerLabel    = 256
+	MaxFailReason     = 4 << 10
+	MaxEvidence       = 4 << 10
+	DefaultQueueLimit = 1000
+	DefaultInviteTTL  = 15 * time.Minute
+	DefaultLeaseTTL   = 5 * time.Minute
+	MinLeaseTTL       = 5 * time.Second
+	MaxLeaseTTL       = 24 * time.Hour
+	DefaultNextWait   = 20 * time.Second
+	MaxNextWait       = 25 * time.Second
+	DefaultBudgetTok  = 1_050_000
+	DefaultThreshold  = 0.90
+	DefaultReserveTok = 32_000
+	MaxBudgetTokens   = 100_000_000
+	MinCarrierKey     = 22 // bytes of a carrier_key: 128 bits in base64url, or more
 )
 
 // SwarmState is a swarm's state: active, then closed for good.

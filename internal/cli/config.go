@@ -144,6 +144,11 @@ type SwarmConfig struct {
 	Runtime string `toml:"runtime"`
 	// ProcessCommand is the argv of a worker for the "process" runtime.
 	ProcessCommand []string `toml:"process_command"`
+	// TrustedCarrierMeta names a request _meta key that the chat host sets
+	// to its conversation's ID: when set, that value identifies a swarm
+	// carrier before the MCP session does (CONTRACT.md §2). Set it only
+	// for hosts known to set the key, and to set it for every request.
+	TrustedCarrierMeta string `toml:"trusted_carrier_meta"`
 }
 
 // DefaultConfig returns the configuration used for every key a file does
@@ -464,6 +469,9 @@ func (s SwarmConfig) validate(p *problems) {
 		}
 	default:
 		p.add("swarm.runtime", fmt.Sprintf("unknown runtime %q (want manual or process)", s.Runtime))
+	}
+	if k := s.TrustedCarrierMeta; k != "" && (len(k) > 128 || strings.ContainsAny(k, " \t\n")) {
+		p.add("swarm.trusted_carrier_meta", "must be a _meta key of at most 128 bytes, without spaces")
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/continuo-dev/continuo/internal/provider"
 	runs "github.com/continuo-dev/continuo/internal/run"
 	"github.com/continuo-dev/continuo/internal/store"
+	"github.com/continuo-dev/continuo/internal/swarm"
 	"github.com/continuo-dev/continuo/internal/web"
 	"github.com/continuo-dev/continuo/internal/workflow"
 	"github.com/continuo-dev/continuo/internal/workspace"
@@ -34,6 +35,7 @@ type app struct {
 	workflow *workflow.Service
 	runs     *runs.Service
 	agents   *runs.Agents
+	swarm    *swarm.Service
 	metrics  *metrics.Registry
 }
 
@@ -75,12 +77,23 @@ func (e *env) wire(o openOptions) (*app, error) {
 		s.Close()
 		return nil, err
 	}
+	// It delivers swarm tasks: its reaper settles lost leases and what a
+	// dead server delivered.
+	a.swarm = swarm.New(s, swarm.Options{Logger: e.log})
+	if err := a.swarm.Start(); err != nil {
+		a.runs.Close()
+		s.Close()
+		return nil, err
+	}
 	return a, nil
 }
 
 // close stops the runs this process executes (they end interrupted) and
 // closes the store.
 func (a *app) close() {
+	if a.swarm != nil {
+		a.swarm.Close()
+	}
 	if a.runs != nil {
 		a.runs.Close()
 	}
@@ -262,7 +275,8 @@ func runServe(e *env, args []string) error {
 		e.log.Warn("CONTINUO_TEST_CLIENT_METADATA_CA is set: client metadata documents on loopback addresses are allowed (tests only)")
 	}
 	a.auth.EnableOAuth(auth.OAuthOptions{Issuer: oauthIssuer(e.cfg.Server.PublicURL, ln.Addr()), Fetcher: fetcher})
-	mcpSrv := mcpserver.New(mcpserver.Options{Workflow: a.workflow, Runs: a.runs, Metrics: a.metrics, Logger: e.log, SessionID: sessions.NewID})
+	mcpSrv := mcpserver.New(mcpserver.Options{Workflow: a.workflow, Runs: a.runs, Swarm: a.swarm,
+		TrustedCarrierMeta: e.cfg.Swarm.TrustedCarrierMeta, Metrics: a.metrics, Logger: e.log, SessionID: sessions.NewID})
 	var publicHost string
 	if u, err := url.Parse(e.cfg.Server.PublicURL); err == nil {
 		publicHost = u.Host

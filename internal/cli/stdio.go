@@ -54,6 +54,7 @@ func runStdio(e *env, args []string) error {
 		return err
 	}
 	e.log.Info("serving MCP on stdio", "principal", name, "data_dir", e.dataDir)
-	srv := mcpserver.New(mcpserver.Options{Workflow: a.workflow, Runs: a.runs, Caller: caller, Metrics: a.metrics, Logger: e.log})
+	srv := mcpserver.New(mcpserver.Options{Workflow: a.workflow, Runs: a.runs, Swarm: a.swarm,
+		TrustedCarrierMeta: e.cfg.Swarm.TrustedCarrierMeta, Caller: caller, Metrics: a.metrics, Logger: e.log})
 	return mcpserver.ServeStdio(e.ctx, srv, e.stdin, e.stdout)
 }

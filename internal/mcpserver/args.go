@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/swarm"
 	"github.com/continuo-dev/continuo/internal/workflow"
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -45,6 +46,15 @@ var enumSets = map[string][]string{
 	"goallifecycle": strs(continuo.GoalLifecycles()),
 	"goalend":       {string(continuo.GoalCompleted), string(continuo.GoalCancelled)},
 	"material":      {workflow.MaterialProjectInstructions, workflow.MaterialWorkflowGuide},
+	"decision":      strs(swarm.Decisions()),
+	"disposition":   strs(swarm.Dispositions()),
+	"effect":        {string(swarm.EffectNone), string(swarm.EffectMaybe)},
+}
+
+// checkEnum checks a value of a nested argument (which the tags of the
+// top-level fields do not reach) against the closed set name.
+func checkEnum(name, set, value string) error {
+	return field{name: name, enum: enumSets[set]}.checkEnum(name, value)
 }
 
 func strs[T ~string](xs []T) []string {

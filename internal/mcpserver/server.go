@@ -19,6 +19,7 @@ import (
 	"github.com/continuo-dev/continuo/internal/rpcwire"
 	"github.com/continuo-dev/continuo/internal/run"
 	"github.com/continuo-dev/continuo/internal/store"
+	"github.com/continuo-dev/continuo/internal/swarm"
 	"github.com/continuo-dev/continuo/internal/workflow"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -44,15 +45,22 @@ type Options struct {
 	// Metrics, when set, receives per-tool counts and latencies.
 	Metrics *metrics.Registry
 	Logger  *slog.Logger
+	// Swarm serves Chat Swarm.
+	Swarm *swarm.Service
+	// TrustedCarrierMeta, when set, is the request _meta key whose value a
+	// host sets to its conversation's ID, trusted as the swarm carrier
+	// (CONTRACT.md §2): only for hosts the operator knows set it.
+	TrustedCarrierMeta string
 	// SessionID, when set, issues the IDs of stateful HTTP sessions (see
 	// web.Sessions).
 	SessionID func() string
 }
 
 type server struct {
-	opts     Options
-	calls    *metrics.Counter
-	duration *metrics.Histogram
+	opts         Options
+	stdioCarrier string // the carrier of a stdio server's one connection
+	calls        *metrics.Counter
+	duration     *metrics.Histogram
 }
 
 // New returns an MCP server with every Continuo tool registered.
@@ -61,6 +69,9 @@ func New(opts Options) *mcp.Server {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &server{opts: opts}
+	if opts.Caller != nil {
+		s.stdioCarrier = newStdioCarrier()
+	}
 	if opts.Metrics != nil {
 		s.calls = opts.Metrics.Counter("continuo_tool_calls_total", "Tool calls by tool and outcome (ok or an error code).", "tool", "outcome")
 		s.duration = opts.Metrics.Histogram("continuo_tool_duration_seconds", "Tool call latency.", metrics.DefBuckets, "tool")
@@ -79,6 +90,7 @@ func New(opts Options) *mcp.Server {
 	s.registerSessionTools(srv)
 	s.registerGoalTools(srv)
 	s.registerRunTools(srv)
+	s.registerSwarmTools(srv)
 	s.registerPrompts(srv)
 	s.registerResources(srv)
 	return srv
@@ -150,6 +162,7 @@ func add[In, Out any](s *server, srv *mcp.Server, t tool, h func(ctx context.Con
 			DestructiveHint: &destructive, OpenWorldHint: &openWorld},
 	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := time.Now()
+		ctx = withRequest(ctx, req)
 		var out *Out
 		c, err := s.caller(req)
 		if err == nil {
@@ -276,6 +289,9 @@ func outputSchema[Out any]() *jsonschema.Schema {
 		reflect.TypeFor[GoalSummary]():          goalSummarySchema,
 		reflect.TypeFor[workflow.PlanHistory](): planHistorySchema,
 		reflect.TypeFor[workflow.GoalContext](): goalContextSchema,
+		reflect.TypeFor[Swarm]():                swarmSchema,
+		reflect.TypeFor[Worker]():               workerSchema,
+		reflect.TypeFor[Task]():                 taskSchema,
 	}})
 	if err != nil {
 		panic(err)

@@ -68,6 +68,8 @@ type SwarmTx interface {
 	// TaskQueued reports whether a task is queued that workerID could claim
 	// (a read, for waiters deciding whether to try a claim).
 	TaskQueued(ctx context.Context, swarmID, workerID string) (bool, error)
+	// TaskCount counts a swarm's tasks in one state.
+	TaskCount(ctx context.Context, swarmID string, state continuo.TaskState) (int, error)
 	// TaskCounts counts a swarm's tasks by state (states with none are
 	// absent).
 	TaskCounts(ctx context.Context, swarmID string) (map[continuo.TaskState]int, error)

@@ -1,0 +1,510 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/swarm"
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Chat Swarm's tools (CONTRACT.md §7). Owner tools take swarm_id; worker
+// tools take worker_id and epoch, and an optional carrier_key (see
+// carrier.go).
+
+// Swarm is a swarm as the owner reads it.
+type Swarm struct {
+	SwarmID         string               `json:"swarm_id"`
+	State           string               `json:"state"`
+	WorkerLimit     int                  `json:"worker_limit"`
+	Policy          continuo.SwarmPolicy `json:"policy"`
+	InviteExpiresAt string               `json:"invite_expires_at,omitempty"`
+	CreatedAt       string               `json:"created_at"`
+}
+
+func swarmView(sw *continuo.Swarm) Swarm {
+	v := Swarm{SwarmID: sw.ID, State: string(sw.State), WorkerLimit: sw.WorkerLimit, Policy: sw.Policy, CreatedAt: ts(sw.CreatedAt)}
+	if sw.InviteHash != "" {
+		v.InviteExpiresAt = ts(sw.InviteExpiresAt)
+	}
+	return v
+}
+
+// Worker is a worker as it and its owner read it.
+type Worker struct {
+	WorkerID        string `json:"worker_id"`
+	SwarmID         string `json:"swarm_id"`
+	Label           string `json:"label"`
+	Epoch           int64  `json:"epoch"`
+	State           string `json:"state"`
+	CarrierState    string `json:"carrier_state"`
+	CarrierSource   string `json:"carrier_source"`
+	ContinuityState string `json:"continuity_state"`
+	CurrentTaskID   string `json:"current_task_id,omitempty"`
+	CheckpointAt    string `json:"checkpoint_at,omitempty"`
+	LastSeenAt      string `json:"last_seen_at"`
+}
+
+func workerView(w *continuo.Worker) Worker {
+	v := Worker{WorkerID: w.ID, SwarmID: w.SwarmID, Label: w.Label, Epoch: w.Epoch, State: string(w.State),
+		CarrierState: string(w.CarrierState), CarrierSource: string(w.CarrierSource), ContinuityState: string(w.ContinuityState),
+		CurrentTaskID: w.CurrentTaskID, LastSeenAt: ts(w.LastSeenAt)}
+	if w.CheckpointAt != nil {
+		v.CheckpointAt = ts(*w.CheckpointAt)
+	}
+	return v
+}
+
+// Task is a task as the tools return it. The prompt and payload come only
+// with a delivery (chat_swarm_next); the result only to the owner.
+type Task struct {
+	TaskID            string          `json:"task_id"`
+	TaskKey           string          `json:"task_key"`
+	State             string          `json:"state"`
+	Attempt           int             `json:"attempt"`
+	AttemptID         string          `json:"attempt_id,omitempty"`
+	WorkerID          string          `json:"worker_id,omitempty"`
+	PreferredWorkerID string          `json:"preferred_worker_id,omitempty"`
+	Prompt            string          `json:"prompt,omitempty"`
+	Payload           json.RawMessage `json:"payload,omitempty"`
+	Reason            string          `json:"reason,omitempty"`
+	Detail            string          `json:"detail,omitempty"`
+	Result            string          `json:"result,omitempty"`
+	UpdatedAt         string          `json:"updated_at"`
+}
+
+func taskView(t *continuo.Task, a *continuo.Attempt, withResult bool) Task {
+	v := Task{TaskID: t.ID, TaskKey: t.TaskKey, State: string(t.State), Attempt: t.Attempt, WorkerID: t.WorkerID,
+		PreferredWorkerID: t.PreferredWorkerID, Reason: t.Reason, Detail: t.Detail, UpdatedAt: ts(t.UpdatedAt)}
+	if a != nil {
+		v.AttemptID = a.ID
+	}
+	if withResult {
+		v.Result = t.Result
+	}
+	return v
+}
+
+var (
+	swarmSchema = &jsonschema.Schema{Type: "object",
+		Description: "swarm_id, state (active|closed), worker_limit, policy, invite_expires_at?, created_at"}
+	workerSchema = &jsonschema.Schema{Type: "object",
+		Description: "worker_id, swarm_id, label, epoch, state (idle|busy), carrier_state (active|lost|retired), carrier_source, continuity_state, current_task_id?, checkpoint_at?, last_seen_at"}
+	taskSchema = &jsonschema.Schema{Type: "object",
+		Description: "task_id, task_key, state (queued|claimed|running|cancel_requested|result_ready|collected|failed|cancelled|reconcile_required), attempt, attempt_id?, worker_id?, preferred_worker_id?, prompt?, payload?, reason?, detail?, result?, updated_at"}
+)
+
+func (s *server) registerSwarmTools(srv *mcp.Server) {
+	for _, register := range []func(*mcp.Server){s.swarmCreate, s.swarmInvite, s.swarmJoin, s.swarmDispatch, s.swarmNext,
+		s.swarmAck, s.swarmCheckpoint, s.swarmSubmit, s.swarmFail, s.swarmStatus, s.swarmCollect, s.swarmCancel,
+		s.swarmReconcile, s.swarmClose} {
+		register(srv)
+	}
+}
+
+// ownerCarrier is the carrier of an owner call (owner tools take no
+// carrier_key: without a session there is none, and scopes decide).
+func (s *server) ownerCarrier(ctx context.Context) swarm.Carrier {
+	car, _ := s.carrier(ctx, "")
+	return car
+}
+
+// ---- owner ----
+
+// PolicyArgs is a swarm's policy as chat_swarm_create takes it.
+type PolicyArgs struct {
+	LeaseTTLSecs       *int                 `json:"lease_ttl_secs,omitempty" jsonschema:"5..86400, default 300"`
+	RequeueUnacked     bool                 `json:"requeue_unacked,omitempty" jsonschema:"an expired claim never acked goes back to the queue"`
+	Compaction         *continuo.Compaction `json:"compaction,omitempty"`
+	AutoApproveManaged bool                 `json:"auto_approve_managed,omitempty"`
+}
+
+// SwarmCreateArgs are the arguments of chat_swarm_create.
+type SwarmCreateArgs struct {
+	WorkerLimit   int         `json:"worker_limit" limit:"1,64"`
+	Policy        *PolicyArgs `json:"policy,omitempty"`
+	InviteTTLSecs *int        `json:"invite_ttl_secs,omitempty" limit:"60,86400" jsonschema:"default 900"`
+}
+
+// SwarmInvited is the result of chat_swarm_create and chat_swarm_invite.
+type SwarmInvited struct {
+	Swarm           Swarm  `json:"swarm"`
+	Invite          string `json:"invite"`
+	InviteExpiresAt string `json:"invite_expires_at"`
+}
+
+func invited(v *swarm.Invited, err error) (*SwarmInvited, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &SwarmInvited{Swarm: swarmView(&v.Swarm), Invite: v.Invite, InviteExpiresAt: ts(v.ExpiresAt)}, nil
+}
+
+func (s *server) swarmCreate(srv *mcp.Server) {
+	add(s, srv, tool{name: "chat_swarm_create", title: "Create a swarm",
+		desc: "Owner: to split work across other conversations. Returns the swarm and an invite (shown once) for workers to join."},
+		func(ctx context.Context, c *continuo.Caller, in *SwarmCreateArgs) (*SwarmInvited, error) {
+			input := swarm.CreateInput{WorkerLimit: in.WorkerLimit, InviteTTL: secs(in.InviteTTLSecs)}
+			if p := in.Policy; p != nil {
+				policy := continuo.DefaultSwarmPolicy()
+				if p.LeaseTTLSecs != nil {
+					policy.LeaseTTLSecs = *p.LeaseTTLSecs
+				}
+				if p.Compaction != nil {
+					policy.Compaction = *p.Compaction
+				}
+				policy.RequeueUnacked, policy.AutoApproveManaged = p.RequeueUnacked, p.AutoApproveManaged
+				input.Policy = &policy
+			}
+			return invited(s.opts.Swarm.Create(ctx, c, s.ownerCarrier(ctx), input))
+		})
+}
+
+// SwarmArgs name a swarm.
+type SwarmArgs struct {
+	SwarmID string `json:"swarm_id" limit:"1,64"`
+}
+
+// SwarmInviteArgs are the arguments of chat_swarm_invite.
+type SwarmInviteArgs struct {
+	SwarmID       string `json:"swarm_id" limit:"1,64"`
+	InviteTTLSecs *int   `json:"invite_ttl_secs,omitempty" limit:"60,86400" jsonschema:"default 900"`
+}
+
+func (s *server) swarmInvite(srv *mcp.Server) {
+	add(s, srv, tool{name: "chat_swarm_invite", title: "Re-issue a swarm invite",
+		desc: "Owner: a new invite for more workers; the previous invite stops admitting joins."},
+		func(ctx context.Context, c *continuo.Caller, in *SwarmInviteArgs) (*SwarmInvited, error) {
+			return invited(s.opts.Swarm.Invite(ctx, c, s.ownerCarrier(ctx), in.SwarmID, secs(in.InviteTTLSecs)))
+		})
+}
+
+// SwarmDispatchArgs are the arguments of chat_swarm_dispatch.
+type SwarmDispatchArgs struct {
+	SwarmID           string          `json:"swarm_id" limit:"1,64"`
+	TaskKey           string          `json:"task_key" limit:"1,128" jsonschema:"same key and content return the same task"`
+	Prompt            string          `json:"prompt" limit:"1,65536"`
+	Payload           json.RawMessage `json:"payload,omitempty" jsonschema:"JSON, at most 64 KiB"`
+	PreferredWorkerID string          `json:"preferred_worker_id,omitempty" limit:"1,64" jsonschema:"only this worker claims it"`
+}
+
+// SwarmTaskResult is the result of the task tools.
+type SwarmTaskResult struct {
+	Task     Task `json:"task"`
+	Replayed bool `json:"replayed,omitempty"`
+}
+
+func taskResult(r *swarm.TaskResult, err error, withResult bool) (*SwarmTaskResult, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &SwarmTaskResult{Task: taskView(&r.Task, nil, withResult), Replayed: r.Replayed}, nil
+}
+
+func (s *server) swarmDispatch(srv *mcp.Server) {
+	add(s, srv, tool{name: "chat_swarm_dispatch", title: "Dispatch a task", idempotent: true,
+		desc: "Owner: queue a task for the swarm's workers; a waiting worker gets it at once."},
+		func(ctx context.Context, c *continuo.Caller, in *SwarmDispatchArgs) (*SwarmTaskResult, error) {
+			r, err := s.opts.Swarm.Dispatch(ctx, c, s.ownerCarrier(ctx), swarm.DispatchInput{SwarmID: in.SwarmID, TaskKey: in.TaskKey,
+				Prompt: in.Prompt, Payload: in.Payload, PreferredWorkerID: in.PreferredWorkerID})
+			return taskResult(r, err, false)
+		})
+}
+
+// SwarmStatusArgs are the arguments of chat_swarm_status.
+type SwarmStatusArgs struct {
+	SwarmID string `json:"swarm_id" limit:"1,64"`
+	TaskID  string `json:"task_id,omitempty" limit:"1,64" jsonschema:"one task, with its result"`
+}
+
+// SwarmStatusResult is the result of chat_swarm_status and chat_swarm_close.
+type SwarmStatusResult struct {
+	Swarm   *Swarm         `json:"swarm,omitempty"`
+	Workers []Worker       `json:"workers,omitempty"`
+	Tasks   map[string]int `json:"task_counts,omitempty"`
+	Task    *Task          `json:"task,omitempty"`
+}
+
+func statusView(st *swarm.Status) *SwarmStatusResult {
+	sw := swarmView(&st.Swarm)
+	out := &SwarmStatusResult{Swarm: &sw, Workers: make([]Worker, len(st.Workers)), Tasks: map[string]int{}}
+	for i := range st.Workers {
+		out.Workers[i] = workerView(&st.Workers[i])
+	}
+	for k, n := range st.Counts {
+		out.Tasks[string(k)] = n
+	}
+	return out
+}
+
+func (s *server) swarmStatus(srv *mcp.Server) {
+	add(s, srv, tool{name: "chat_swarm_status", title: "Show a swarm", readOnly: true, idempotent: true,
+		desc: "Owner: the swarm's workers (epoch, carrier, continuity) and task counts by state; or one task with its result."},
+		func(ctx context.Context, c *continuo.Caller, in *SwarmStatusArgs) (*SwarmStatusResult, error) {
+			car := s.ownerCarrier(ctx)
+			if in.TaskID != "" {
+				ts, err := s.opts.Swarm.TaskStatus(ctx, c, car, in.SwarmID, in.TaskID)
+				if err != nil {
+					return nil, err
+				}
+				t := taskView(&ts.Task, ts.Attempt, true)
+				return &SwarmStatusResult{Task: &t}, nil
+			}
+			st, err := s.opts.Swarm.SwarmStatus(ctx, c, car, in.SwarmID)
+			if err != nil {
+				return nil, err
+			}
+			return statusView(st), nil
+		})
+}
+
+// SwarmTaskArgs name a task of a swarm.
+type SwarmTaskArgs struct {
+	SwarmID string `json:"swarm_id" limit:"1,64"`
+	TaskID  string `json:"task_id" limit:"1,64"`
+}
+
+func (s *server) swarmCollect(srv *mcp.Server) {
+	add(s, srv, tool{name: "chat_swarm_collect", title: "Collect a result", idempotent: true,
+		desc: "Owner: take a result_ready task's result; it becomes collected."},
+		func(ctx context.Context, c *continuo.Caller, in *SwarmTaskArgs) (*SwarmTaskResult, error) {
+			r, err := s.opts.Swarm.Collect(ctx, c, s.ownerCarrier(ctx), in.SwarmID, in.TaskID)
+			return taskResult(r, err, true)
+		})
+}
+
+func (s *server) swarmCancel(srv *mcp.Server) {
+	add(s, srv, tool{name: "chat_swarm_cancel", title: "Cancel a task", idempotent: true,
+		desc: "Owner: a queued task is cancelled; one a worker holds becomes cancel_requested (its effect may exist)."},
+		func(ctx context.Context, c *continuo.Caller, in *SwarmTaskArgs) (*SwarmTaskResult, error) {
+			r, err := s.opts.Swarm.Cancel(ctx, c, s.ownerCarrier(ctx), in.SwarmID, in.TaskID)
+			return taskResult(r, err, false)
+		})
+}
+
+// EvidenceArgs is what a reconcile decision rests on.
+type EvidenceArgs struct {
+	Disposition string `json:"disposition" enum:"disposition" jsonschema:"no_effect|applied|unknown: what the attempt did"`
+	Ref         string `json:"ref" limit:"1,4096" jsonschema:"how you know"`
+}
+
+// SwarmReconcileArgs are the arguments of chat_swarm_reconcile.
+type SwarmReconcileArgs struct {
+	SwarmID   string       `json:"swarm_id" limit:"1,64"`
+	TaskID    string       `json:"task_id" limit:"1,64"`
+	AttemptID string       `json:"attempt_id" limit:"1,64" jsonschema:"the task's latest attempt"`
+	Decision  string       `json:"decision" enum:"decision"`
+	Evidence  EvidenceArgs `json:"evidence"`
+	Result    string       `json:"result,omitempty" limit:"1,262144" jsonschema:"with result_ready"`
+}
+
+func (s *server) swarmReconcile(srv *mcp.Server) {
+	add(s, srv, tool{name: "chat_swarm_reconcile", title: "Settle a task in doubt", idempotent: true,
+		desc: "Owner: decide a reconcile_required task. requeue needs no_effect evidence on its latest attempt."},
+		func(ctx context.Context, c *continuo.Caller, in *SwarmReconcileArgs) (*SwarmTaskResult, error) {
+			if err := checkEnum("evidence.disposition", "disposition", in.Evidence.Disposition); err != nil {
+				return nil, err
+			}
+			if in.Evidence.Ref == "" || len(in.Evidence.Ref) > continuo.MaxEvidence {
+				return nil, continuo.Invalid("evidence.ref", "must be 1..%d bytes", continuo.MaxEvidence)
+			}
+			r, err := s.opts.Swarm.Reconcile(ctx, c, s.ownerCarrier(ctx), swarm.ReconcileInput{SwarmID: in.SwarmID, TaskID: in.TaskID,
+				AttemptID: in.AttemptID, Decision: swarm.Decision(in.Decision), Disposition: swarm.Disposition(in.Evidence.Disposition),
+				Evidence: in.Evidence.Ref, Result: in.Result})
+			return taskResult(r, err, true)
+		})
+}
+
+func (s *server) swarmClose(srv *mcp.Server) {
+	add(s, srv, tool{name: "chat_swarm_close", title: "Close a swarm", idempotent: true,
+		desc: "Owner: close a swarm whose tasks are all settled; waiting workers are told it closed."},
+		func(ctx context.Context, c *continuo.Caller, in *SwarmArgs) (*SwarmStatusResult, error) {
+			st, err := s.opts.Swarm.CloseSwarm(ctx, c, s.ownerCarrier(ctx), in.SwarmID)
+			if err != nil {
+				return nil, err
+			}
+			return statusView(st), nil
+		})
+}
+
+// ---- worker ----
+
+// SwarmJoinArgs are the arguments of chat_swarm_join.
+type SwarmJoinArgs struct {
+	SwarmID    string `json:"swarm_id" limit:"1,64"`
+	Invite     string `json:"invite" limit:"1,128"`
+	Label      string `json:"label" limit:"1,256" jsonschema:"what this worker is, for the owner"`
+	CarrierKey string `json:"carrier_key,omitempty" limit:"22,128" jsonschema:"stateless clients: a random value this conversation keeps"`
+}
+
+// SwarmJoinResult is the result of chat_swarm_join.
+type SwarmJoinResult struct {
+	Worker   Worker `json:"worker"`
+	Replayed bool   `json:"replayed,omitempty"`
+}
+
+func (s *server) swarmJoin(srv *mcp.Server) {
+	add(s, srv, tool{name: "chat_swarm_join", title: "Join a swarm", idempotent: true,
+		desc: "Worker: join with the owner's invite; then loop chat_swarm_next → ack → work → submit with worker_id and epoch."},
+		func(ctx context.Context, c *continuo.Caller, in *SwarmJoinArgs) (*SwarmJoinResult, error) {
+			car, err := s.carrier(ctx, in.CarrierKey)
+			if err != nil {
+				return nil, err
+			}
+			j, err := s.opts.Swarm.Join(ctx, c, car, swarm.JoinInput{SwarmID: in.SwarmID, Invite: in.Invite, Label: in.Label})
+			if err != nil {
+				return nil, err
+			}
+			return &SwarmJoinResult{Worker: workerView(&j.Worker), Replayed: j.Replayed}, nil
+		})
+}
+
+// Every worker tool's arguments start with worker_id, epoch and an
+// optional carrier_key (spelled out in each: argument structs are flat).
+
+func (s *server) worker(ctx context.Context, workerID string, epoch int64, key string) (swarm.Carrier, swarm.WorkerRef, error) {
+	car, err := s.carrier(ctx, key)
+	return car, swarm.WorkerRef{WorkerID: workerID, Epoch: epoch}, err
+}
+
+// SwarmNextArgs are the arguments of chat_swarm_next.
+type SwarmNextArgs struct {
+	WorkerID   string `json:"worker_id" limit:"1,64"`
+	Epoch      int64  `json:"epoch" limit:"0,1000000000"`
+	CarrierKey string `json:"carrier_key,omitempty" limit:"22,128" jsonschema:"as given to chat_swarm_join"`
+	WaitSecs   *int   `json:"wait_secs,omitempty" limit:"0,25" jsonschema:"default 20"`
+}
+
+// SwarmNextResult is the result of chat_swarm_next.
+type SwarmNextResult struct {
+	State      string `json:"state"`
+	Task       *Task  `json:"task,omitempty"`
+	Redelivery bool   `json:"redelivery,omitempty"`
+}
+
+func (s *server) swarmNext(srv *mcp.Server) {
+	add(s, srv, tool{name: "chat_swarm_next", title: "Wait for a task",
+		desc: "Worker: your current task again, or the next one; waits up to wait_secs. state: task|idle|closed."},
+		func(ctx context.Context, c *continuo.Caller, in *SwarmNextArgs) (*SwarmNextResult, error) {
+			car, ref, err := s.worker(ctx, in.WorkerID, in.Epoch, in.CarrierKey)
+			if err != nil {
+				return nil, err
+			}
+			wait := continuo.DefaultNextWait
+			if in.WaitSecs != nil {
+				wait = time.Duration(*in.WaitSecs) * time.Second
+			}
+			d, err := s.opts.Swarm.Next(ctx, c, car, ref, wait, progress(ctx, "waiting for a task"))
+			if err != nil {
+				return nil, err
+			}
+			out := &SwarmNextResult{State: string(d.State), Redelivery: d.Redelivery}
+			if d.Task != nil {
+				t := taskView(d.Task, d.Attempt, false)
+				t.Prompt = d.Task.Prompt
+				if d.Task.Payload != "" {
+					t.Payload = json.RawMessage(d.Task.Payload)
+				}
+				out.Task = &t
+			}
+			return out, nil
+		})
+}
+
+// SwarmWorkerTaskArgs name a task the worker holds.
+type SwarmWorkerTaskArgs struct {
+	WorkerID   string `json:"worker_id" limit:"1,64"`
+	Epoch      int64  `json:"epoch" limit:"0,1000000000"`
+	CarrierKey string `json:"carrier_key,omitempty" limit:"22,128" jsonschema:"as given to chat_swarm_join"`
+	TaskID     string `json:"task_id" limit:"1,64"`
+}
+
+func (s *server) swarmAck(srv *mcp.Server) {
+	add(s, srv, tool{name: "chat_swarm_ack", title: "Start a task", idempotent: true,
+		desc: "Worker: say you start executing the task (its effects may exist from now on)."},
+		func(ctx context.Context, c *continuo.Caller, in *SwarmWorkerTaskArgs) (*SwarmTaskResult, error) {
+			car, ref, err := s.worker(ctx, in.WorkerID, in.Epoch, in.CarrierKey)
+			if err != nil {
+				return nil, err
+			}
+			r, err := s.opts.Swarm.Ack(ctx, c, car, ref, in.TaskID)
+			return taskResult(r, err, false)
+		})
+}
+
+// SwarmCheckpointArgs are the arguments of chat_swarm_checkpoint.
+type SwarmCheckpointArgs struct {
+	WorkerID   string          `json:"worker_id" limit:"1,64"`
+	Epoch      int64           `json:"epoch" limit:"0,1000000000"`
+	CarrierKey string          `json:"carrier_key,omitempty" limit:"22,128" jsonschema:"as given to chat_swarm_join"`
+	Checkpoint json.RawMessage `json:"checkpoint" jsonschema:"JSON object, at most 16 KiB: summary, state, blockers, next step, artifact refs; no credentials"`
+}
+
+// SwarmWorkerResult is the result of chat_swarm_checkpoint.
+type SwarmWorkerResult struct {
+	Worker Worker `json:"worker"`
+}
+
+func (s *server) swarmCheckpoint(srv *mcp.Server) {
+	add(s, srv, tool{name: "chat_swarm_checkpoint", title: "Save a worker checkpoint",
+		desc: "Worker: record where you stand; renews your task's lease. A new carrier continues from it."},
+		func(ctx context.Context, c *continuo.Caller, in *SwarmCheckpointArgs) (*SwarmWorkerResult, error) {
+			car, ref, err := s.worker(ctx, in.WorkerID, in.Epoch, in.CarrierKey)
+			if err != nil {
+				return nil, err
+			}
+			w, err := s.opts.Swarm.Checkpoint(ctx, c, car, ref, in.Checkpoint)
+			if err != nil {
+				return nil, err
+			}
+			return &SwarmWorkerResult{Worker: workerView(w)}, nil
+		})
+}
+
+// SwarmSubmitArgs are the arguments of chat_swarm_submit.
+type SwarmSubmitArgs struct {
+	WorkerID   string `json:"worker_id" limit:"1,64"`
+	Epoch      int64  `json:"epoch" limit:"0,1000000000"`
+	CarrierKey string `json:"carrier_key,omitempty" limit:"22,128" jsonschema:"as given to chat_swarm_join"`
+	TaskID     string `json:"task_id" limit:"1,64"`
+	Result     string `json:"result" limit:"1,262144"`
+}
+
+func (s *server) swarmSubmit(srv *mcp.Server) {
+	add(s, srv, tool{name: "chat_swarm_submit", title: "Submit a result", idempotent: true,
+		desc: "Worker: hand in the task's result; the same result again is a safe replay."},
+		func(ctx context.Context, c *continuo.Caller, in *SwarmSubmitArgs) (*SwarmTaskResult, error) {
+			car, ref, err := s.worker(ctx, in.WorkerID, in.Epoch, in.CarrierKey)
+			if err != nil {
+				return nil, err
+			}
+			r, err := s.opts.Swarm.Submit(ctx, c, car, ref, in.TaskID, in.Result)
+			return taskResult(r, err, false)
+		})
+}
+
+// SwarmFailArgs are the arguments of chat_swarm_fail.
+type SwarmFailArgs struct {
+	WorkerID   string `json:"worker_id" limit:"1,64"`
+	Epoch      int64  `json:"epoch" limit:"0,1000000000"`
+	CarrierKey string `json:"carrier_key,omitempty" limit:"22,128" jsonschema:"as given to chat_swarm_join"`
+	TaskID     string `json:"task_id" limit:"1,64"`
+	Reason     string `json:"reason" limit:"1,4096"`
+	Effect     string `json:"effect" enum:"effect" jsonschema:"none: nothing happened; unknown: the owner must reconcile"`
+}
+
+func (s *server) swarmFail(srv *mcp.Server) {
+	add(s, srv, tool{name: "chat_swarm_fail", title: "Give up a task", idempotent: true,
+		desc: "Worker: you cannot finish the task; say whether it had any effect."},
+		func(ctx context.Context, c *continuo.Caller, in *SwarmFailArgs) (*SwarmTaskResult, error) {
+			car, ref, err := s.worker(ctx, in.WorkerID, in.Epoch, in.CarrierKey)
+			if err != nil {
+				return nil, err
+			}
+			r, err := s.opts.Swarm.Fail(ctx, c, car, ref, in.TaskID, in.Reason, swarm.Effect(in.Effect))
+			return taskResult(r, err, false)
+		})
+}

@@ -1,0 +1,445 @@
+package swarm
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/redact"
+	"github.com/continuo-dev/continuo/internal/store"
+)
+
+// Invite bounds.
+const (
+	MinInviteTTL = time.Minute
+	MaxInviteTTL = 24 * time.Hour
+	// invitePrefix marks an invite, so that it reads as a credential to
+	// people and to redaction alike.
+	invitePrefix = "cto_inv_"
+)
+
+// CreateInput is what chat_swarm_create takes.
+type CreateInput struct {
+	WorkerLimit int
+	Policy      *continuo.SwarmPolicy // nil: DefaultSwarmPolicy
+	InviteTTL   time.Duration         // 0: DefaultInviteTTL
+}
+
+// Invited is a swarm with its new invite, which is shown here only.
+type Invited struct {
+	Swarm     continuo.Swarm
+	Invite    string
+	ExpiresAt time.Time
+}
+
+// CheckPolicy validates a policy, field by field.
+func CheckPolicy(p continuo.SwarmPolicy) error {
+	ttl := p.LeaseTTL()
+	switch c := p.Compaction; {
+	case ttl < continuo.MinLeaseTTL || ttl > continuo.MaxLeaseTTL:
+		return continuo.Invalid("policy.lease_ttl_secs", "must be %d..%d", int(continuo.MinLeaseTTL/time.Second), int(continuo.MaxLeaseTTL/time.Second))
+	case c.BudgetTokens < 1 || c.BudgetTokens > continuo.MaxBudgetTokens:
+		return continuo.Invalid("policy.compaction.budget_tokens", "must be 1..%d", continuo.MaxBudgetTokens)
+	case !(c.Threshold > 0 && c.Threshold <= 1):
+		return continuo.Invalid("policy.compaction.threshold", "must be in (0, 1]")
+	case c.ReserveTokens < 0 || c.ReserveTokens >= c.BudgetTokens:
+		return continuo.Invalid("policy.compaction.reserve_tokens", "must be 0..budget_tokens-1")
+	}
+	return nil
+}
+
+func inviteTTL(d time.Duration) (time.Duration, error) {
+	if d == 0 {
+		return continuo.DefaultInviteTTL, nil
+	}
+	if d < MinInviteTTL || d > MaxInviteTTL {
+		return 0, continuo.Invalid("invite_ttl_secs", "must be %d..%d", int(MinInviteTTL/time.Second), int(MaxInviteTTL/time.Second))
+	}
+	return d, nil
+}
+
+func newInvite() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	return invitePrefix + base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+func inviteHash(invite string) string { return digest("continuo invite v1", invite) }
+
+// Create makes a swarm owned by the caller's group and its first invite.
+func (s *Service) Create(ctx context.Context, c *continuo.Caller, car Carrier, in CreateInput) (*Invited, error) {
+	if err := c.Require(continuo.ScopeSwarmOwn); err != nil {
+		return nil, err
+	}
+	if in.WorkerLimit < 1 || in.WorkerLimit > continuo.MaxSwarmWorkers {
+		return nil, continuo.Invalid("worker_limit", "must be 1..%d", continuo.MaxSwarmWorkers)
+	}
+	policy := continuo.DefaultSwarmPolicy()
+	if in.Policy != nil {
+		policy = *in.Policy
+	}
+	if err := CheckPolicy(policy); err != nil {
+		return nil, err
+	}
+	ttl, err := inviteTTL(in.InviteTTL)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	invite := newInvite()
+	sw := continuo.Swarm{ID: continuo.NewID(continuo.PrefixSwarm, now), GroupID: c.GroupID, CreatedBy: c.PrincipalID,
+		OwnerCarrier: car.hash(c.PrincipalID), State: continuo.SwarmActive, WorkerLimit: in.WorkerLimit, Policy: policy,
+		InviteHash: inviteHash(invite), InviteExpiresAt: now.Add(ttl), Revision: 1, CreatedAt: now, UpdatedAt: now}
+	if err := s.db.Write(ctx, func(tx store.Tx) error { return tx.SwarmCreate(ctx, &sw) }); err != nil {
+		return nil, err
+	}
+	return &Invited{Swarm: sw, Invite: invite, ExpiresAt: sw.InviteExpiresAt}, nil
+}
+
+// Invite replaces an active swarm's invite: the previous one stops
+// admitting joins.
+func (s *Service) Invite(ctx context.Context, c *continuo.Caller, car Carrier, swarmID string, ttl time.Duration) (*Invited, error) {
+	ttl, err := inviteTTL(ttl)
+	if err != nil {
+		return nil, err
+	}
+	invite := newInvite()
+	var out *Invited
+	err = s.db.Write(ctx, func(tx store.Tx) error {
+		sw, err := s.ownSwarm(ctx, tx, c, car, swarmID)
+		if err != nil {
+			return err
+		}
+		if sw.State != continuo.SwarmActive {
+			return closedErr(sw)
+		}
+		now, prev := s.now(), sw.Revision
+		sw.InviteHash, sw.InviteExpiresAt, sw.Revision, sw.UpdatedAt = inviteHash(invite), now.Add(ttl), prev+1, now
+		if err := tx.SwarmUpdate(ctx, sw, prev); err != nil {
+			return stale(err, "the swarm")
+		}
+		out = &Invited{Swarm: *sw, Invite: invite, ExpiresAt: sw.InviteExpiresAt}
+		return nil
+	})
+	return out, err
+}
+
+func closedErr(sw *continuo.Swarm) error {
+	return continuo.Errorf(continuo.CodeInvalidState, "swarm %s is closed", sw.ID).With("state", string(sw.State))
+}
+
+// DispatchInput is what chat_swarm_dispatch takes.
+type DispatchInput struct {
+	SwarmID           string
+	TaskKey           string
+	Prompt            string
+	Payload           json.RawMessage // nil: none
+	PreferredWorkerID string
+}
+
+// TaskResult is a task and whether the call replayed an earlier one.
+type TaskResult struct {
+	Task     continuo.Task
+	Replayed bool
+}
+
+// Dispatch queues a task, or replays the task of the same key: the same
+// prompt, payload and preferred worker return it (replayed), anything else
+// under that key is a conflict.
+func (s *Service) Dispatch(ctx context.Context, c *continuo.Caller, car Carrier, in DispatchInput) (*TaskResult, error) {
+	switch {
+	case in.TaskKey == "" || len(in.TaskKey) > continuo.MaxTaskKey:
+		return nil, continuo.Invalid("task_key", "must be 1..%d bytes", continuo.MaxTaskKey)
+	case in.Prompt == "" || len(in.Prompt) > continuo.MaxTaskPrompt:
+		return nil, continuo.Invalid("prompt", "must be 1..%d bytes", continuo.MaxTaskPrompt)
+	}
+	payload, err := compactJSON("payload", in.Payload, continuo.MaxTaskPayload)
+	if err != nil {
+		return nil, err
+	}
+	reqHash := digest("continuo task v1", in.Prompt, payload, in.PreferredWorkerID)
+	// A model reads the prompt and the payload: no credential reaches it.
+	prompt, _ := redact.String(in.Prompt)
+	if payload != "" {
+		payload = redactJSON(payload)
+	}
+	var out *TaskResult
+	dispatch := func(tx store.Tx) error {
+		sw, err := s.ownSwarm(ctx, tx, c, car, in.SwarmID)
+		if err != nil {
+			return err
+		}
+		prev, err := tx.TaskByKey(ctx, sw.ID, in.TaskKey)
+		switch {
+		case err == nil && prev.RequestHash == reqHash:
+			out = &TaskResult{Task: *prev, Replayed: true}
+			return nil
+		case err == nil:
+			return continuo.Errorf(continuo.CodeConflict, "task_key %q was dispatched with another prompt, payload or preferred worker", in.TaskKey).
+				With("task_id", prev.ID)
+		case !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+		if sw.State != continuo.SwarmActive {
+			return closedErr(sw)
+		}
+		if in.PreferredWorkerID != "" {
+			w, err := tx.WorkerGet(ctx, in.PreferredWorkerID)
+			if errors.Is(err, store.ErrNotFound) || err == nil && w.SwarmID != sw.ID {
+				return continuo.Invalid("preferred_worker_id", "is not a worker of this swarm")
+			}
+			if err != nil {
+				return err
+			}
+		}
+		queued, err := tx.TaskCount(ctx, sw.ID, continuo.TaskQueued)
+		if err != nil {
+			return err
+		}
+		if queued >= continuo.DefaultQueueLimit {
+			return continuo.Errorf(continuo.CodeQueueFull, "the swarm has %d queued tasks, its limit: wait for workers to claim some", queued).
+				With("limit", continuo.DefaultQueueLimit)
+		}
+		now := s.now()
+		t := continuo.Task{ID: continuo.NewID(continuo.PrefixTask, now), SwarmID: sw.ID, TaskKey: in.TaskKey, RequestHash: reqHash,
+			Prompt: prompt, Payload: payload, PreferredWorkerID: in.PreferredWorkerID, State: continuo.TaskQueued,
+			Revision: 1, CreatedAt: now, UpdatedAt: now}
+		if err := tx.TaskCreate(ctx, &t); err != nil {
+			return err
+		}
+		out = &TaskResult{Task: t}
+		return tx.Notify(ctx, channel(sw.ID), wakePayload(in.PreferredWorkerID))
+	}
+	err = s.db.Write(ctx, dispatch)
+	if errors.Is(err, store.ErrConflict) {
+		// A concurrent dispatch of the same key committed first (on
+		// PostgreSQL the second insert meets its unique key): this run
+		// finds it and replays it, or reports the conflict.
+		err = s.db.Write(ctx, dispatch)
+	}
+	return out, err
+}
+
+// compactJSON validates an optional JSON value and returns it compacted
+// ("" for none).
+func compactJSON(field string, raw json.RawMessage, limit int) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return "", nil
+	}
+	if len(raw) > limit {
+		return "", continuo.Errorf(continuo.CodeTooLarge, "%s exceeds %d bytes", field, limit).With("field", field).With("limit", limit)
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil || !json.Valid(raw) {
+		return "", continuo.Invalid(field, "must be JSON")
+	}
+	return b.String(), nil
+}
+
+// redactJSON redacts the strings of a JSON value (keys that name secrets
+// included), keeping it JSON.
+func redactJSON(text string) string {
+	var v any
+	if err := json.Unmarshal([]byte(text), &v); err != nil {
+		return text
+	}
+	r, changed := redact.Value(v)
+	if !changed {
+		return text
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return text
+	}
+	return string(b)
+}
+
+// Status is a swarm with its workers and task counts.
+type Status struct {
+	Swarm   continuo.Swarm
+	Workers []continuo.Worker
+	Counts  map[continuo.TaskState]int
+}
+
+// SwarmStatus returns a swarm the caller owns, with its workers and task
+// counts.
+func (s *Service) SwarmStatus(ctx context.Context, c *continuo.Caller, car Carrier, swarmID string) (*Status, error) {
+	var out *Status
+	err := s.db.Read(ctx, func(tx store.Tx) error {
+		sw, err := s.ownSwarm(ctx, tx, c, car, swarmID)
+		if err != nil {
+			return err
+		}
+		ws, err := tx.WorkerList(ctx, sw.ID)
+		if err != nil {
+			return err
+		}
+		counts, err := tx.TaskCounts(ctx, sw.ID)
+		if err != nil {
+			return err
+		}
+		out = &Status{Swarm: *sw, Workers: ws, Counts: counts}
+		return nil
+	})
+	return out, err
+}
+
+// TaskStatus is one task of a swarm the caller owns, with its latest
+// attempt (nil before the first claim).
+type TaskStatus struct {
+	Task    continuo.Task
+	Attempt *continuo.Attempt
+}
+
+// TaskStatus returns one task of a swarm the caller owns.
+func (s *Service) TaskStatus(ctx context.Context, c *continuo.Caller, car Carrier, swarmID, taskID string) (*TaskStatus, error) {
+	var out *TaskStatus
+	err := s.db.Read(ctx, func(tx store.Tx) error {
+		sw, err := s.ownSwarm(ctx, tx, c, car, swarmID)
+		if err != nil {
+			return err
+		}
+		t, err := taskOf(ctx, tx, sw.ID, taskID)
+		if err != nil {
+			return err
+		}
+		out = &TaskStatus{Task: *t}
+		if t.Attempt > 0 {
+			if out.Attempt, err = tx.AttemptOf(ctx, t.ID, t.Attempt); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// ownedTask runs fn on a task of a swarm the caller owns, in one Write.
+func (s *Service) ownedTask(ctx context.Context, c *continuo.Caller, car Carrier, swarmID, taskID string,
+	fn func(tx store.Tx, sw *continuo.Swarm, t *continuo.Task) error) error {
+	return s.db.Write(ctx, func(tx store.Tx) error {
+		sw, err := s.ownSwarm(ctx, tx, c, car, swarmID)
+		if err != nil {
+			return err
+		}
+		t, err := taskOf(ctx, tx, sw.ID, taskID)
+		if err != nil {
+			return err
+		}
+		return fn(tx, sw, t)
+	})
+}
+
+// Collect takes a ready result: result_ready becomes collected; collecting
+// again returns the same task (replayed).
+func (s *Service) Collect(ctx context.Context, c *continuo.Caller, car Carrier, swarmID, taskID string) (*TaskResult, error) {
+	var out *TaskResult
+	err := s.ownedTask(ctx, c, car, swarmID, taskID, func(tx store.Tx, sw *continuo.Swarm, t *continuo.Task) error {
+		switch t.State {
+		case continuo.TaskCollected:
+			out = &TaskResult{Task: *t, Replayed: true}
+			return nil
+		case continuo.TaskResultReady:
+		default:
+			return stateErr(t, "only a result_ready task can be collected")
+		}
+		prev := t.Revision
+		t.State, t.Revision, t.UpdatedAt = continuo.TaskCollected, prev+1, s.now()
+		if err := tx.TaskUpdate(ctx, t, prev); err != nil {
+			return stale(err, "the task")
+		}
+		out = &TaskResult{Task: *t}
+		return nil
+	})
+	return out, err
+}
+
+func stateErr(t *continuo.Task, why string) error {
+	return continuo.Errorf(continuo.CodeInvalidState, "task %s is %s: %s", t.ID, t.State, why).With("state", string(t.State))
+}
+
+// Cancel stops a task: a queued one is cancelled; one a worker holds
+// becomes cancel_requested (its effect may exist: the worker submits what
+// it did, or fails it). Cancelling again returns the same task.
+func (s *Service) Cancel(ctx context.Context, c *continuo.Caller, car Carrier, swarmID, taskID string) (*TaskResult, error) {
+	var out *TaskResult
+	err := s.ownedTask(ctx, c, car, swarmID, taskID, func(tx store.Tx, sw *continuo.Swarm, t *continuo.Task) error {
+		var to continuo.TaskState
+		switch t.State {
+		case continuo.TaskCancelled, continuo.TaskCancelRequested:
+			out = &TaskResult{Task: *t, Replayed: true}
+			return nil
+		case continuo.TaskQueued:
+			to = continuo.TaskCancelled
+		case continuo.TaskClaimed, continuo.TaskRunning:
+			to = continuo.TaskCancelRequested
+		case continuo.TaskReconcileRequired:
+			return stateErr(t, "its outcome is unknown: settle it with chat_swarm_reconcile")
+		default:
+			return continuo.Errorf(continuo.CodeTerminalImmutable, "task %s is %s already", t.ID, t.State).With("state", string(t.State))
+		}
+		now, prev := s.now(), t.Revision
+		t.State, t.Revision, t.UpdatedAt = to, prev+1, now
+		if to == continuo.TaskCancelled {
+			t.Reason, t.EndedAt = continuo.ReasonCancelled, &now
+		}
+		if err := tx.TaskUpdate(ctx, t, prev); err != nil {
+			return stale(err, "the task")
+		}
+		out = &TaskResult{Task: *t}
+		if to == continuo.TaskCancelRequested {
+			return tx.Notify(ctx, channel(sw.ID), wakePayload(t.WorkerID))
+		}
+		return nil
+	})
+	return out, err
+}
+
+// CloseSwarm closes a swarm whose tasks are all settled; closing again
+// returns it as it is.
+func (s *Service) CloseSwarm(ctx context.Context, c *continuo.Caller, car Carrier, swarmID string) (*Status, error) {
+	var out *Status
+	err := s.db.Write(ctx, func(tx store.Tx) error {
+		sw, err := s.ownSwarm(ctx, tx, c, car, swarmID)
+		if err != nil {
+			return err
+		}
+		counts, err := tx.TaskCounts(ctx, sw.ID)
+		if err != nil {
+			return err
+		}
+		if sw.State == continuo.SwarmActive {
+			open := map[string]any{}
+			for st, n := range counts {
+				if !st.Terminal() {
+					open[string(st)] = n
+				}
+			}
+			if len(open) > 0 {
+				return continuo.Errorf(continuo.CodeInvalidState, "the swarm still has unsettled tasks: cancel, wait for or reconcile them first").
+					With("open", open)
+			}
+			now, prev := s.now(), sw.Revision
+			sw.State, sw.InviteHash, sw.InviteExpiresAt, sw.Revision, sw.UpdatedAt = continuo.SwarmClosed, "", time.Time{}, prev+1, now
+			if err := tx.SwarmUpdate(ctx, sw, prev); err != nil {
+				return stale(err, "the swarm")
+			}
+			if err := tx.Notify(ctx, channel(sw.ID), wakeAll); err != nil {
+				return err
+			}
+		}
+		ws, err := tx.WorkerList(ctx, sw.ID)
+		if err != nil {
+			return err
+		}
+		out = &Status{Swarm: *sw, Workers: ws, Counts: counts}
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,514 @@
+package swarm
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/redact"
+	"github.com/continuo-dev/continuo/internal/store"
+)
+
+// JoinInput is what chat_swarm_join takes with an invite.
+type JoinInput struct {
+	SwarmID string
+	Invite  string
+	Label   string
+}
+
+// Joined is the worker a join bound the calling carrier to.
+type Joined struct {
+	Worker   continuo.Worker
+	Replayed bool
+}
+
+// Join binds the calling carrier to a new worker of a swarm at epoch 0.
+// The same carrier joining again with the same invite and label gets the
+// same worker back (replayed), whatever has happened to the invite since;
+// a carrier bound before, to anything else, is a conflict.
+func (s *Service) Join(ctx context.Context, c *continuo.Caller, car Carrier, in JoinInput) (*Joined, error) {
+	if err := c.Require(continuo.ScopeSwarmWork); err != nil {
+		return nil, err
+	}
+	hash, err := car.need(c.PrincipalID)
+	if err != nil {
+		return nil, err
+	}
+	if in.Label == "" || len(in.Label) > continuo.MaxWorkerLabel {
+		return nil, continuo.Invalid("label", "must be 1..%d bytes", continuo.MaxWorkerLabel)
+	}
+	label, _ := redact.String(in.Label)
+	invHash := inviteHash(in.Invite)
+	joinHash := digest("continuo join v1", in.SwarmID, invHash, in.Label)
+	var out *Joined
+	err = s.db.Write(ctx, func(tx store.Tx) error {
+		sw, err := tx.SwarmGet(ctx, in.SwarmID)
+		if errors.Is(err, store.ErrNotFound) {
+			return continuo.NotFound("swarm", in.SwarmID)
+		}
+		if err != nil {
+			return err
+		}
+		if prev, err := tx.CarrierGet(ctx, hash); err == nil {
+			if prev.SwarmID == sw.ID && prev.State == continuo.CarrierActive {
+				w, err := tx.WorkerGet(ctx, prev.WorkerID)
+				if err != nil {
+					return err
+				}
+				if w.JoinHash == joinHash {
+					out = &Joined{Worker: *w, Replayed: true}
+					return nil
+				}
+			}
+			return continuo.Errorf(continuo.CodeConflict, "this conversation already carries (or carried) worker %s; a carrier binds once: join from a new conversation", prev.WorkerID).
+				With("worker_id", prev.WorkerID)
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		now := s.now()
+		valid := sw.InviteHash != "" && subtle.ConstantTimeCompare([]byte(invHash), []byte(sw.InviteHash)) == 1
+		if !valid {
+			// Without the swarm's invite nobody learns that it exists.
+			return continuo.NotFound("swarm", in.SwarmID)
+		}
+		switch {
+		case sw.State != continuo.SwarmActive:
+			return closedErr(sw)
+		case !now.Before(sw.InviteExpiresAt):
+			return continuo.Errorf(continuo.CodeTicketInvalid, "the invite expired at %s: ask the owner for a new one (chat_swarm_invite)",
+				sw.InviteExpiresAt.Format(continuo.TimeFormat)).With("reason", "invite_expired")
+		case hash == sw.OwnerCarrier:
+			return continuo.Errorf(continuo.CodeForbidden, "this conversation owns the swarm: workers join from other conversations")
+		}
+		n, err := tx.WorkerCount(ctx, sw.ID)
+		if err != nil {
+			return err
+		}
+		if n >= sw.WorkerLimit {
+			return continuo.Errorf(continuo.CodeCapacityFull, "the swarm has its limit of %d workers", sw.WorkerLimit).With("limit", sw.WorkerLimit)
+		}
+		// The swarm's row guards its worker count: two joins racing for the
+		// last slot collide on it, and one of them is run again.
+		prev := sw.Revision
+		sw.Revision, sw.UpdatedAt = prev+1, now
+		if err := tx.SwarmUpdate(ctx, sw, prev); err != nil {
+			return stale(err, "the swarm")
+		}
+		w := continuo.Worker{ID: continuo.NewID(continuo.PrefixWorker, now), SwarmID: sw.ID, PrincipalID: c.PrincipalID, Label: label,
+			CarrierHash: hash, CarrierSource: car.Source, CarrierState: continuo.CarrierActive, State: continuo.WorkerIdle,
+			ContinuityState: continuo.ContinuitySteady, JoinHash: joinHash, LastSeenAt: now, Revision: 1, CreatedAt: now, UpdatedAt: now}
+		if err := tx.WorkerCreate(ctx, &w); err != nil {
+			return err
+		}
+		if err := tx.CarrierBind(ctx, continuo.Carrier{Hash: hash, WorkerID: w.ID, SwarmID: sw.ID, Source: car.Source,
+			State: continuo.CarrierActive, BoundAt: now}); err != nil {
+			return stale(err, "the carrier")
+		}
+		out = &Joined{Worker: w}
+		return nil
+	})
+	return out, err
+}
+
+// Delivery is what next hands a worker.
+type Delivery struct {
+	State      NextState
+	Task       *continuo.Task
+	Attempt    *continuo.Attempt
+	Redelivery bool
+}
+
+// NextState is chat_swarm_next's state.
+type NextState string
+
+// The states next returns (CONTRACT.md §7); compact_required and continued
+// come with worker continuity (§8).
+const (
+	NextTask   NextState = "task"
+	NextIdle   NextState = "idle"
+	NextClosed NextState = "closed"
+)
+
+// Progress is told, while next waits, how long it has waited of how long.
+type Progress func(waited, of time.Duration)
+
+// Next returns the worker's current task again (redelivery), or claims the
+// next one for it, or waits up to wait for one to be dispatched.
+func (s *Service) Next(ctx context.Context, c *continuo.Caller, car Carrier, ref WorkerRef, wait time.Duration, progress Progress) (*Delivery, error) {
+	if wait < 0 || wait > continuo.MaxNextWait {
+		return nil, continuo.Invalid("wait_secs", "must be 0..%d", int(continuo.MaxNextWait/time.Second))
+	}
+	look := func() (swarmID string, mine bool, err error) {
+		// Read-only: most looks of an idle worker find nothing.
+		err = s.db.Read(ctx, func(tx store.Tx) error {
+			b, err := s.carrierOf(ctx, tx, c, car, ref)
+			if err != nil {
+				return err
+			}
+			swarmID = b.sw.ID
+			mine = b.w.CurrentTaskID != "" || b.sw.State != continuo.SwarmActive
+			if !mine {
+				mine, err = tx.TaskQueued(ctx, b.sw.ID, b.w.ID)
+			}
+			return err
+		})
+		return swarmID, mine, err
+	}
+	try := func() (*Delivery, error) {
+		if _, mine, err := look(); err != nil || !mine {
+			return &Delivery{State: NextIdle}, err
+		}
+		return s.claim(ctx, c, car, ref)
+	}
+	swarmID, mine, err := look()
+	if err != nil {
+		return nil, err
+	}
+	if mine || wait == 0 {
+		if !mine {
+			return &Delivery{State: NextIdle}, nil
+		}
+		if d, err := s.claim(ctx, c, car, ref); err != nil || d.State != NextIdle || wait == 0 {
+			return d, err
+		}
+	}
+	return s.waitFor(ctx, swarmID, ref.WorkerID, wait, progress, try)
+}
+
+// claim redelivers the worker's current task (renewing its lease) or
+// claims the next queued one, in one Write.
+func (s *Service) claim(ctx context.Context, c *continuo.Caller, car Carrier, ref WorkerRef) (*Delivery, error) {
+	var out *Delivery
+	err := s.db.Write(ctx, func(tx store.Tx) error {
+		b, err := s.carrierOf(ctx, tx, c, car, ref)
+		if err != nil {
+			return err
+		}
+		now := s.now()
+		if b.w.CurrentTaskID != "" {
+			t, err := tx.TaskGet(ctx, b.w.CurrentTaskID)
+			if err != nil {
+				return err
+			}
+			a, err := tx.AttemptOf(ctx, t.ID, t.Attempt)
+			if err != nil {
+				return err
+			}
+			if a.State.Active() && a.WorkerID == b.w.ID {
+				prev := a.State
+				a.LeaseUntil = now.Add(b.sw.Policy.LeaseTTL())
+				if err := tx.AttemptUpdate(ctx, a, prev); err != nil {
+					return stale(err, "the attempt")
+				}
+				out = &Delivery{State: NextTask, Task: t, Attempt: a, Redelivery: true}
+				return tx.WorkerTouch(ctx, b.w.ID, now)
+			}
+		}
+		if b.sw.State != continuo.SwarmActive {
+			out = &Delivery{State: NextClosed}
+			return nil
+		}
+		if b.w.CurrentTaskID != "" {
+			return continuo.Errorf(continuo.CodeInternal, "worker %s names task %s, which it does not hold", b.w.ID, b.w.CurrentTaskID)
+		}
+		// The worker's row first: two claims for one worker collide on it
+		// (PostgreSQL runs the second again), not on the second task.
+		if err := tx.WorkerTouch(ctx, b.w.ID, now); err != nil {
+			return err
+		}
+		prevW := b.w.Revision
+		t, err := tx.TaskClaim(ctx, b.sw.ID, b.w.ID, now)
+		if errors.Is(err, store.ErrNotFound) {
+			out = &Delivery{State: NextIdle}
+			return nil
+		}
+		if err != nil {
+			return stale(err, "the worker")
+		}
+		b.w.State, b.w.CurrentTaskID, b.w.CarrierState = continuo.WorkerBusy, t.ID, continuo.CarrierActive
+		b.w.LastSeenAt, b.w.Revision, b.w.UpdatedAt = now, prevW+1, now
+		if err := tx.WorkerUpdate(ctx, b.w, prevW); err != nil {
+			return stale(err, "the worker")
+		}
+		a := continuo.Attempt{ID: continuo.NewID(continuo.PrefixAttempt, now), TaskID: t.ID, SwarmID: b.sw.ID, Number: t.Attempt,
+			WorkerID: b.w.ID, Epoch: b.w.Epoch, Server: s.self, State: continuo.AttemptClaimed,
+			LeaseUntil: now.Add(b.sw.Policy.LeaseTTL()), ClaimedAt: now}
+		if err := tx.AttemptCreate(ctx, &a); err != nil {
+			return stale(err, "the task")
+		}
+		out = &Delivery{State: NextTask, Task: t, Attempt: &a}
+		return nil
+	})
+	return out, err
+}
+
+// held runs fn on the task the calling carrier's worker holds, in one
+// Write. A task the worker does not hold is explained: another worker's,
+// settled, or in doubt and awaiting the owner.
+func (s *Service) held(ctx context.Context, c *continuo.Caller, car Carrier, ref WorkerRef, taskID string,
+	fn func(tx store.Tx, b *bound, t *continuo.Task, a *continuo.Attempt) error) error {
+	return s.db.Write(ctx, func(tx store.Tx) error {
+		b, err := s.carrierOf(ctx, tx, c, car, ref)
+		if err != nil {
+			return err
+		}
+		t, err := taskOf(ctx, tx, b.sw.ID, taskID)
+		if err != nil {
+			return err
+		}
+		var a *continuo.Attempt
+		if t.Attempt > 0 {
+			if a, err = tx.AttemptOf(ctx, t.ID, t.Attempt); err != nil {
+				return err
+			}
+		}
+		return fn(tx, b, t, a)
+	})
+}
+
+// notHeld explains why a worker's call on a task it does not hold is
+// refused.
+func notHeld(w *continuo.Worker, t *continuo.Task) error {
+	switch {
+	case t.State == continuo.TaskReconcileRequired && t.WorkerID == w.ID:
+		return continuo.Errorf(continuo.CodeReconcileRequired, "task %s is in doubt (%s): the owner decides what became of it; report what you did to the owner", t.ID, t.Reason).
+			With("state", string(t.State)).With("reason", t.Reason)
+	case t.State.Terminal():
+		return continuo.Errorf(continuo.CodeTerminalImmutable, "task %s is %s already", t.ID, t.State).With("state", string(t.State))
+	}
+	return continuo.Errorf(continuo.CodeConflict, "task %s is not this worker's to work on (it is %s)", t.ID, t.State).With("state", string(t.State))
+}
+
+// holds reports whether worker w holds t through attempt a.
+func holds(w *continuo.Worker, t *continuo.Task, a *continuo.Attempt) bool {
+	return a != nil && t.State.Active() && t.WorkerID == w.ID && w.CurrentTaskID == t.ID && a.State.Active()
+}
+
+// Ack records that the worker started executing its task: its effect may
+// now exist. Acking again changes nothing.
+func (s *Service) Ack(ctx context.Context, c *continuo.Caller, car Carrier, ref WorkerRef, taskID string) (*TaskResult, error) {
+	var out *TaskResult
+	err := s.held(ctx, c, car, ref, taskID, func(tx store.Tx, b *bound, t *continuo.Task, a *continuo.Attempt) error {
+		if !holds(b.w, t, a) {
+			return notHeld(b.w, t)
+		}
+		now := s.now()
+		prevA := a.State
+		a.LeaseUntil = now.Add(b.sw.Policy.LeaseTTL())
+		if a.State == continuo.AttemptRunning {
+			out = &TaskResult{Task: *t, Replayed: true}
+			return tx.AttemptUpdate(ctx, a, prevA)
+		}
+		a.State, a.AckedAt = continuo.AttemptRunning, &now
+		if err := tx.AttemptUpdate(ctx, a, prevA); err != nil {
+			return stale(err, "the attempt")
+		}
+		if t.State == continuo.TaskClaimed {
+			prev := t.Revision
+			t.State, t.Revision, t.UpdatedAt = continuo.TaskRunning, prev+1, now
+			if err := tx.TaskUpdate(ctx, t, prev); err != nil {
+				return stale(err, "the task")
+			}
+		}
+		out = &TaskResult{Task: *t}
+		return tx.WorkerTouch(ctx, b.w.ID, now)
+	})
+	return out, err
+}
+
+// Checkpoint stores the worker's verified checkpoint (the continuation's
+// starting point) and renews the lease of the task it holds. A checkpoint
+// that carries a credential is refused, naming where.
+func (s *Service) Checkpoint(ctx context.Context, c *continuo.Caller, car Carrier, ref WorkerRef, checkpoint json.RawMessage) (*continuo.Worker, error) {
+	text, err := compactJSON("checkpoint", checkpoint, continuo.MaxCheckpoint)
+	if err != nil {
+		return nil, err
+	}
+	if text == "" || text[0] != '{' {
+		return nil, continuo.Invalid("checkpoint", "must be a JSON object (summary, state, blockers, next step, artifact refs)")
+	}
+	if path := secretAt(text); path != "" {
+		return nil, continuo.Invalid("checkpoint", "%s looks like a credential: a checkpoint never carries one", path).With("path", path)
+	}
+	var out *continuo.Worker
+	err = s.db.Write(ctx, func(tx store.Tx) error {
+		b, err := s.carrierOf(ctx, tx, c, car, ref)
+		if err != nil {
+			return err
+		}
+		now, w := s.now(), b.w
+		if w.CurrentTaskID != "" {
+			t, err := tx.TaskGet(ctx, w.CurrentTaskID)
+			if err != nil {
+				return err
+			}
+			if a, err := tx.AttemptOf(ctx, t.ID, t.Attempt); err == nil && holds(w, t, a) {
+				prevA := a.State
+				a.LeaseUntil = now.Add(b.sw.Policy.LeaseTTL())
+				if err := tx.AttemptUpdate(ctx, a, prevA); err != nil {
+					return stale(err, "the attempt")
+				}
+			} else if err != nil {
+				return err
+			}
+		}
+		prev := w.Revision
+		w.Checkpoint, w.CheckpointHash, w.CheckpointAt = text, digest("continuo checkpoint v1", text), &now
+		w.CarrierState, w.LastSeenAt, w.Revision, w.UpdatedAt = continuo.CarrierActive, now, prev+1, now
+		if err := tx.WorkerUpdate(ctx, w, prev); err != nil {
+			return stale(err, "the worker")
+		}
+		out = w
+		return nil
+	})
+	return out, err
+}
+
+// secretAt returns where in a JSON object a credential-looking string (or
+// key) sits, as a path ("summary", "artifacts[2]"), or "".
+func secretAt(text string) string {
+	var v any
+	if err := json.Unmarshal([]byte(text), &v); err != nil {
+		return ""
+	}
+	return findSecret(v, "")
+}
+
+func findSecret(v any, path string) string {
+	switch x := v.(type) {
+	case string:
+		if _, changed := redact.String(x); changed {
+			return path
+		}
+	case []any:
+		for i, e := range x {
+			if p := findSecret(e, path+"["+itoa(i)+"]"); p != "" {
+				return p
+			}
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(x) {
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			if _, changed := redact.Value(map[string]any{k: x[k]}); changed {
+				if q := findSecret(x[k], p); q != "" {
+					return q
+				}
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// Submit settles the worker's task with its result. It never waits. The
+// same result again returns the task (replayed); another result for a
+// settled task is terminal_immutable.
+func (s *Service) Submit(ctx context.Context, c *continuo.Caller, car Carrier, ref WorkerRef, taskID, result string) (*TaskResult, error) {
+	if result == "" || len(result) > continuo.MaxTaskResult {
+		return nil, continuo.Invalid("result", "must be 1..%d bytes", continuo.MaxTaskResult)
+	}
+	hash := digest("continuo result v1", result)
+	stored, _ := redact.String(result)
+	var out *TaskResult
+	err := s.held(ctx, c, car, ref, taskID, func(tx store.Tx, b *bound, t *continuo.Task, a *continuo.Attempt) error {
+		if t.State == continuo.TaskResultReady || t.State == continuo.TaskCollected {
+			if t.ResultHash == hash && t.WorkerID == b.w.ID {
+				out = &TaskResult{Task: *t, Replayed: true}
+				return nil
+			}
+			return continuo.Errorf(continuo.CodeTerminalImmutable, "task %s has another result already", t.ID).With("state", string(t.State))
+		}
+		if !holds(b.w, t, a) {
+			return notHeld(b.w, t)
+		}
+		return s.settle(ctx, tx, b, t, a, func(now time.Time) {
+			t.State, t.Result, t.ResultHash, t.Reason, t.EndedAt = continuo.TaskResultReady, stored, hash, "", &now
+			a.State = continuo.AttemptSubmitted
+		}, &out)
+	})
+	return out, err
+}
+
+// Effect is what a failing worker knows of its task's effect.
+type Effect string
+
+// The effects chat_swarm_fail takes.
+const (
+	EffectNone  Effect = "none"    // nothing happened: the task fails
+	EffectMaybe Effect = "unknown" // something may have happened: the owner decides
+)
+
+// Fail gives up the worker's task: with effect none it is failed (or
+// cancelled, when the owner asked for that), with effect unknown it awaits
+// the owner's decision.
+func (s *Service) Fail(ctx context.Context, c *continuo.Caller, car Carrier, ref WorkerRef, taskID, reason string, effect Effect) (*TaskResult, error) {
+	switch {
+	case reason == "" || len(reason) > continuo.MaxFailReason:
+		return nil, continuo.Invalid("reason", "must be 1..%d bytes", continuo.MaxFailReason)
+	case effect != EffectNone && effect != EffectMaybe:
+		return nil, continuo.Invalid("effect", "must be none or unknown")
+	}
+	detail, _ := redact.String(reason)
+	var out *TaskResult
+	err := s.held(ctx, c, car, ref, taskID, func(tx store.Tx, b *bound, t *continuo.Task, a *continuo.Attempt) error {
+		if !holds(b.w, t, a) {
+			if a != nil && a.WorkerID == b.w.ID && t.Detail == detail && failedAs(t, a, effect) {
+				out = &TaskResult{Task: *t, Replayed: true}
+				return nil
+			}
+			return notHeld(b.w, t)
+		}
+		return s.settle(ctx, tx, b, t, a, func(now time.Time) {
+			t.Detail = detail
+			switch {
+			case effect == EffectMaybe:
+				t.State, t.Reason = continuo.TaskReconcileRequired, continuo.ReasonEffectUnknown
+				a.State = continuo.AttemptInDoubt
+			case t.State == continuo.TaskCancelRequested:
+				t.State, t.Reason, t.EndedAt = continuo.TaskCancelled, continuo.ReasonCancelled, &now
+				a.State = continuo.AttemptCancelled
+			default:
+				t.State, t.Reason, t.EndedAt = continuo.TaskFailed, continuo.ReasonWorkerFailed, &now
+				a.State = continuo.AttemptFailed
+			}
+		}, &out)
+	})
+	return out, err
+}
+
+// failedAs reports whether a task was already failed by its attempt as a
+// fail with effect would have.
+func failedAs(t *continuo.Task, a *continuo.Attempt, effect Effect) bool {
+	if effect == EffectMaybe {
+		return t.State == continuo.TaskReconcileRequired && t.Reason == continuo.ReasonEffectUnknown && a.State == continuo.AttemptInDoubt
+	}
+	return (t.State == continuo.TaskFailed && a.State == continuo.AttemptFailed) || (t.State == continuo.TaskCancelled && a.State == continuo.AttemptCancelled)
+}
+
+// settle ends the worker's hold on its task: change sets the task's and
+// the attempt's new states; the worker becomes idle.
+func (s *Service) settle(ctx context.Context, tx store.Tx, b *bound, t *continuo.Task, a *continuo.Attempt, change func(now time.Time), out **TaskResult) error {
+	now := s.now()
+	prevT, prevA, prevW := t.Revision, a.State, b.w.Revision
+	change(now)
+	t.Revision, t.UpdatedAt, a.EndedAt = prevT+1, now, &now
+	b.w.State, b.w.CurrentTaskID, b.w.CarrierState = continuo.WorkerIdle, "", continuo.CarrierActive
+	b.w.LastSeenAt, b.w.Revision, b.w.UpdatedAt = now, prevW+1, now
+	if err := tx.WorkerUpdate(ctx, b.w, prevW); err != nil {
+		return stale(err, "the worker")
+	}
+	if err := tx.TaskUpdate(ctx, t, prevT); err != nil {
+		return stale(err, "the task")
+	}
+	if err := tx.AttemptUpdate(ctx, a, prevA); err != nil {
+		return stale(err, "the attempt")
+	}
+	*out = &TaskResult{Task: *t}
+	return nil
+}
