@@ -47,7 +47,29 @@ var rootSets = map[string][]string{
 	"runs.kind":                 literals(continuo.RunKinds()),
 	"runs.state":                literals(continuo.RunStates()),
 	"run_events.kind":           literals(continuo.RunEventKinds()),
+	"swarms.state":              literals(swarmStates),
+	"workers.carrier_source":    literals(carrierSources),
+	"workers.carrier_state":     literals(carrierStates),
+	"workers.state":             literals(workerStates),
+	"workers.continuity_state":  literals(continuityStates),
+	"carriers.source":           literals(carrierSources),
+	"carriers.state":            literals(carrierRowStates),
+	"tasks.state":               literals(continuo.TaskStates()),
+	"attempts.state":            literals(attemptStates),
 }
+
+// The closed sets of swarm.go that it does not list itself, in its order.
+var (
+	swarmStates      = []continuo.SwarmState{continuo.SwarmActive, continuo.SwarmClosed}
+	workerStates     = []continuo.WorkerState{continuo.WorkerIdle, continuo.WorkerBusy}
+	carrierSources   = []continuo.CarrierSource{continuo.CarrierFromMeta, continuo.CarrierFromSession, continuo.CarrierFromKey}
+	carrierStates    = []continuo.CarrierState{continuo.CarrierActive, continuo.CarrierLost, continuo.CarrierRetired}
+	carrierRowStates = []continuo.CarrierState{continuo.CarrierActive, continuo.CarrierRetired} // a carrier row is never lost
+	continuityStates = []continuo.ContinuityState{continuo.ContinuitySteady, continuo.ContinuityCompactRequired,
+		continuo.ContinuityPending, continuo.ContinuityReconcileRequired}
+	attemptStates = []continuo.AttemptState{continuo.AttemptClaimed, continuo.AttemptRunning, continuo.AttemptSubmitted,
+		continuo.AttemptFailed, continuo.AttemptCancelled, continuo.AttemptInDoubt, continuo.AttemptRequeued, continuo.AttemptSettled}
+)
 
 // idPrefixes are the tables whose id column carries a root package prefix
 // (id.go), which its CHECK (id LIKE '…\_%' ESCAPE '\') must name.
@@ -66,6 +88,10 @@ var idPrefixes = map[string]string{
 	"web_sessions":  continuo.PrefixWebSession,
 	"goals":         continuo.PrefixGoal,
 	"runs":          continuo.PrefixRun,
+	"swarms":        continuo.PrefixSwarm,
+	"workers":       continuo.PrefixWorker,
+	"tasks":         continuo.PrefixTask,
+	"attempts":      continuo.PrefixAttempt,
 }
 
 func literals[T ~string](xs []T) []string {

@@ -45,6 +45,10 @@ type SwarmTx interface {
 	// worker.
 	CarrierBind(ctx context.Context, c continuo.Carrier) error
 	CarrierGet(ctx context.Context, hash string) (*continuo.Carrier, error)
+	// CarrierRetire retires an active carrier at at (a continuation
+	// replaced it), so that its worker may bind the next; a carrier
+	// already retired is ErrStale.
+	CarrierRetire(ctx context.Context, hash string, at time.Time) error
 
 	// TaskCreate inserts a task; an existing ID or (swarm, task key) is
 	// ErrConflict.

@@ -29,6 +29,11 @@ func (*dialect) TextMatch() string {
 // MatchQuery gives plainto_tsquery the words, which it joins with &.
 func (*dialect) MatchQuery(words []string) string { return strings.Join(words, " ") }
 
+// SkipLocked locks the row a sub-SELECT chooses and passes over rows
+// another transaction has locked, so that concurrent claimers take
+// different rows.
+func (*dialect) SkipLocked() string { return " FOR UPDATE SKIP LOCKED" }
+
 func (*dialect) Interpret(err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == codeUnique {

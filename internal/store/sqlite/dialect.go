@@ -32,6 +32,10 @@ func (dialect) MatchQuery(words []string) string {
 	return strings.Join(q, " ")
 }
 
+// SkipLocked is empty: SQLite has one writer at a time, so the row a
+// sub-SELECT chooses is never another writer's.
+func (dialect) SkipLocked() string { return "" }
+
 func (dialect) Interpret(err error) error {
 	var se *sqlite.Error
 	if errors.As(err, &se) {

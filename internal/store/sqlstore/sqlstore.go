@@ -45,6 +45,11 @@ type Dialect interface {
 	// MatchQuery turns a query's words (store.SearchWords: lower-case
 	// letters and digits only) into the argument of TextMatch.
 	MatchQuery(words []string) string
+	// SkipLocked is the locking clause that ends a sub-SELECT choosing one
+	// row to update, so that concurrent writers each take a different row
+	// rather than queue behind the first: FOR UPDATE SKIP LOCKED where rows
+	// are locked, empty where the single writer orders every update.
+	SkipLocked() string
 }
 
 // Notifier queues or sends a notification inside a write transaction, to be

@@ -100,10 +100,13 @@ CREATE TABLE tasks (
     updated_at          bigint NOT NULL,
     ended_at            bigint,
     -- Settled exactly when terminal; held by a worker whenever claimed or
-    -- past; a result exactly when result_ready or collected.
-    CONSTRAINT ended_iff_terminal CHECK ((state IN ('result_ready', 'collected', 'failed', 'cancelled')) = (ended_at IS NOT NULL)),
-    CONSTRAINT active_has_worker CHECK (NOT (state IN ('claimed', 'running', 'cancel_requested') AND worker_id = '')),
-    CONSTRAINT result_iff_ready CHECK ((state IN ('result_ready', 'collected')) = (result_hash <> ''))
+    -- past; a result exactly when result_ready or collected. (Table
+    -- constraints spell states with OR: an IN list in a CHECK is a
+    -- column's closed set to the schema test.)
+    CONSTRAINT ended_iff_terminal CHECK ((state = 'result_ready' OR state = 'collected' OR state = 'failed' OR state = 'cancelled')
+        = (ended_at IS NOT NULL)),
+    CONSTRAINT active_has_worker CHECK (NOT ((state = 'claimed' OR state = 'running' OR state = 'cancel_requested') AND worker_id = '')),
+    CONSTRAINT result_iff_ready CHECK ((state = 'result_ready' OR state = 'collected') = (result_hash <> ''))
 );
 
 CREATE UNIQUE INDEX tasks_key ON tasks (swarm_id, task_key);
@@ -132,7 +135,7 @@ CREATE TABLE attempts (
     claimed_at  bigint NOT NULL,
     acked_at    bigint,
     ended_at    bigint,
-    CONSTRAINT ended_iff_inactive CHECK ((state IN ('claimed', 'running')) = (ended_at IS NULL)),
+    CONSTRAINT ended_iff_inactive CHECK ((state = 'claimed' OR state = 'running') = (ended_at IS NULL)),
     CONSTRAINT running_was_acked CHECK (NOT (state = 'running' AND acked_at IS NULL))
 );
 

@@ -1,0 +1,59 @@
+package sqlite_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSwarmQueryPlans: the swarm's queries (as sqlstore/swarm.go and
+// task.go write them) search the indexes migration 0007 made for them,
+// and those that return rows in index order sort nothing. The partial
+// indexes serve only queries whose WHERE holds theirs term for term.
+func TestSwarmQueryPlans(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	open(t, path, nil)
+	raw := rawDB(t, path)
+	for _, tc := range []struct {
+		q, want string
+		sorts   bool // a TEMP B-TREE is expected (a few active attempts, ordered by ID)
+	}{
+		{"UPDATE tasks SET state = 'claimed', worker_id = ?, attempt = attempt + 1, revision = revision + 1, updated_at = ? " +
+			"WHERE id = (SELECT id FROM tasks WHERE swarm_id = ? AND state = 'queued' AND preferred_worker_id = ? ORDER BY id LIMIT 1) " +
+			"AND state = 'queued' RETURNING id", "SEARCH tasks USING COVERING INDEX tasks_queue (swarm_id=? AND preferred_worker_id=?)", false},
+		{"SELECT 1 FROM tasks WHERE swarm_id = ? AND state = 'queued' AND preferred_worker_id IN (?, '') LIMIT 1",
+			"SEARCH tasks USING COVERING INDEX tasks_queue (swarm_id=? AND preferred_worker_id=?)", false},
+		{"SELECT state, count(*) FROM tasks WHERE swarm_id = ? GROUP BY state", "SEARCH tasks USING COVERING INDEX tasks_state (swarm_id=?)", false},
+		{"SELECT id FROM tasks WHERE swarm_id = ? AND state IN (?) AND id > ? ORDER BY id LIMIT ?",
+			"SEARCH tasks USING COVERING INDEX tasks_state (swarm_id=? AND state=? AND id>?)", false},
+		{"SELECT id FROM tasks WHERE swarm_id = ? AND task_key = ?", "SEARCH tasks USING INDEX tasks_key (swarm_id=? AND task_key=?)", false},
+		{"SELECT id FROM attempts WHERE state IN ('claimed', 'running') AND lease_until < ? ORDER BY id LIMIT ?",
+			"SEARCH attempts USING INDEX attempts_lease (lease_until<?)", true},
+		{"SELECT id FROM attempts WHERE state IN ('claimed', 'running') AND server = ? ORDER BY id LIMIT ?",
+			"SEARCH attempts USING INDEX attempts_server (server=?)", true},
+		{"SELECT DISTINCT server FROM attempts WHERE state IN ('claimed', 'running') ORDER BY server",
+			"SCAN attempts USING INDEX attempts_server", false},
+		{"SELECT id FROM attempts WHERE task_id = ? AND number = ?", "SEARCH attempts USING INDEX attempts_number (task_id=? AND number=?)", false},
+		{"SELECT id FROM workers WHERE swarm_id = ? ORDER BY id", "SEARCH workers USING COVERING INDEX workers_swarm (swarm_id=?)", false},
+		{"SELECT id FROM swarms WHERE group_id = ? ORDER BY id DESC LIMIT ?", "SEARCH swarms USING COVERING INDEX swarms_group (group_id=?)", false},
+	} {
+		rows, err := raw.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+tc.q, 1, 2, 3, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, notused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		p := strings.Join(plan, "; ")
+		if !strings.Contains(p, tc.want) || strings.Contains(p, "TEMP B-TREE") != tc.sorts {
+			t.Errorf("%s\nplan: %s, want %s (a sort: %v)", tc.q, p, tc.want, tc.sorts)
+		}
+	}
+}
