@@ -115,7 +115,8 @@ func dumpTests(t *testing.T, f Factory) {
 // empty and set, for export tests: a group "alpha" (see Setup) with a
 // token, messages, an instruction, an idempotency key, OAuth clients,
 // codes, a grant and its tokens, login links, browser sessions, goals and
-// their replaced plans, runs with their logs and a session's evidence.
+// their replaced plans, runs with their logs, a session's evidence, and
+// swarms with their workers, carriers, tasks and attempts.
 func Fill(t testing.TB, s store.Store) {
 	t.Helper()
 	ctx := t.Context()
@@ -138,6 +139,52 @@ func Fill(t testing.TB, s store.Store) {
 	fillOAuth(t, s, fx.Principal.ID)
 	fillGoals(t, s, fx.Session.ID)
 	fillRuns(t, s, fx)
+	fillSwarms(t, s, fx)
+}
+
+// fillSwarms gives every swarm table rows: a closed swarm with an invite
+// and a policy of its own, and an active bare one; a busy worker with a
+// checkpoint and a lost carrier, and an idle one; their active carriers
+// and a retired one; a settled task with a result, a held one and a bare
+// queued one preferring a worker; an ended attempt (no lease) and a
+// running one.
+func fillSwarms(t testing.TB, s store.Store, fx *Fixture) {
+	t.Helper()
+	ctx := t.Context()
+	at, later := Base.Add(time.Second), Base.Add(time.Hour)
+	closed := Swarm(t, s, fx.Group.ID, fx.Principal.ID, func(sw *continuo.Swarm) {
+		sw.State, sw.InviteHash, sw.InviteExpiresAt, sw.Revision, sw.UpdatedAt = continuo.SwarmClosed, "invite-1", later, 3, at
+		sw.Policy.RequeueUnacked, sw.Policy.Compaction.Threshold = true, 0.5
+	})
+	Swarm(t, s, fx.Group.ID, fx.Principal.ID, func(sw *continuo.Swarm) { sw.OwnerCarrier = "" })
+	idle := SwarmWorker(t, s, closed.ID, fx.Principal.ID, "idle")
+	busy := SwarmWorker(t, s, closed.ID, fx.Principal.ID, "busy \"ü\"")
+	done := SwarmTask(t, s, closed.ID, "done", func(k *continuo.Task) {
+		k.Payload, k.WorkerID, k.State, k.Attempt = `{"n":1}`, idle.ID, continuo.TaskResultReady, 1
+		k.Result, k.ResultHash, k.Detail, k.Revision, k.UpdatedAt, k.EndedAt = "all done", "result-1", "ü", 4, at, &at
+	})
+	held := SwarmTask(t, s, closed.ID, "held", func(k *continuo.Task) { k.WorkerID, k.State, k.Attempt = busy.ID, continuo.TaskRunning, 2 })
+	SwarmTask(t, s, closed.ID, "queued", func(k *continuo.Task) { k.PreferredWorkerID = idle.ID })
+	SwarmAttempt(t, s, done, "host-1 42", func(a *continuo.Attempt) {
+		a.WorkerID, a.State, a.LeaseUntil, a.AckedAt, a.EndedAt = idle.ID, continuo.AttemptSubmitted, time.Time{}, &at, &at
+	})
+	SwarmAttempt(t, s, held, "host-2 9", func(a *continuo.Attempt) {
+		a.Epoch, a.State, a.AckedAt, a.LeaseUntil = 2, continuo.AttemptRunning, &at, later
+	})
+	MustWrite(t, s, func(tx store.Tx) error {
+		if err := tx.CarrierRetire(ctx, busy.CarrierHash, at); err != nil {
+			return err
+		}
+		next := *busy
+		next.Epoch, next.CarrierHash, next.CarrierSource, next.CarrierState = 2, "carrier-busy-2", continuo.CarrierFromMeta, continuo.CarrierLost
+		next.State, next.ContinuityState, next.CurrentTaskID = continuo.WorkerBusy, continuo.ContinuityReconcileRequired, held.ID
+		next.Checkpoint, next.CheckpointHash, next.CheckpointAt, next.Revision, next.UpdatedAt = `{"step":1}`, "cp-1", &at, 2, at
+		if err := tx.WorkerUpdate(ctx, &next, busy.Revision); err != nil {
+			return err
+		}
+		return tx.CarrierBind(ctx, continuo.Carrier{Hash: next.CarrierHash, WorkerID: busy.ID, SwarmID: closed.ID, Epoch: 2,
+			Source: continuo.CarrierFromMeta, State: continuo.CarrierActive, BoundAt: at})
+	})
 }
 
 // fillRuns gives runs, run_events and evidence rows: an ended validation

@@ -24,7 +24,9 @@
 //     OAuth clients and OAuth grants by ID, grants by project ID, sessions
 //     by updated_at desc then ID desc, messages by seq desc, goals by ID
 //     desc, a goal's replaced plans by revision desc, runs by ID, a run's
-//     events by seq, a session's evidence by check name then newest first;
+//     events by seq, a session's evidence by check name then newest first,
+//     a group's swarms by ID desc, a swarm's workers and tasks and the
+//     active attempts by ID;
 //   - a used code, refresh token or login link is ErrStale when used again
 //     (an unknown one ErrNotFound); a revocation, and a client's first use,
 //     keep the first time;
@@ -99,6 +101,7 @@ func Run(t *testing.T, f Factory) {
 		{"EntryList", entryTests()},
 		{"Goal", goalTests()},
 		{"Run", runTests()},
+		{"Swarm", swarmTests()},
 		{"Idempotency", idempotencyTests()},
 		{"Tx", txTests()},
 		{"Constraints", constraintTests()},
@@ -109,6 +112,7 @@ func Run(t *testing.T, f Factory) {
 		{"SignInRerun", underRerun(signInTests())},
 		{"GoalRerun", underRerun(goalTests())},
 		{"RunRerun", underRerun(runTests())},
+		{"SwarmRerun", underRerun(swarmTests())},
 	}
 	for _, su := range suites {
 		t.Run(su.name, func(t *testing.T) {

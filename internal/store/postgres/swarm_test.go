@@ -1,0 +1,132 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/store"
+	"github.com/continuo-dev/continuo/internal/store/pgtest"
+	"github.com/continuo-dev/continuo/internal/store/postgres"
+	"github.com/continuo-dev/continuo/internal/store/storetest"
+	"github.com/jackc/pgx/v5"
+)
+
+// TestTaskClaimSkipsLocked: a claim never waits for another claim's open
+// transaction. It passes over the task that one locked and takes the
+// next at once; without SKIP LOCKED it would wait on the row until the
+// first committed (here: never, so it would time out).
+func TestTaskClaimSkipsLocked(t *testing.T) {
+	pgtest.BaseURL(t)
+	ctx := t.Context()
+	db := open(t, pgtest.Schema(t), nil)
+	f := storetest.Setup(t, db, "alpha")
+	sw := storetest.Swarm(t, db, f.Group.ID, f.Principal.ID)
+	w1 := storetest.SwarmWorker(t, db, sw.ID, f.Principal.ID, "one")
+	w2 := storetest.SwarmWorker(t, db, sw.ID, f.Principal.ID, "two")
+	k1, k2 := storetest.SwarmTask(t, db, sw.ID, "k1"), storetest.SwarmTask(t, db, sw.ID, "k2")
+
+	locked, release, first := make(chan string, 1), make(chan struct{}), make(chan error, 1)
+	go func() {
+		first <- db.Write(ctx, func(tx store.Tx) error {
+			k, err := tx.TaskClaim(ctx, sw.ID, w1.ID, storetest.Base)
+			if err != nil {
+				return err
+			}
+			select {
+			case locked <- k.ID:
+			default:
+			}
+			<-release
+			return nil
+		})
+	}()
+	var lockedID string
+	select {
+	case lockedID = <-locked:
+	case err := <-first:
+		t.Fatalf("the first claim ended before it held its task: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first claim never took a task")
+	}
+	short, cancel := context.WithTimeout(ctx, 10*time.Second)
+	var second *continuo.Task
+	err := db.Write(short, func(tx store.Tx) error {
+		k, err := tx.TaskClaim(short, sw.ID, w2.ID, storetest.Base)
+		second = k
+		return err
+	})
+	cancel()
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatalf("the first claim: %v", err)
+	}
+	if err != nil {
+		t.Fatalf("a claim while another claim's transaction was open: %v", err)
+	}
+	if lockedID != k1.ID || second.ID != k2.ID || second.WorkerID != w2.ID {
+		t.Errorf("the first claim took %s, the second %s (worker %s); want %s, then %s for %s", lockedID, second.ID, second.WorkerID,
+			k1.ID, k2.ID, w2.ID)
+	}
+}
+
+// Migration 0007 only adds the swarm tables: a version 6 database is
+// refused until `migrate up`, then keeps every row, and its groups take
+// swarms whose workers claim tasks.
+func TestMigration0007FromV6(t *testing.T) {
+	pgtest.BaseURL(t)
+	ctx := t.Context()
+	url := pgtest.Schema(t)
+	ms, err := postgres.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := []string{"CREATE TABLE schema_migrations (version bigint PRIMARY KEY, name text NOT NULL)"}
+	for _, m := range ms[:6] {
+		qs = append(qs, m.SQL, fmt.Sprintf("INSERT INTO schema_migrations (version, name) VALUES (%d, '%s')", m.Version, m.Name))
+	}
+	qs = append(qs,
+		"INSERT INTO groups (id, name, created_at) VALUES ('grp_1', 'g', 0)",
+		"INSERT INTO projects (id, name, writable, created_at) VALUES ('prj_1', 'p', 1, 0)",
+		`INSERT INTO runs (id, kind, state, group_id, project_id, dir, revision, created_at)
+			VALUES ('run_1', 'validation', 'queued', 'grp_1', 'prj_1', '/src', 1, 0)`)
+	for _, q := range qs {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%.60s: %v", q, err)
+		}
+	}
+	conn.Close(ctx)
+	if _, err := postgres.Open(ctx, url, nil); !errors.Is(err, store.ErrSchema) {
+		t.Fatalf("Open of a version 6 database without migrate up = %v, want ErrSchema", err)
+	}
+	db := open(t, url, &postgres.Options{Migrate: store.MigrateUp})
+	sw := storetest.Swarm(t, db, "grp_1", "prn_1")
+	w := storetest.SwarmWorker(t, db, sw.ID, "prn_1", "one")
+	k := storetest.SwarmTask(t, db, sw.ID, "k")
+	var claimed string
+	storetest.MustWrite(t, db, func(tx store.Tx) error {
+		got, err := tx.TaskClaim(ctx, sw.ID, w.ID, storetest.Base)
+		if err == nil {
+			claimed = got.ID
+		}
+		return err
+	})
+	if claimed != k.ID {
+		t.Errorf("claimed %s, want %s", claimed, k.ID)
+	}
+	storetest.MustRead(t, db, func(tx store.Tx) error {
+		if r, err := tx.RunGet(ctx, "run_1"); err != nil || r.Dir != "/src" {
+			t.Errorf("run after 0007: %+v, %v", r, err)
+		}
+		return nil
+	})
+	db.Close()
+	open(t, url, nil) // at version 7 now: opens without migrate up
+}
