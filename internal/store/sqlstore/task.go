@@ -109,6 +109,13 @@ func (t *Tx) TaskQueued(ctx context.Context, swarmID, workerID string) (bool, er
 	return err == nil, t.interpret(err)
 }
 
+// TaskCount implements store.SwarmTx: a range of the tasks_state index.
+func (t *Tx) TaskCount(ctx context.Context, swarmID string, state continuo.TaskState) (int, error) {
+	var n int
+	err := t.row(ctx, "SELECT count(*) FROM tasks WHERE swarm_id = ? AND state = ?", swarmID, string(state)).Scan(&n)
+	return n, t.interpret(err)
+}
+
 // TaskCounts implements store.SwarmTx, from tasks_state alone.
 func (t *Tx) TaskCounts(ctx context.Context, swarmID string) (map[continuo.TaskState]int, error) {
 	rows, err := t.rows(ctx, "SELECT state, count(*) FROM tasks WHERE swarm_id = ? GROUP BY state", swarmID)
