@@ -287,7 +287,8 @@ func (f field) checkEnum(name, s string) error {
 // inputSchema infers In's JSON Schema and adds the bounds from its tags, so
 // clients see the limits the server enforces.
 func inputSchema[In any]() *jsonschema.Schema {
-	s, err := jsonschema.For[In](nil)
+	s, err := jsonschema.For[In](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[JSONValue](): jsonValueSchema}})
 	if err != nil {
 		panic(fmt.Sprintf("input schema of %T: %v", *new(In), err))
 	}

@@ -37,7 +37,8 @@ var (
 func TestEnumSets(t *testing.T) {
 	want := map[string][]string{"kind": kindsEnum, "status": statusEnum, "priority": priorityEnum,
 		"mode": modeEnum, "material": contextEnum, "lifecycle": lifecycleEnum,
-		"listkind": listKindsEnum, "order": orderEnum, "goallifecycle": goalLifecycle, "goalend": goalEndEnum}
+		"listkind": listKindsEnum, "order": orderEnum, "goallifecycle": goalLifecycle, "goalend": goalEndEnum,
+		"decision": {"requeue", "failed", "result_ready"}, "disposition": {"no_effect", "applied", "unknown"}, "effect": {"none", "unknown"}}
 	if len(enumSets) != len(want) {
 		t.Errorf("enumSets has %d sets, want %d", len(enumSets), len(want))
 	}

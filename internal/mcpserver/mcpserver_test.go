@@ -21,6 +21,7 @@ import (
 	"github.com/continuo-dev/continuo/internal/run"
 	"github.com/continuo-dev/continuo/internal/store"
 	"github.com/continuo-dev/continuo/internal/store/sqlite"
+	"github.com/continuo-dev/continuo/internal/swarm"
 	"github.com/continuo-dev/continuo/internal/web"
 	"github.com/continuo-dev/continuo/internal/workflow"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -36,6 +37,7 @@ type fixture struct {
 	auth *auth.Service
 	wf   *workflow.Service
 	runs *run.Service
+	sw   *swarm.Service
 	url  string
 	base string // http://host:port
 }
@@ -47,6 +49,8 @@ type fixtureOptions struct {
 	store   func(store.Store) store.Store // wraps the store the services use
 	logger  *slog.Logger                  // of the MCP server and the HTTP handler
 	metrics *metrics.Registry
+	// trustedMeta is the _meta key trusted as a swarm carrier.
+	trustedMeta string
 }
 
 func newFixtureWith(t *testing.T, o fixtureOptions) *fixture {
@@ -68,10 +72,15 @@ func newFixtureWith(t *testing.T, o fixtureOptions) *fixture {
 	}
 	t.Cleanup(runs.Close)
 	wf := workflow.New(st, authSvc, &workflow.Options{Runs: runs})
-	srv := mcpserver.New(mcpserver.Options{Workflow: wf, Runs: runs, Logger: o.logger, Metrics: o.metrics})
+	sw := swarm.New(st, swarm.Options{})
+	if err := sw.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sw.Close)
+	srv := mcpserver.New(mcpserver.Options{Workflow: wf, Runs: runs, Swarm: sw, TrustedCarrierMeta: o.trustedMeta, Logger: o.logger, Metrics: o.metrics})
 	hs := httptest.NewServer(web.Handler(web.Options{MCP: srv, Auth: authSvc, Ready: db.Ping, Logger: o.logger, Metrics: o.metrics}))
 	t.Cleanup(hs.Close)
-	return &fixture{t: t, ctx: ctx, db: db, auth: authSvc, wf: wf, runs: runs, url: hs.URL + "/mcp", base: hs.URL}
+	return &fixture{t: t, ctx: ctx, db: db, auth: authSvc, wf: wf, runs: runs, sw: sw, url: hs.URL + "/mcp", base: hs.URL}
 }
 
 var sessionScopes = []continuo.Scope{continuo.ScopeSessionsRead, continuo.ScopeSessionsWrite}
@@ -771,7 +780,8 @@ func TestBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tl := range tools.Tools {
-		if _, ok := tables[tl.Name]; !ok && !slices.Contains(goalTools, tl.Name) && !slices.Contains(runTools, tl.Name) { // TestGoalBadInput and TestRunBadInput have theirs
+		if _, ok := tables[tl.Name]; !ok && !slices.Contains(goalTools, tl.Name) && !slices.Contains(runTools, tl.Name) &&
+			!slices.Contains(swarmTools, tl.Name) { // TestGoalBadInput, TestRunBadInput and TestSwarmBadInput have theirs
 			t.Errorf("tool %s has no bad-input table", tl.Name)
 		}
 	}
@@ -833,12 +843,18 @@ func TestToolsList(t *testing.T) {
 		t.Fatal(err)
 	}
 	readOnly := []string{"list_projects", "list_sessions", "list_session_messages", "read_session_handoff", "get_goal", "list_goals", "observe_run",
-		"observe_coding_agent", "list_runners"}
+		"observe_coding_agent", "list_runners", "chat_swarm_status"}
 	// The goal mutations take a required key: a replay is inert. A second
 	// cancel_run changes nothing.
 	idempotent := append(slices.Clone(readOnly), "close_session", "resolve_session_message",
-		"create_goal", "checkpoint_goal", "revise_goal_plan", "update_goal", "cancel_run", "cancel_coding_agent", "start_coding_agent")
-	want := []string{"cancel_coding_agent", "cancel_run", "checkpoint_goal", "close_session", "create_goal", "get_goal", "list_goals", "list_projects",
+		"create_goal", "checkpoint_goal", "revise_goal_plan", "update_goal", "cancel_run", "cancel_coding_agent", "start_coding_agent",
+		// A swarm call with the same key or content replays; an owner's
+		// second collect, cancel, reconcile or close changes nothing.
+		"chat_swarm_join", "chat_swarm_dispatch", "chat_swarm_ack", "chat_swarm_submit", "chat_swarm_fail",
+		"chat_swarm_collect", "chat_swarm_cancel", "chat_swarm_reconcile", "chat_swarm_close")
+	want := []string{"cancel_coding_agent", "cancel_run", "chat_swarm_ack", "chat_swarm_cancel", "chat_swarm_checkpoint", "chat_swarm_close",
+		"chat_swarm_collect", "chat_swarm_create", "chat_swarm_dispatch", "chat_swarm_fail", "chat_swarm_invite", "chat_swarm_join",
+		"chat_swarm_next", "chat_swarm_reconcile", "chat_swarm_status", "chat_swarm_submit", "checkpoint_goal", "close_session", "create_goal", "get_goal", "list_goals", "list_projects",
 		"list_runners", "list_session_messages", "list_sessions", "observe_coding_agent", "observe_run", "post_session_message", "read_session_handoff",
 		"resolve_session_message", "revise_goal_plan", "run_validation", "start_coding_agent", "update_goal", "work_on_project"}
 	var names []string

@@ -15,6 +15,26 @@ import (
 // tools take worker_id and epoch, and an optional carrier_key (see
 // carrier.go).
 
+// JSONValue is an argument or result field that holds any JSON value as
+// it was sent (a task's payload, a checkpoint); its schema says only that.
+type JSONValue json.RawMessage
+
+// MarshalJSON implements json.Marshaler.
+func (v JSONValue) MarshalJSON() ([]byte, error) {
+	if len(v) == 0 {
+		return []byte("null"), nil
+	}
+	return v, nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (v *JSONValue) UnmarshalJSON(b []byte) error {
+	*v = append((*v)[:0], b...)
+	return nil
+}
+
+var jsonValueSchema = &jsonschema.Schema{}
+
 // Swarm is a swarm as the owner reads it.
 type Swarm struct {
 	SwarmID         string               `json:"swarm_id"`
@@ -61,19 +81,19 @@ func workerView(w *continuo.Worker) Worker {
 // Task is a task as the tools return it. The prompt and payload come only
 // with a delivery (chat_swarm_next); the result only to the owner.
 type Task struct {
-	TaskID            string          `json:"task_id"`
-	TaskKey           string          `json:"task_key"`
-	State             string          `json:"state"`
-	Attempt           int             `json:"attempt"`
-	AttemptID         string          `json:"attempt_id,omitempty"`
-	WorkerID          string          `json:"worker_id,omitempty"`
-	PreferredWorkerID string          `json:"preferred_worker_id,omitempty"`
-	Prompt            string          `json:"prompt,omitempty"`
-	Payload           json.RawMessage `json:"payload,omitempty"`
-	Reason            string          `json:"reason,omitempty"`
-	Detail            string          `json:"detail,omitempty"`
-	Result            string          `json:"result,omitempty"`
-	UpdatedAt         string          `json:"updated_at"`
+	TaskID            string    `json:"task_id"`
+	TaskKey           string    `json:"task_key"`
+	State             string    `json:"state"`
+	Attempt           int       `json:"attempt"`
+	AttemptID         string    `json:"attempt_id,omitempty"`
+	WorkerID          string    `json:"worker_id,omitempty"`
+	PreferredWorkerID string    `json:"preferred_worker_id,omitempty"`
+	Prompt            string    `json:"prompt,omitempty"`
+	Payload           JSONValue `json:"payload,omitempty"`
+	Reason            string    `json:"reason,omitempty"`
+	Detail            string    `json:"detail,omitempty"`
+	Result            string    `json:"result,omitempty"`
+	UpdatedAt         string    `json:"updated_at"`
 }
 
 func taskView(t *continuo.Task, a *continuo.Attempt, withResult bool) Task {
@@ -184,11 +204,11 @@ func (s *server) swarmInvite(srv *mcp.Server) {
 
 // SwarmDispatchArgs are the arguments of chat_swarm_dispatch.
 type SwarmDispatchArgs struct {
-	SwarmID           string          `json:"swarm_id" limit:"1,64"`
-	TaskKey           string          `json:"task_key" limit:"1,128" jsonschema:"same key and content return the same task"`
-	Prompt            string          `json:"prompt" limit:"1,65536"`
-	Payload           json.RawMessage `json:"payload,omitempty" jsonschema:"JSON, at most 64 KiB"`
-	PreferredWorkerID string          `json:"preferred_worker_id,omitempty" limit:"1,64" jsonschema:"only this worker claims it"`
+	SwarmID           string    `json:"swarm_id" limit:"1,64"`
+	TaskKey           string    `json:"task_key" limit:"1,128" jsonschema:"same key and content return the same task"`
+	Prompt            string    `json:"prompt" limit:"1,65536"`
+	Payload           JSONValue `json:"payload,omitempty" jsonschema:"any JSON, at most 64 KiB"`
+	PreferredWorkerID string    `json:"preferred_worker_id,omitempty" limit:"1,64" jsonschema:"only this worker claims it"`
 }
 
 // SwarmTaskResult is the result of the task tools.
@@ -209,7 +229,7 @@ func (s *server) swarmDispatch(srv *mcp.Server) {
 		desc: "Owner: queue a task for the swarm's workers; a waiting worker gets it at once."},
 		func(ctx context.Context, c *continuo.Caller, in *SwarmDispatchArgs) (*SwarmTaskResult, error) {
 			r, err := s.opts.Swarm.Dispatch(ctx, c, s.ownerCarrier(ctx), swarm.DispatchInput{SwarmID: in.SwarmID, TaskKey: in.TaskKey,
-				Prompt: in.Prompt, Payload: in.Payload, PreferredWorkerID: in.PreferredWorkerID})
+				Prompt: in.Prompt, Payload: json.RawMessage(in.Payload), PreferredWorkerID: in.PreferredWorkerID})
 			return taskResult(r, err, false)
 		})
 }
@@ -406,7 +426,7 @@ func (s *server) swarmNext(srv *mcp.Server) {
 				t := taskView(d.Task, d.Attempt, false)
 				t.Prompt = d.Task.Prompt
 				if d.Task.Payload != "" {
-					t.Payload = json.RawMessage(d.Task.Payload)
+					t.Payload = JSONValue(d.Task.Payload)
 				}
 				out.Task = &t
 			}
@@ -437,10 +457,10 @@ func (s *server) swarmAck(srv *mcp.Server) {
 
 // SwarmCheckpointArgs are the arguments of chat_swarm_checkpoint.
 type SwarmCheckpointArgs struct {
-	WorkerID   string          `json:"worker_id" limit:"1,64"`
-	Epoch      int64           `json:"epoch" limit:"0,1000000000"`
-	CarrierKey string          `json:"carrier_key,omitempty" limit:"22,128" jsonschema:"as given to chat_swarm_join"`
-	Checkpoint json.RawMessage `json:"checkpoint" jsonschema:"JSON object, at most 16 KiB: summary, state, blockers, next step, artifact refs; no credentials"`
+	WorkerID   string    `json:"worker_id" limit:"1,64"`
+	Epoch      int64     `json:"epoch" limit:"0,1000000000"`
+	CarrierKey string    `json:"carrier_key,omitempty" limit:"22,128" jsonschema:"as given to chat_swarm_join"`
+	Checkpoint JSONValue `json:"checkpoint" jsonschema:"JSON object, at most 16 KiB: summary, state, blockers, next step, artifact refs; no credentials"`
 }
 
 // SwarmWorkerResult is the result of chat_swarm_checkpoint.
@@ -456,7 +476,7 @@ func (s *server) swarmCheckpoint(srv *mcp.Server) {
 			if err != nil {
 				return nil, err
 			}
-			w, err := s.opts.Swarm.Checkpoint(ctx, c, car, ref, in.Checkpoint)
+			w, err := s.opts.Swarm.Checkpoint(ctx, c, car, ref, json.RawMessage(in.Checkpoint))
 			if err != nil {
 				return nil, err
 			}
