@@ -76,6 +76,7 @@ type config struct {
 	fillWorkers int
 	cpuprofile  string
 	postsOnly   bool
+	swarm       bool
 	rounds      int
 	kinds       []string // client kinds to measure (-client), the first one also does handoffs and the MCP write
 	engines     []string // -engine: engineSQLite and/or enginePostgres, in that order
@@ -101,6 +102,7 @@ func main() {
 	flag.IntVar(&c.rounds, "rounds", 0, "interleaved rounds the throughput phases are split into (default 5, 2 with -quick)")
 	flag.StringVar(&serverGOGC, "server-gogc", "", "GOGC for the server process only (default: inherited)")
 	flag.BoolVar(&c.postsOnly, "posts-only", false, "run only the baseline and the keyed-post tests")
+	flag.BoolVar(&c.swarm, "swarm", false, "run only the Chat Swarm phases (-clients workers, 2,000 tasks, wake latency) on each engine of -engine")
 	engineFlag := flag.String("engine", engineSQLite, "database engine of the server: sqlite, postgres or both (each in turn, with its own baseline and report)")
 	defURL := os.Getenv("CONTINUO_TEST_POSTGRES_URL")
 	if defURL == "" {
@@ -231,6 +233,9 @@ func run(c config) error {
 		return err
 	}
 	h := harness{tmp: tmp, bin: bin, env: env}
+	if c.swarm {
+		return runSwarm(c, h)
+	}
 	for _, engine := range c.engines {
 		var err error
 		switch engine {
