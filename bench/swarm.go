@@ -285,7 +285,11 @@ func runSwarm(c config, h harness) error {
 			if err := os.MkdirAll(work, 0o755); err != nil {
 				return err
 			}
-			srv, err := startServer(h.bin, dataDir, work, "")
+			prof := ""
+			if c.cpuprofile != "" {
+				prof = c.cpuprofile + "-swarm.pprof"
+			}
+			srv, err := startServer(h.bin, dataDir, work, prof)
 			if err != nil {
 				return err
 			}
@@ -302,7 +306,7 @@ func runSwarm(c config, h harness) error {
 			}
 			baseline := float64(res.Commits) / res.Elapsed.Seconds()
 			r, err := swarmBench("SQLite", swarmEnv{ownerURL: srv.URL, workerURLs: []string{srv.URL}, token: srv.Token}, workers, tasks, baseline)
-			srv.kill()
+			srv.stop()
 			if err != nil {
 				return err
 			}

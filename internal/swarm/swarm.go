@@ -50,6 +50,7 @@ type Service struct {
 	alive   func(string) (bool, bool)
 	every   time.Duration
 	rooms   rooms
+	swarmOf sync.Map // worker ID → swarm ID, learnt by next (a worker never changes swarm)
 	bg      context.Context
 	stop    context.CancelFunc
 	wg      sync.WaitGroup

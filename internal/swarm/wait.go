@@ -161,18 +161,21 @@ func signal(w *waiter) {
 
 // waitFor waits up to wait for try to deliver something other than idle,
 // trying again on every wake-up and every jittered poll interval.
-func (s *Service) waitFor(ctx context.Context, swarmID, workerID string, wait time.Duration, progress Progress,
+// w is the caller's place in the swarm's room when it entered before its
+// first look; nil makes waitFor enter, and look once more at once (a
+// dispatch between the first look and entering notified nobody here).
+func (s *Service) waitFor(ctx context.Context, swarmID, workerID string, w *waiter, wait time.Duration, progress Progress,
 	try func() (*Delivery, error)) (*Delivery, error) {
-	w, err := s.rooms.enter(swarmID, workerID)
-	if err != nil {
-		return nil, err
+	if w == nil {
+		var err error
+		if w, err = s.rooms.enter(swarmID, workerID); err != nil {
+			return nil, err
+		}
+		defer s.rooms.leave(swarmID, w)
+		signal(w)
 	}
-	defer s.rooms.leave(swarmID, w)
 	start := time.Now()
 	deadline := start.Add(wait)
-	// Something dispatched between the first look and entering the room
-	// notified nobody here: look once more, now that wake-ups arrive.
-	signal(w)
 	tick := time.NewTicker(progressEvery)
 	defer tick.Stop()
 	for {

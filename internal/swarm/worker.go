@@ -163,19 +163,32 @@ func (s *Service) Next(ctx context.Context, c *continuo.Caller, car Carrier, ref
 		}
 		return s.claim(ctx, c, car, ref)
 	}
+	// A worker never changes swarm: once known, its swarm's room is
+	// entered before the first look, so that a dispatch committed after
+	// that look wakes it, and an idle call costs one look, not two.
+	var room *waiter
+	if id, ok := s.swarmOf.Load(ref.WorkerID); ok && wait > 0 {
+		w, err := s.rooms.enter(id.(string), ref.WorkerID)
+		if err != nil {
+			return nil, err
+		}
+		defer s.rooms.leave(id.(string), w)
+		room = w
+	}
 	swarmID, mine, err := look()
 	if err != nil {
 		return nil, err
 	}
-	if mine || wait == 0 {
-		if !mine {
-			return &Delivery{State: NextIdle}, nil
-		}
+	s.swarmOf.Store(ref.WorkerID, swarmID)
+	if mine {
 		if d, err := s.claim(ctx, c, car, ref); err != nil || d.State != NextIdle || wait == 0 {
 			return d, err
 		}
 	}
-	return s.waitFor(ctx, swarmID, ref.WorkerID, wait, progress, try)
+	if wait == 0 {
+		return &Delivery{State: NextIdle}, nil
+	}
+	return s.waitFor(ctx, swarmID, ref.WorkerID, room, wait, progress, try)
 }
 
 // claim redelivers the worker's current task (renewing its lease) or
