@@ -32,7 +32,7 @@ func (c *clock) add(d time.Duration) {
 // fixture is one store and service, an owner, workers of its group, and
 // an outsider of another group.
 type fixture struct {
-	t     *testing.T
+	t     testing.TB
 	store store.Store
 	svc   *swarm.Service
 	clock *clock
@@ -42,7 +42,7 @@ type fixture struct {
 	n     atomic.Int64
 }
 
-func newFixture(t *testing.T, opts ...func(*swarm.Options)) *fixture {
+func newFixture(t testing.TB, opts ...func(*swarm.Options)) *fixture {
 	t.Helper()
 	s := stores.Open(t)
 	g := storetest.Group(t, s, "team")
