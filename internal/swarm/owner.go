@@ -276,18 +276,23 @@ func (s *Service) SwarmStatus(ctx context.Context, c *continuo.Caller, car Carri
 		if err != nil {
 			return err
 		}
-		ws, err := tx.WorkerList(ctx, sw.ID)
-		if err != nil {
-			return err
-		}
-		counts, err := tx.TaskCounts(ctx, sw.ID)
-		if err != nil {
-			return err
-		}
-		out = &Status{Swarm: *sw, Workers: ws, Counts: counts}
-		return nil
+		out, err = status(ctx, tx, sw)
+		return err
 	})
 	return out, err
+}
+
+// status reads a swarm's workers and task counts.
+func status(ctx context.Context, tx store.Tx, sw *continuo.Swarm) (*Status, error) {
+	ws, err := tx.WorkerList(ctx, sw.ID)
+	if err != nil {
+		return nil, err
+	}
+	counts, err := tx.TaskCounts(ctx, sw.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &Status{Swarm: *sw, Workers: ws, Counts: counts}, nil
 }
 
 // TaskStatus is one task of a swarm the caller owns, with its latest
@@ -410,15 +415,15 @@ func (s *Service) CloseSwarm(ctx context.Context, c *continuo.Caller, car Carrie
 		if err != nil {
 			return err
 		}
-		counts, err := tx.TaskCounts(ctx, sw.ID)
+		st, err := status(ctx, tx, sw)
 		if err != nil {
 			return err
 		}
 		if sw.State == continuo.SwarmActive {
 			open := map[string]any{}
-			for st, n := range counts {
-				if !st.Terminal() {
-					open[string(st)] = n
+			for state, n := range st.Counts {
+				if !state.Terminal() {
+					open[string(state)] = n
 				}
 			}
 			if len(open) > 0 {
@@ -433,12 +438,9 @@ func (s *Service) CloseSwarm(ctx context.Context, c *continuo.Caller, car Carrie
 			if err := tx.Notify(ctx, channel(sw.ID), wakeAll); err != nil {
 				return err
 			}
+			st.Swarm = *sw
 		}
-		ws, err := tx.WorkerList(ctx, sw.ID)
-		if err != nil {
-			return err
-		}
-		out = &Status{Swarm: *sw, Workers: ws, Counts: counts}
+		out = st
 		return nil
 	})
 	return out, err
