@@ -242,15 +242,16 @@ type SwarmStatusArgs struct {
 
 // SwarmStatusResult is the result of chat_swarm_status and chat_swarm_close.
 type SwarmStatusResult struct {
-	Swarm   *Swarm         `json:"swarm,omitempty"`
-	Workers []Worker       `json:"workers,omitempty"`
-	Tasks   map[string]int `json:"task_counts,omitempty"`
-	Task    *Task          `json:"task,omitempty"`
+	Swarm    *Swarm         `json:"swarm,omitempty"`
+	Workers  []Worker       `json:"workers,omitempty"`
+	Tasks    map[string]int `json:"task_counts,omitempty"`
+	Task     *Task          `json:"task,omitempty"`
+	Replayed bool           `json:"replayed,omitempty"`
 }
 
 func statusView(st *swarm.Status) *SwarmStatusResult {
 	sw := swarmView(&st.Swarm)
-	out := &SwarmStatusResult{Swarm: &sw, Workers: make([]Worker, len(st.Workers)), Tasks: map[string]int{}}
+	out := &SwarmStatusResult{Swarm: &sw, Workers: make([]Worker, len(st.Workers)), Tasks: map[string]int{}, Replayed: st.Replayed}
 	for i := range st.Workers {
 		out.Workers[i] = workerView(&st.Workers[i])
 	}

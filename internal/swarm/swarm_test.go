@@ -183,8 +183,8 @@ func testLifecycle(t *testing.T) {
 	}
 	_, err = f.svc.Submit(ctx, x.c, x.car, x.ref, task.ID, "another result")
 	wantCode(t, err, continuo.CodeTerminalImmutable, "a different result after the first")
-	if _, err := f.svc.CloseSwarm(ctx, f.owner, ownerCar, inv.Swarm.ID); err != nil {
-		t.Fatalf("close with a result not collected (terminal): %v", err)
+	if st, err := f.svc.CloseSwarm(ctx, f.owner, ownerCar, inv.Swarm.ID); err != nil || st.Replayed {
+		t.Fatalf("close with a result not collected (terminal): %+v %v", st, err)
 	}
 	c, err := f.svc.Collect(ctx, f.owner, ownerCar, inv.Swarm.ID, task.ID)
 	if err != nil || c.Task.State != continuo.TaskCollected || c.Task.Result != "done k1" {
@@ -197,7 +197,7 @@ func testLifecycle(t *testing.T) {
 		t.Fatalf("next after close: %+v", d)
 	}
 	st, err := f.svc.CloseSwarm(ctx, f.owner, ownerCar, inv.Swarm.ID)
-	if err != nil || st.Swarm.State != continuo.SwarmClosed {
+	if err != nil || st.Swarm.State != continuo.SwarmClosed || !st.Replayed {
 		t.Fatalf("close again: %+v %v", st, err)
 	}
 	_, err = f.svc.Dispatch(ctx, f.owner, ownerCar, swarm.DispatchInput{SwarmID: inv.Swarm.ID, TaskKey: "late", Prompt: "p"})
