@@ -373,8 +373,9 @@ func TestDecodeCases(t *testing.T) {
 			t.Errorf("decode(%.60q): field %q, want %q", c.raw, got, c.field)
 		}
 	}
-	// Nested arguments are named by their path, and exactly too.
-	nested := []struct {
+	// Nested arguments are named by their path, and exactly too; a
+	// required number is required.
+	others := []struct {
 		decode func([]byte) error
 		raw    string
 		field  string
@@ -386,8 +387,10 @@ func TestDecodeCases(t *testing.T) {
 		{decodeErr[SwarmCreateArgs], `{"worker_limit":2,"policy":{"lease_ttl_secs":"60"}}`, "policy.lease_ttl_secs"},
 		{decodeErr[CreateGoalArgs], `{"session_id":"~s1","title":"t","objective":"o","completion_conditions":["c"],"idempotency_key":"k",` +
 			`"steps":[{"id":"a","title":"A"},{"id":"b","Title":"B"}]}`, "steps[1].Title"},
+		{decodeErr[SwarmNextArgs], `{"worker_id":"wkr_x"}`, "epoch"},
+		{decodeErr[SwarmSubmitArgs], `{"worker_id":"wkr_x","epoch":null,"task_id":"tsk_x","result":"r"}`, "epoch"},
 	}
-	for _, c := range nested {
+	for _, c := range others {
 		e := continuo.AsError(c.decode([]byte(c.raw)))
 		if got, _ := e.Details["field"].(string); e.Code != continuo.CodeInvalidInput || got != c.field {
 			t.Errorf("decode(%.60q) = %v (field %q), want invalid_input naming %s", c.raw, e, got, c.field)

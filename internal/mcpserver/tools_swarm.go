@@ -385,6 +385,8 @@ func (s *server) swarmJoin(srv *mcp.Server) {
 
 // Every worker tool's arguments start with worker_id, epoch and an
 // optional carrier_key (spelled out in each: argument structs are flat).
+// The epoch is a pointer so that a missing one is refused, not taken
+// for 0.
 
 func (s *server) worker(ctx context.Context, workerID string, epoch int64, key string) (swarm.Carrier, swarm.WorkerRef, error) {
 	car, err := s.carrier(ctx, key)
@@ -394,7 +396,7 @@ func (s *server) worker(ctx context.Context, workerID string, epoch int64, key s
 // SwarmNextArgs are the arguments of chat_swarm_next.
 type SwarmNextArgs struct {
 	WorkerID   string `json:"worker_id" limit:"1,64"`
-	Epoch      int64  `json:"epoch" limit:"0,1000000000"`
+	Epoch      *int64 `json:"epoch" limit:"0,1000000000"`
 	CarrierKey string `json:"carrier_key,omitempty" limit:"22,128" jsonschema:"as given to chat_swarm_join"`
 	WaitSecs   *int   `json:"wait_secs,omitempty" limit:"0,25" jsonschema:"default 20"`
 }
@@ -410,7 +412,7 @@ func (s *server) swarmNext(srv *mcp.Server) {
 	add(s, srv, tool{name: "chat_swarm_next", title: "Wait for a task",
 		desc: "Worker: your current task again, or the next one; waits up to wait_secs. state: task|idle|closed."},
 		func(ctx context.Context, c *continuo.Caller, in *SwarmNextArgs) (*SwarmNextResult, error) {
-			car, ref, err := s.worker(ctx, in.WorkerID, in.Epoch, in.CarrierKey)
+			car, ref, err := s.worker(ctx, in.WorkerID, *in.Epoch, in.CarrierKey)
 			if err != nil {
 				return nil, err
 			}
@@ -438,7 +440,7 @@ func (s *server) swarmNext(srv *mcp.Server) {
 // SwarmWorkerTaskArgs name a task the worker holds.
 type SwarmWorkerTaskArgs struct {
 	WorkerID   string `json:"worker_id" limit:"1,64"`
-	Epoch      int64  `json:"epoch" limit:"0,1000000000"`
+	Epoch      *int64 `json:"epoch" limit:"0,1000000000"`
 	CarrierKey string `json:"carrier_key,omitempty" limit:"22,128" jsonschema:"as given to chat_swarm_join"`
 	TaskID     string `json:"task_id" limit:"1,64"`
 }
@@ -447,7 +449,7 @@ func (s *server) swarmAck(srv *mcp.Server) {
 	add(s, srv, tool{name: "chat_swarm_ack", title: "Start a task", idempotent: true,
 		desc: "Worker: say you start executing the task (its effects may exist from now on)."},
 		func(ctx context.Context, c *continuo.Caller, in *SwarmWorkerTaskArgs) (*SwarmTaskResult, error) {
-			car, ref, err := s.worker(ctx, in.WorkerID, in.Epoch, in.CarrierKey)
+			car, ref, err := s.worker(ctx, in.WorkerID, *in.Epoch, in.CarrierKey)
 			if err != nil {
 				return nil, err
 			}
@@ -459,7 +461,7 @@ func (s *server) swarmAck(srv *mcp.Server) {
 // SwarmCheckpointArgs are the arguments of chat_swarm_checkpoint.
 type SwarmCheckpointArgs struct {
 	WorkerID   string    `json:"worker_id" limit:"1,64"`
-	Epoch      int64     `json:"epoch" limit:"0,1000000000"`
+	Epoch      *int64    `json:"epoch" limit:"0,1000000000"`
 	CarrierKey string    `json:"carrier_key,omitempty" limit:"22,128" jsonschema:"as given to chat_swarm_join"`
 	Checkpoint JSONValue `json:"checkpoint" jsonschema:"JSON object, at most 16 KiB: summary, state, blockers, next step, artifact refs; no credentials"`
 }
@@ -473,7 +475,7 @@ func (s *server) swarmCheckpoint(srv *mcp.Server) {
 	add(s, srv, tool{name: "chat_swarm_checkpoint", title: "Save a worker checkpoint",
 		desc: "Worker: record where you stand; renews your task's lease. A new carrier continues from it."},
 		func(ctx context.Context, c *continuo.Caller, in *SwarmCheckpointArgs) (*SwarmWorkerResult, error) {
-			car, ref, err := s.worker(ctx, in.WorkerID, in.Epoch, in.CarrierKey)
+			car, ref, err := s.worker(ctx, in.WorkerID, *in.Epoch, in.CarrierKey)
 			if err != nil {
 				return nil, err
 			}
@@ -488,7 +490,7 @@ func (s *server) swarmCheckpoint(srv *mcp.Server) {
 // SwarmSubmitArgs are the arguments of chat_swarm_submit.
 type SwarmSubmitArgs struct {
 	WorkerID   string `json:"worker_id" limit:"1,64"`
-	Epoch      int64  `json:"epoch" limit:"0,1000000000"`
+	Epoch      *int64 `json:"epoch" limit:"0,1000000000"`
 	CarrierKey string `json:"carrier_key,omitempty" limit:"22,128" jsonschema:"as given to chat_swarm_join"`
 	TaskID     string `json:"task_id" limit:"1,64"`
 	Result     string `json:"result" limit:"1,262144"`
@@ -498,7 +500,7 @@ func (s *server) swarmSubmit(srv *mcp.Server) {
 	add(s, srv, tool{name: "chat_swarm_submit", title: "Submit a result", idempotent: true,
 		desc: "Worker: hand in the task's result; the same result again is a safe replay."},
 		func(ctx context.Context, c *continuo.Caller, in *SwarmSubmitArgs) (*SwarmTaskResult, error) {
-			car, ref, err := s.worker(ctx, in.WorkerID, in.Epoch, in.CarrierKey)
+			car, ref, err := s.worker(ctx, in.WorkerID, *in.Epoch, in.CarrierKey)
 			if err != nil {
 				return nil, err
 			}
@@ -510,7 +512,7 @@ func (s *server) swarmSubmit(srv *mcp.Server) {
 // SwarmFailArgs are the arguments of chat_swarm_fail.
 type SwarmFailArgs struct {
 	WorkerID   string `json:"worker_id" limit:"1,64"`
-	Epoch      int64  `json:"epoch" limit:"0,1000000000"`
+	Epoch      *int64 `json:"epoch" limit:"0,1000000000"`
 	CarrierKey string `json:"carrier_key,omitempty" limit:"22,128" jsonschema:"as given to chat_swarm_join"`
 	TaskID     string `json:"task_id" limit:"1,64"`
 	Reason     string `json:"reason" limit:"1,4096"`
@@ -521,7 +523,7 @@ func (s *server) swarmFail(srv *mcp.Server) {
 	add(s, srv, tool{name: "chat_swarm_fail", title: "Give up a task", idempotent: true,
 		desc: "Worker: you cannot finish the task; say whether it had any effect."},
 		func(ctx context.Context, c *continuo.Caller, in *SwarmFailArgs) (*SwarmTaskResult, error) {
-			car, ref, err := s.worker(ctx, in.WorkerID, in.Epoch, in.CarrierKey)
+			car, ref, err := s.worker(ctx, in.WorkerID, *in.Epoch, in.CarrierKey)
 			if err != nil {
 				return nil, err
 			}
