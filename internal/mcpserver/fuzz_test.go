@@ -389,6 +389,7 @@ func TestDecodeCases(t *testing.T) {
 			`"steps":[{"id":"a","title":"A"},{"id":"b","Title":"B"}]}`, "steps[1].Title"},
 		{decodeErr[SwarmNextArgs], `{"worker_id":"wkr_x"}`, "epoch"},
 		{decodeErr[SwarmSubmitArgs], `{"worker_id":"wkr_x","epoch":null,"task_id":"tsk_x","result":"r"}`, "epoch"},
+		{decodeErr[SwarmReconcileArgs], `{"swarm_id":"swm_x","task_id":"tsk_x","attempt_id":"att_x","decision":"requeue"}`, "evidence"},
 	}
 	for _, c := range others {
 		e := continuo.AsError(c.decode([]byte(c.raw)))

@@ -314,12 +314,12 @@ type EvidenceArgs struct {
 
 // SwarmReconcileArgs are the arguments of chat_swarm_reconcile.
 type SwarmReconcileArgs struct {
-	SwarmID   string       `json:"swarm_id" limit:"1,64"`
-	TaskID    string       `json:"task_id" limit:"1,64"`
-	AttemptID string       `json:"attempt_id" limit:"1,64" jsonschema:"the task's latest attempt"`
-	Decision  string       `json:"decision" enum:"decision"`
-	Evidence  EvidenceArgs `json:"evidence"`
-	Result    string       `json:"result,omitempty" limit:"1,262144" jsonschema:"with result_ready"`
+	SwarmID   string        `json:"swarm_id" limit:"1,64"`
+	TaskID    string        `json:"task_id" limit:"1,64"`
+	AttemptID string        `json:"attempt_id" limit:"1,64" jsonschema:"the task's latest attempt"`
+	Decision  string        `json:"decision" enum:"decision"`
+	Evidence  *EvidenceArgs `json:"evidence"` // a pointer: a missing one is refused by name
+	Result    string        `json:"result,omitempty" limit:"1,262144" jsonschema:"with result_ready"`
 }
 
 func (s *server) swarmReconcile(srv *mcp.Server) {
