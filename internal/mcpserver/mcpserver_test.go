@@ -278,8 +278,14 @@ func (c *client) call(name string, args any) result {
 // callWith calls a tool with whole params (_meta, a progress token).
 func (c *client) callWith(p *mcp.CallToolParams) result {
 	c.t.Helper()
-	name := p.Name
 	res, err := c.cs.CallTool(context.Background(), p)
+	return c.result(p.Name, res, err)
+}
+
+// result checks and decodes the outcome of a call of tool name (made on
+// another goroutine, say).
+func (c *client) result(name string, res *mcp.CallToolResult, err error) result {
+	c.t.Helper()
 	if err != nil {
 		c.t.Fatalf("call %s: protocol error: %v", name, err)
 	}

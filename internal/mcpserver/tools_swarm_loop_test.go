@@ -101,6 +101,10 @@ func swarmLoop(t *testing.T, p loopParty) {
 		t.Fatalf("invite = %v", inv.Data)
 	}
 	b.fails("chat_swarm_join", with(obj{"swarm_id": swarmID, "invite": invite, "label": "beta"}, keyArg(b)...), "not_found")
+	if r := a.ok("chat_swarm_join", with(obj{"swarm_id": swarmID, "invite": invite, "label": "alpha"}, keyArg(a)...)); r.Data["replayed"] != true ||
+		r.str("worker", "worker_id") != a.id {
+		t.Fatalf("join replay with the replaced invite = %v", r.Data)
+	}
 	b.join(swarmID, invite2, "beta")
 	if full := p.spare.fails("chat_swarm_join", with(obj{"swarm_id": swarmID, "invite": invite2, "label": "gamma"}, keyArg(p.spare)...),
 		"capacity_full"); full.details()["limit"] != 2.0 {
