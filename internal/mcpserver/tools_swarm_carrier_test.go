@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -136,4 +137,38 @@ func TestSwarmStdio(t *testing.T) {
 	wantFenced(t, both.call("chat_swarm_next", both.args("wait_secs", 0)), 0)
 	own := both.c.ok("chat_swarm_create", obj{"worker_limit": 1})
 	both.fails("chat_swarm_join", obj{"swarm_id": own.str("swarm", "swarm_id"), "invite": own.str("invite"), "label": "self"}, "forbidden")
+}
+
+// headerTransport adds a bearer token and one more header to every request.
+type headerTransport struct{ token, name, value string }
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+h.token)
+	r.Header.Set(h.name, h.value)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestSwarmStatelessSessionHeader: on the stateless protocol nothing
+// checks an Mcp-Session-Id a request sends (there are no sessions), so it
+// is no carrier: carrier_key is.
+func TestSwarmStatelessSessionHeader(t *testing.T) {
+	f := newFixture(t)
+	owner := f.connectAt(f.token("ada", ownerScopes...), stateless).at(t)
+	cr := owner.ok("chat_swarm_create", obj{"worker_limit": 2})
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcpserver-test", Version: "1"}, nil).Connect(f.ctx,
+		&mcp.StreamableClientTransport{Endpoint: f.url, MaxRetries: -1, HTTPClient: &http.Client{
+			Transport: headerTransport{token: f.token("ada", workerScopes...), name: "Mcp-Session-Id", value: "made-up-session"}}},
+		&mcp.ClientSessionOptions{ProtocolVersion: stateless})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	w := &worker{c: &client{t: t, cs: cs, schemas: &outputSchemas{}}}
+	join := obj{"swarm_id": cr.str("swarm", "swarm_id"), "invite": cr.str("invite"), "label": "w"}
+	if r := w.fails("chat_swarm_join", join, "invalid_input"); r.details()["field"] != "carrier_key" {
+		t.Fatalf("join without carrier_key = %v", r.Data)
+	}
+	w.key = carrierKey()
+	wantEq(t, "carrier_source", w.join(join["swarm_id"].(string), join["invite"].(string), "w").str("worker", "carrier_source"), "carrier_key")
 }
