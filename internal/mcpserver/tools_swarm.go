@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/redact"
 	"github.com/continuo-dev/continuo/internal/swarm"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -97,7 +98,9 @@ type Task struct {
 }
 
 func taskView(t *continuo.Task, a *continuo.Attempt, withResult bool) Task {
-	v := Task{TaskID: t.ID, TaskKey: t.TaskKey, State: string(t.State), Attempt: t.Attempt, WorkerID: t.WorkerID,
+	// The key is stored as sent, for replays to find; a model reads it.
+	key, _ := redact.String(t.TaskKey)
+	v := Task{TaskID: t.ID, TaskKey: key, State: string(t.State), Attempt: t.Attempt, WorkerID: t.WorkerID,
 		PreferredWorkerID: t.PreferredWorkerID, Reason: t.Reason, Detail: t.Detail, UpdatedAt: ts(t.UpdatedAt)}
 	if a != nil {
 		v.AttemptID = a.ID
