@@ -329,7 +329,13 @@ func (c *client) ok(name string, args any) result {
 // fails calls a tool that must fail with code.
 func (c *client) fails(name string, args any, code string) result {
 	c.t.Helper()
-	r := c.call(name, args)
+	return c.wantError(name, args, c.call(name, args), code)
+}
+
+// wantError fails unless r is the structured error code, with its retry
+// and a message.
+func (c *client) wantError(name string, args any, r result, code string) result {
+	c.t.Helper()
 	if r.code() != code {
 		c.t.Fatalf("%s(%v) = %v, want error %s", name, args, r.Data, code)
 	}

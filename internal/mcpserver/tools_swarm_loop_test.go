@@ -3,8 +3,6 @@ package mcpserver_test
 import (
 	"strings"
 	"testing"
-
-	"github.com/continuo-dev/continuo"
 )
 
 // loopParty is who takes part in a swarm's loop: the owner's connection
@@ -58,15 +56,7 @@ func TestSwarmStateless(t *testing.T) {
 	})
 }
 
-// memberToken issues a token for a new principal of an existing group.
-func (f *fixture) memberToken(principal, group string, scopes ...continuo.Scope) string {
-	f.t.Helper()
-	if _, err := f.auth.CreatePrincipal(f.ctx, principal, group); err != nil {
-		f.t.Fatalf("CreatePrincipal(%s): %v", principal, err)
-	}
-	return f.token(principal, scopes...)
-}
-
+// swarmLoop runs a swarm's whole life with p, checking every result.
 func swarmLoop(t *testing.T, p loopParty) {
 	owner, a, b := p.owner, p.a, p.b
 

@@ -100,11 +100,7 @@ func (w *worker) ok(name string, args obj) result {
 
 func (w *worker) fails(name string, args obj, code string) result {
 	w.c.t.Helper()
-	r := w.call(name, args)
-	if r.code() != code {
-		w.c.t.Fatalf("%s(%v) = %v, want error %s", name, args, r.Data, code)
-	}
-	return r
+	return w.c.wantError(name, args, w.call(name, args), code)
 }
 
 // join joins w to a swarm with an invite and sets its worker ID and epoch.
@@ -117,6 +113,15 @@ func (w *worker) join(swarmID, invite, label string) result {
 	r := w.ok("chat_swarm_join", a)
 	w.id, w.epoch = r.str("worker", "worker_id"), r.num("worker", "epoch")
 	return r
+}
+
+// memberToken issues a token for a new principal of an existing group.
+func (f *fixture) memberToken(principal, group string, scopes ...continuo.Scope) string {
+	f.t.Helper()
+	if _, err := f.auth.CreatePrincipal(f.ctx, principal, group); err != nil {
+		f.t.Fatalf("CreatePrincipal(%s): %v", principal, err)
+	}
+	return f.token(principal, scopes...)
 }
 
 // absent, as a value given to with, removes the argument.
