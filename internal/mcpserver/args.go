@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -86,12 +87,19 @@ func decode[In any](raw json.RawMessage) (*In, error) {
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(in); err != nil {
+		if strings.HasPrefix(err.Error(), "json: unknown field ") {
+			// The decoder names an unknown field without saying where it
+			// is: find it, so that a nested one is named by its path.
+			if err := exactNames(trimmed, reflect.TypeFor[In](), ""); err != nil {
+				return nil, err
+			}
+		}
 		return nil, decodeError(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, continuo.Errorf(continuo.CodeInvalidInput, "arguments must be one JSON object")
 	}
-	if err := exactNames[In](trimmed); err != nil {
+	if err := exactNames(trimmed, reflect.TypeFor[In](), ""); err != nil {
 		return nil, err
 	}
 	if err := validate(reflect.ValueOf(in).Elem()); err != nil {
@@ -100,18 +108,40 @@ func decode[In any](raw json.RawMessage) (*In, error) {
 	return in, nil
 }
 
-// exactNames refuses argument names that match a field only when case is
-// ignored: encoding/json would accept {"TEXT": …} for "text", but the
-// schema we publish says names are exact and nothing else is allowed.
-func exactNames[In any](obj []byte) error {
+// exactNames refuses argument names, at any depth, that match no field of
+// struct type t exactly: encoding/json would accept {"TEXT": …} for
+// "text", but the schema we publish says names are exact and nothing else
+// is allowed. A name is reported by its path ("policy.bogus",
+// "steps[2].bogus"), prefix being the path of obj. What is not an object
+// here was typed by the decoder, which says so.
+func exactNames(obj []byte, t reflect.Type, prefix string) error {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(obj, &m); err != nil {
-		return continuo.Errorf(continuo.CodeInvalidInput, "arguments must be a JSON object")
+		return nil
 	}
-	fs := fieldsOf(reflect.TypeFor[In]())
-	for name := range m {
-		if !slices.ContainsFunc(fs, func(f field) bool { return f.name == name }) {
-			return continuo.Invalid(name, "unknown argument")
+	fs := fieldsOf(t)
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		i := slices.IndexFunc(fs, func(f field) bool { return f.name == name })
+		if i < 0 {
+			return continuo.Invalid(prefix+name, "unknown argument")
+		}
+		ft := t.Field(fs[i].index).Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		switch {
+		case ft.Kind() == reflect.Struct:
+			if err := exactNames(m[name], ft, prefix+name+"."); err != nil {
+				return err
+			}
+		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct:
+			var items []json.RawMessage
+			_ = json.Unmarshal(m[name], &items)
+			for j, item := range items {
+				if err := exactNames(item, ft.Elem(), fmt.Sprintf("%s%s[%d].", prefix, name, j)); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil

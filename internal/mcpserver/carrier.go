@@ -52,7 +52,9 @@ func (s *server) carrier(ctx context.Context, key string) (swarm.Carrier, error)
 	if s.stdioCarrier != "" {
 		return swarm.Carrier{Source: continuo.CarrierFromSession, Key: s.stdioCarrier}, nil
 	}
-	if req != nil && req.Extra != nil && req.Extra.Header != nil {
+	if req != nil && req.Extra != nil && req.Extra.Header != nil && req.Extra.Header.Get("Mcp-Protocol-Version") < statelessFrom {
+		// On the stateless protocol nothing checked the header (there are
+		// no sessions): it names no carrier.
 		if id := req.Extra.Header.Get("Mcp-Session-Id"); id != "" {
 			return swarm.Carrier{Source: continuo.CarrierFromSession, Key: id}, nil
 		}
@@ -74,6 +76,10 @@ func (s *server) carrier(ctx context.Context, key string) (swarm.Carrier, error)
 
 // maxCarrierKey bounds a carrier key, from the arguments or _meta.
 const maxCarrierKey = 128
+
+// statelessFrom is the first MCP protocol version without sessions (as
+// web routes it).
+const statelessFrom = "2026-07-28"
 
 // progress returns what tells a waiting call's client how long it has
 // waited, when the client gave a progress token; nil otherwise.

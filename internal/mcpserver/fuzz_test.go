@@ -373,9 +373,38 @@ func TestDecodeCases(t *testing.T) {
 			t.Errorf("decode(%.60q): field %q, want %q", c.raw, got, c.field)
 		}
 	}
+	// Nested arguments are named by their path, and exactly too; a
+	// required number is required.
+	others := []struct {
+		decode func([]byte) error
+		raw    string
+		field  string
+	}{
+		{decodeErr[SwarmCreateArgs], `{"worker_limit":2,"policy":{"bogus":1}}`, "policy.bogus"},
+		{decodeErr[SwarmCreateArgs], `{"worker_limit":2,"policy":{"LEASE_TTL_SECS":60}}`, "policy.LEASE_TTL_SECS"},
+		{decodeErr[SwarmCreateArgs], `{"worker_limit":2,"policy":{"compaction":{"budget_tokens":9,"threshold":0.5,"reserve_tokens":0,"x":1}}}`,
+			"policy.compaction.x"},
+		{decodeErr[SwarmCreateArgs], `{"worker_limit":2,"policy":{"lease_ttl_secs":"60"}}`, "policy.lease_ttl_secs"},
+		{decodeErr[CreateGoalArgs], `{"session_id":"~s1","title":"t","objective":"o","completion_conditions":["c"],"idempotency_key":"k",` +
+			`"steps":[{"id":"a","title":"A"},{"id":"b","Title":"B"}]}`, "steps[1].Title"},
+		{decodeErr[SwarmNextArgs], `{"worker_id":"wkr_x"}`, "epoch"},
+		{decodeErr[SwarmSubmitArgs], `{"worker_id":"wkr_x","epoch":null,"task_id":"tsk_x","result":"r"}`, "epoch"},
+		{decodeErr[SwarmReconcileArgs], `{"swarm_id":"swm_x","task_id":"tsk_x","attempt_id":"att_x","decision":"requeue"}`, "evidence"},
+	}
+	for _, c := range others {
+		e := continuo.AsError(c.decode([]byte(c.raw)))
+		if got, _ := e.Details["field"].(string); e.Code != continuo.CodeInvalidInput || got != c.field {
+			t.Errorf("decode(%.60q) = %v (field %q), want invalid_input naming %s", c.raw, e, got, c.field)
+		}
+	}
 	for _, raw := range []string{``, `null`, "  \n", `{}`} {
 		if _, err := decode[ListProjectsArgs]([]byte(raw)); err != nil {
 			t.Errorf("decode[ListProjectsArgs](%q) = %v", raw, err)
 		}
 	}
+}
+
+func decodeErr[In any](raw []byte) error {
+	_, err := decode[In](raw)
+	return err
 }

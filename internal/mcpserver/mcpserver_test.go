@@ -202,7 +202,14 @@ func (f *fixture) connect(tok string) *client { return f.connectAt(tok, "") }
 // newest); versions before 2026-07-28 get a stateful session.
 func (f *fixture) connectAt(tok, v string) *client {
 	f.t.Helper()
-	c := mcp.NewClient(&mcp.Implementation{Name: "mcpserver-test", Version: "1"}, nil)
+	return f.connectWith(tok, v, nil)
+}
+
+// connectWith opens a client session at protocol version v with client
+// options (handlers of server notifications).
+func (f *fixture) connectWith(tok, v string, opts *mcp.ClientOptions) *client {
+	f.t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "mcpserver-test", Version: "1"}, opts)
 	cs, err := c.Connect(f.ctx, &mcp.StreamableClientTransport{Endpoint: f.url,
 		HTTPClient: &http.Client{Transport: bearerTransport{tok}}, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: v})
 	if err != nil {
@@ -265,7 +272,20 @@ func dig(v any, path ...string) any {
 // json.RawMessage that is not an object.
 func (c *client) call(name string, args any) result {
 	c.t.Helper()
-	res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	return c.callWith(&mcp.CallToolParams{Name: name, Arguments: args})
+}
+
+// callWith calls a tool with whole params (_meta, a progress token).
+func (c *client) callWith(p *mcp.CallToolParams) result {
+	c.t.Helper()
+	res, err := c.cs.CallTool(context.Background(), p)
+	return c.result(p.Name, res, err)
+}
+
+// result checks and decodes the outcome of a call of tool name (made on
+// another goroutine, say).
+func (c *client) result(name string, res *mcp.CallToolResult, err error) result {
+	c.t.Helper()
 	if err != nil {
 		c.t.Fatalf("call %s: protocol error: %v", name, err)
 	}
@@ -309,7 +329,13 @@ func (c *client) ok(name string, args any) result {
 // fails calls a tool that must fail with code.
 func (c *client) fails(name string, args any, code string) result {
 	c.t.Helper()
-	r := c.call(name, args)
+	return c.wantError(name, args, c.call(name, args), code)
+}
+
+// wantError fails unless r is the structured error code, with its retry
+// and a message.
+func (c *client) wantError(name string, args any, r result, code string) result {
+	c.t.Helper()
 	if r.code() != code {
 		c.t.Fatalf("%s(%v) = %v, want error %s", name, args, r.Data, code)
 	}

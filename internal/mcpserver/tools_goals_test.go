@@ -194,7 +194,7 @@ func TestGoalBadInput(t *testing.T) {
 		{"33 steps", "create_goal", create("steps", steps33), "steps"},
 		{"step bad id", "create_goal", create("steps", []obj{{"id": "a b", "title": "t"}}), "steps[0].id"},
 		{"step dup id", "create_goal", create("steps", stepArgs("a", "a")), "steps[1].id"},
-		{"step extra field", "create_goal", create("steps", []obj{{"id": "a", "title": "t", "status": "completed"}}), "status"},
+		{"step extra field", "create_goal", create("steps", []obj{{"id": "a", "title": "t", "status": "completed"}}), "steps[0].status"},
 		{"step title 201", "create_goal", create("steps", []obj{{"id": "a", "title": strings.Repeat("t", 201)}}), "steps[0].title"},
 		{"no key", "create_goal", create("idempotency_key", nil), "idempotency_key"},
 		{"key 129", "create_goal", create("idempotency_key", strings.Repeat("k", 129)), "idempotency_key"},

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/redact"
 	"github.com/continuo-dev/continuo/internal/swarm"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -97,7 +98,9 @@ type Task struct {
 }
 
 func taskView(t *continuo.Task, a *continuo.Attempt, withResult bool) Task {
-	v := Task{TaskID: t.ID, TaskKey: t.TaskKey, State: string(t.State), Attempt: t.Attempt, WorkerID: t.WorkerID,
+	// The key is stored as sent, for replays to find; a model reads it.
+	key, _ := redact.String(t.TaskKey)
+	v := Task{TaskID: t.ID, TaskKey: key, State: string(t.State), Attempt: t.Attempt, WorkerID: t.WorkerID,
 		PreferredWorkerID: t.PreferredWorkerID, Reason: t.Reason, Detail: t.Detail, UpdatedAt: ts(t.UpdatedAt)}
 	if a != nil {
 		v.AttemptID = a.ID
@@ -242,15 +245,16 @@ type SwarmStatusArgs struct {
 
 // SwarmStatusResult is the result of chat_swarm_status and chat_swarm_close.
 type SwarmStatusResult struct {
-	Swarm   *Swarm         `json:"swarm,omitempty"`
-	Workers []Worker       `json:"workers,omitempty"`
-	Tasks   map[string]int `json:"task_counts,omitempty"`
-	Task    *Task          `json:"task,omitempty"`
+	Swarm    *Swarm         `json:"swarm,omitempty"`
+	Workers  []Worker       `json:"workers,omitempty"`
+	Tasks    map[string]int `json:"task_counts,omitempty"`
+	Task     *Task          `json:"task,omitempty"`
+	Replayed bool           `json:"replayed,omitempty"`
 }
 
 func statusView(st *swarm.Status) *SwarmStatusResult {
 	sw := swarmView(&st.Swarm)
-	out := &SwarmStatusResult{Swarm: &sw, Workers: make([]Worker, len(st.Workers)), Tasks: map[string]int{}}
+	out := &SwarmStatusResult{Swarm: &sw, Workers: make([]Worker, len(st.Workers)), Tasks: map[string]int{}, Replayed: st.Replayed}
 	for i := range st.Workers {
 		out.Workers[i] = workerView(&st.Workers[i])
 	}
@@ -313,12 +317,12 @@ type EvidenceArgs struct {
 
 // SwarmReconcileArgs are the arguments of chat_swarm_reconcile.
 type SwarmReconcileArgs struct {
-	SwarmID   string       `json:"swarm_id" limit:"1,64"`
-	TaskID    string       `json:"task_id" limit:"1,64"`
-	AttemptID string       `json:"attempt_id" limit:"1,64" jsonschema:"the task's latest attempt"`
-	Decision  string       `json:"decision" enum:"decision"`
-	Evidence  EvidenceArgs `json:"evidence"`
-	Result    string       `json:"result,omitempty" limit:"1,262144" jsonschema:"with result_ready"`
+	SwarmID   string        `json:"swarm_id" limit:"1,64"`
+	TaskID    string        `json:"task_id" limit:"1,64"`
+	AttemptID string        `json:"attempt_id" limit:"1,64" jsonschema:"the task's latest attempt"`
+	Decision  string        `json:"decision" enum:"decision"`
+	Evidence  *EvidenceArgs `json:"evidence"` // a pointer: a missing one is refused by name
+	Result    string        `json:"result,omitempty" limit:"1,262144" jsonschema:"with result_ready"`
 }
 
 func (s *server) swarmReconcile(srv *mcp.Server) {
@@ -384,6 +388,8 @@ func (s *server) swarmJoin(srv *mcp.Server) {
 
 // Every worker tool's arguments start with worker_id, epoch and an
 // optional carrier_key (spelled out in each: argument structs are flat).
+// The epoch is a pointer so that a missing one is refused, not taken
+// for 0.
 
 func (s *server) worker(ctx context.Context, workerID string, epoch int64, key string) (swarm.Carrier, swarm.WorkerRef, error) {
 	car, err := s.carrier(ctx, key)
@@ -393,7 +399,7 @@ func (s *server) worker(ctx context.Context, workerID string, epoch int64, key s
 // SwarmNextArgs are the arguments of chat_swarm_next.
 type SwarmNextArgs struct {
 	WorkerID   string `json:"worker_id" limit:"1,64"`
-	Epoch      int64  `json:"epoch" limit:"0,1000000000"`
+	Epoch      *int64 `json:"epoch" limit:"0,1000000000"`
 	CarrierKey string `json:"carrier_key,omitempty" limit:"22,128" jsonschema:"as given to chat_swarm_join"`
 	WaitSecs   *int   `json:"wait_secs,omitempty" limit:"0,25" jsonschema:"default 20"`
 }
@@ -409,7 +415,7 @@ func (s *server) swarmNext(srv *mcp.Server) {
 	add(s, srv, tool{name: "chat_swarm_next", title: "Wait for a task",
 		desc: "Worker: your current task again, or the next one; waits up to wait_secs. state: task|idle|closed."},
 		func(ctx context.Context, c *continuo.Caller, in *SwarmNextArgs) (*SwarmNextResult, error) {
-			car, ref, err := s.worker(ctx, in.WorkerID, in.Epoch, in.CarrierKey)
+			car, ref, err := s.worker(ctx, in.WorkerID, *in.Epoch, in.CarrierKey)
 			if err != nil {
 				return nil, err
 			}
@@ -437,7 +443,7 @@ func (s *server) swarmNext(srv *mcp.Server) {
 // SwarmWorkerTaskArgs name a task the worker holds.
 type SwarmWorkerTaskArgs struct {
 	WorkerID   string `json:"worker_id" limit:"1,64"`
-	Epoch      int64  `json:"epoch" limit:"0,1000000000"`
+	Epoch      *int64 `json:"epoch" limit:"0,1000000000"`
 	CarrierKey string `json:"carrier_key,omitempty" limit:"22,128" jsonschema:"as given to chat_swarm_join"`
 	TaskID     string `json:"task_id" limit:"1,64"`
 }
@@ -446,7 +452,7 @@ func (s *server) swarmAck(srv *mcp.Server) {
 	add(s, srv, tool{name: "chat_swarm_ack", title: "Start a task", idempotent: true,
 		desc: "Worker: say you start executing the task (its effects may exist from now on)."},
 		func(ctx context.Context, c *continuo.Caller, in *SwarmWorkerTaskArgs) (*SwarmTaskResult, error) {
-			car, ref, err := s.worker(ctx, in.WorkerID, in.Epoch, in.CarrierKey)
+			car, ref, err := s.worker(ctx, in.WorkerID, *in.Epoch, in.CarrierKey)
 			if err != nil {
 				return nil, err
 			}
@@ -458,7 +464,7 @@ func (s *server) swarmAck(srv *mcp.Server) {
 // SwarmCheckpointArgs are the arguments of chat_swarm_checkpoint.
 type SwarmCheckpointArgs struct {
 	WorkerID   string    `json:"worker_id" limit:"1,64"`
-	Epoch      int64     `json:"epoch" limit:"0,1000000000"`
+	Epoch      *int64    `json:"epoch" limit:"0,1000000000"`
 	CarrierKey string    `json:"carrier_key,omitempty" limit:"22,128" jsonschema:"as given to chat_swarm_join"`
 	Checkpoint JSONValue `json:"checkpoint" jsonschema:"JSON object, at most 16 KiB: summary, state, blockers, next step, artifact refs; no credentials"`
 }
@@ -472,7 +478,7 @@ func (s *server) swarmCheckpoint(srv *mcp.Server) {
 	add(s, srv, tool{name: "chat_swarm_checkpoint", title: "Save a worker checkpoint",
 		desc: "Worker: record where you stand; renews your task's lease. A new carrier continues from it."},
 		func(ctx context.Context, c *continuo.Caller, in *SwarmCheckpointArgs) (*SwarmWorkerResult, error) {
-			car, ref, err := s.worker(ctx, in.WorkerID, in.Epoch, in.CarrierKey)
+			car, ref, err := s.worker(ctx, in.WorkerID, *in.Epoch, in.CarrierKey)
 			if err != nil {
 				return nil, err
 			}
@@ -487,7 +493,7 @@ func (s *server) swarmCheckpoint(srv *mcp.Server) {
 // SwarmSubmitArgs are the arguments of chat_swarm_submit.
 type SwarmSubmitArgs struct {
 	WorkerID   string `json:"worker_id" limit:"1,64"`
-	Epoch      int64  `json:"epoch" limit:"0,1000000000"`
+	Epoch      *int64 `json:"epoch" limit:"0,1000000000"`
 	CarrierKey string `json:"carrier_key,omitempty" limit:"22,128" jsonschema:"as given to chat_swarm_join"`
 	TaskID     string `json:"task_id" limit:"1,64"`
 	Result     string `json:"result" limit:"1,262144"`
@@ -497,7 +503,7 @@ func (s *server) swarmSubmit(srv *mcp.Server) {
 	add(s, srv, tool{name: "chat_swarm_submit", title: "Submit a result", idempotent: true,
 		desc: "Worker: hand in the task's result; the same result again is a safe replay."},
 		func(ctx context.Context, c *continuo.Caller, in *SwarmSubmitArgs) (*SwarmTaskResult, error) {
-			car, ref, err := s.worker(ctx, in.WorkerID, in.Epoch, in.CarrierKey)
+			car, ref, err := s.worker(ctx, in.WorkerID, *in.Epoch, in.CarrierKey)
 			if err != nil {
 				return nil, err
 			}
@@ -509,7 +515,7 @@ func (s *server) swarmSubmit(srv *mcp.Server) {
 // SwarmFailArgs are the arguments of chat_swarm_fail.
 type SwarmFailArgs struct {
 	WorkerID   string `json:"worker_id" limit:"1,64"`
-	Epoch      int64  `json:"epoch" limit:"0,1000000000"`
+	Epoch      *int64 `json:"epoch" limit:"0,1000000000"`
 	CarrierKey string `json:"carrier_key,omitempty" limit:"22,128" jsonschema:"as given to chat_swarm_join"`
 	TaskID     string `json:"task_id" limit:"1,64"`
 	Reason     string `json:"reason" limit:"1,4096"`
@@ -520,7 +526,7 @@ func (s *server) swarmFail(srv *mcp.Server) {
 	add(s, srv, tool{name: "chat_swarm_fail", title: "Give up a task", idempotent: true,
 		desc: "Worker: you cannot finish the task; say whether it had any effect."},
 		func(ctx context.Context, c *continuo.Caller, in *SwarmFailArgs) (*SwarmTaskResult, error) {
-			car, ref, err := s.worker(ctx, in.WorkerID, in.Epoch, in.CarrierKey)
+			car, ref, err := s.worker(ctx, in.WorkerID, *in.Epoch, in.CarrierKey)
 			if err != nil {
 				return nil, err
 			}

@@ -265,6 +265,8 @@ type Status struct {
 	Swarm   continuo.Swarm
 	Workers []continuo.Worker
 	Counts  map[continuo.TaskState]int
+	// Replayed is set by a close of a swarm closed already.
+	Replayed bool
 }
 
 // SwarmStatus returns a swarm the caller owns, with its workers and task
@@ -407,7 +409,7 @@ func (s *Service) Cancel(ctx context.Context, c *continuo.Caller, car Carrier, s
 }
 
 // CloseSwarm closes a swarm whose tasks are all settled; closing again
-// returns it as it is.
+// returns it as it is (replayed).
 func (s *Service) CloseSwarm(ctx context.Context, c *continuo.Caller, car Carrier, swarmID string) (*Status, error) {
 	var out *Status
 	err := s.db.Write(ctx, func(tx store.Tx) error {
@@ -419,7 +421,8 @@ func (s *Service) CloseSwarm(ctx context.Context, c *continuo.Caller, car Carrie
 		if err != nil {
 			return err
 		}
-		if sw.State == continuo.SwarmActive {
+		replayed := sw.State != continuo.SwarmActive
+		if !replayed {
 			open := map[string]any{}
 			for state, n := range st.Counts {
 				if !state.Terminal() {
@@ -440,6 +443,7 @@ func (s *Service) CloseSwarm(ctx context.Context, c *continuo.Caller, car Carrie
 			}
 			st.Swarm = *sw
 		}
+		st.Replayed = replayed
 		out = st
 		return nil
 	})

@@ -2,6 +2,7 @@ package swarm
 
 import (
 	"context"
+	"errors"
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/redact"
@@ -52,10 +53,10 @@ type ReconcileInput struct {
 func (s *Service) Reconcile(ctx context.Context, c *continuo.Caller, car Carrier, in ReconcileInput) (*TaskResult, error) {
 	switch {
 	case in.Evidence == "" || len(in.Evidence) > continuo.MaxEvidence:
-		return nil, continuo.Invalid("evidence", "must be 1..%d bytes: what the decision rests on", continuo.MaxEvidence)
+		return nil, continuo.Invalid("evidence.ref", "must be 1..%d bytes: what the decision rests on", continuo.MaxEvidence)
 	case in.Decision == DecideRequeue && in.Disposition != NoEffect:
 		return nil, continuo.Errorf(continuo.CodeReconcileRequired, "requeue needs no_effect evidence: the attempt must be known not to have acted").
-			With("field", "disposition")
+			With("field", "evidence.disposition")
 	case in.Decision == DecideResultReady && (in.Result == "" || len(in.Result) > continuo.MaxTaskResult):
 		return nil, continuo.Invalid("result", "result_ready needs the result, 1..%d bytes", continuo.MaxTaskResult)
 	case in.Decision != DecideResultReady && in.Result != "":
@@ -78,6 +79,17 @@ func (s *Service) Reconcile(ctx context.Context, c *continuo.Caller, car Carrier
 		if replayed(t, latest, in, resultHash) {
 			out = &TaskResult{Task: *t, Replayed: true}
 			return nil
+		}
+		if in.AttemptID != latest.ID {
+			// An attempt of another task, or of nothing the caller may
+			// see, is unknown; an earlier attempt of this task is stale.
+			a, err := tx.AttemptGet(ctx, in.AttemptID)
+			if errors.Is(err, store.ErrNotFound) || err == nil && a.TaskID != t.ID {
+				return continuo.NotFound("attempt", in.AttemptID)
+			}
+			if err != nil {
+				return err
+			}
 		}
 		if t.State != continuo.TaskReconcileRequired {
 			return stateErr(t, "only a reconcile_required task is reconciled")

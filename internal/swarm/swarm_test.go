@@ -183,8 +183,8 @@ func testLifecycle(t *testing.T) {
 	}
 	_, err = f.svc.Submit(ctx, x.c, x.car, x.ref, task.ID, "another result")
 	wantCode(t, err, continuo.CodeTerminalImmutable, "a different result after the first")
-	if _, err := f.svc.CloseSwarm(ctx, f.owner, ownerCar, inv.Swarm.ID); err != nil {
-		t.Fatalf("close with a result not collected (terminal): %v", err)
+	if st, err := f.svc.CloseSwarm(ctx, f.owner, ownerCar, inv.Swarm.ID); err != nil || st.Replayed {
+		t.Fatalf("close with a result not collected (terminal): %+v %v", st, err)
 	}
 	c, err := f.svc.Collect(ctx, f.owner, ownerCar, inv.Swarm.ID, task.ID)
 	if err != nil || c.Task.State != continuo.TaskCollected || c.Task.Result != "done k1" {
@@ -197,7 +197,7 @@ func testLifecycle(t *testing.T) {
 		t.Fatalf("next after close: %+v", d)
 	}
 	st, err := f.svc.CloseSwarm(ctx, f.owner, ownerCar, inv.Swarm.ID)
-	if err != nil || st.Swarm.State != continuo.SwarmClosed {
+	if err != nil || st.Swarm.State != continuo.SwarmClosed || !st.Replayed {
 		t.Fatalf("close again: %+v %v", st, err)
 	}
 	_, err = f.svc.Dispatch(ctx, f.owner, ownerCar, swarm.DispatchInput{SwarmID: inv.Swarm.ID, TaskKey: "late", Prompt: "p"})
@@ -475,10 +475,12 @@ func reconcile(t *testing.T, f *fixture, swarmID, taskID, attemptID string) {
 	in := swarm.ReconcileInput{SwarmID: swarmID, TaskID: taskID, AttemptID: attemptID, Decision: swarm.DecideRequeue,
 		Disposition: swarm.EffectUnknown, Evidence: "not sure"}
 	_, err := f.svc.Reconcile(ctx, f.owner, ownerCar, in)
-	wantCode(t, err, continuo.CodeReconcileRequired, "requeue without no_effect")
-	in.Disposition, in.AttemptID = swarm.NoEffect, "att_older"
+	if e := wantCode(t, err, continuo.CodeReconcileRequired, "requeue without no_effect"); e.Details["field"] != "evidence.disposition" {
+		t.Errorf("requeue without no_effect: details %v", e.Details)
+	}
+	in.Disposition, in.AttemptID = swarm.NoEffect, continuo.NewID(continuo.PrefixAttempt, f.clock.now())
 	_, err = f.svc.Reconcile(ctx, f.owner, ownerCar, in)
-	wantCode(t, err, continuo.CodeConflict, "evidence naming another attempt")
+	wantCode(t, err, continuo.CodeNotFound, "evidence naming an unknown attempt")
 	in.AttemptID = attemptID
 	r, err := f.svc.Reconcile(ctx, f.owner, ownerCar, in)
 	if err != nil || r.Task.State != continuo.TaskQueued {
@@ -486,6 +488,48 @@ func reconcile(t *testing.T, f *fixture, swarmID, taskID, attemptID string) {
 	}
 	if r, err := f.svc.Reconcile(ctx, f.owner, ownerCar, in); err != nil || !r.Replayed {
 		t.Fatalf("requeue replay: %+v %v", r, err)
+	}
+}
+
+func TestReconcileAttempts(t *testing.T) { stores.Each(t, testReconcileAttempts) }
+
+// testReconcileAttempts: the owner's evidence names the latest attempt; an
+// earlier attempt of the task is a conflict, another task's attempt is
+// not_found.
+func testReconcileAttempts(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	inv := f.create(4, nil)
+	x := f.join(inv, "x")
+	other := f.dispatch(inv.Swarm.ID, "other", "")
+	otherAttempt := f.next(x).Attempt.ID
+	if _, err := f.svc.Submit(ctx, x.c, x.car, x.ref, other.ID, "r"); err != nil {
+		t.Fatal(err)
+	}
+	task := f.dispatch(inv.Swarm.ID, "k", "")
+	var attempts []string
+	for range 2 {
+		d := f.next(x)
+		attempts = append(attempts, d.Attempt.ID)
+		if _, err := f.svc.Fail(ctx, x.c, x.car, x.ref, task.ID, "crashed", swarm.EffectMaybe); err != nil {
+			t.Fatal(err)
+		}
+		if len(attempts) == 1 {
+			reconcile(t, f, inv.Swarm.ID, task.ID, d.Attempt.ID)
+		}
+	}
+	in := swarm.ReconcileInput{SwarmID: inv.Swarm.ID, TaskID: task.ID, AttemptID: attempts[0], Decision: swarm.DecideFailed,
+		Disposition: swarm.EffectApplied, Evidence: "it broke things"}
+	_, err := f.svc.Reconcile(ctx, f.owner, ownerCar, in)
+	if e := wantCode(t, err, continuo.CodeConflict, "evidence naming an earlier attempt"); e.Details["attempt_id"] != attempts[1] {
+		t.Errorf("conflict details %v, want the latest attempt %s", e.Details, attempts[1])
+	}
+	in.AttemptID = otherAttempt
+	_, err = f.svc.Reconcile(ctx, f.owner, ownerCar, in)
+	wantCode(t, err, continuo.CodeNotFound, "evidence naming another task's attempt")
+	in.AttemptID = attempts[1]
+	if r, err := f.svc.Reconcile(ctx, f.owner, ownerCar, in); err != nil || r.Task.State != continuo.TaskFailed {
+		t.Fatalf("failed on the latest attempt: %+v %v", r, err)
 	}
 }
 
