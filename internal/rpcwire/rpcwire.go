@@ -38,6 +38,9 @@ type Message struct {
 	Cancels string
 	// Version is, for initialize, the protocol version the client asks for.
 	Version string
+	// Progress reports whether a request carries a progress token
+	// (params._meta.progressToken): its client wants to hear progress.
+	Progress bool
 }
 
 // IsCall reports whether m is a request that expects an answer.
@@ -149,8 +152,14 @@ func parseOne(raw []byte) (Message, *Error) {
 		var p struct {
 			RequestID       json.RawMessage `json:"requestId"`
 			ProtocolVersion string          `json:"protocolVersion"`
+			Meta            struct {
+				ProgressToken json.RawMessage `json:"progressToken"`
+			} `json:"_meta"`
 		}
 		_ = json.Unmarshal(f["params"], &p)
+		if t := bytes.TrimSpace(p.Meta.ProgressToken); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
+			m.Progress = m.Key != ""
+		}
 		switch m.Method {
 		case "notifications/cancelled":
 			if p.RequestID != nil {

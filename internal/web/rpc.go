@@ -194,6 +194,9 @@ func (e *rpcEdge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !batch {
 		shape.id = msgs[0].ID
+		if msgs[0].Progress {
+			r = r.WithContext(context.WithValue(r.Context(), progressKey{}, true))
+		}
 	}
 	sid := r.Header.Get(sessionHeader)
 	f := &streamFilter{ResponseWriter: w, edge: e, sid: sid}
@@ -217,6 +220,15 @@ func (e *rpcEdge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for _, s := range f.started { // never answered here (the stream broke)
 		e.calls.End(sid+"\x00"+s.key, s.call)
 	}
+}
+
+// progressKey marks a request whose one message carries a progress token.
+type progressKey struct{}
+
+// wantsProgress reports whether r's client asked to hear progress.
+func wantsProgress(r *http.Request) bool {
+	v, _ := r.Context().Value(progressKey{}).(bool)
+	return v
 }
 
 type started struct {

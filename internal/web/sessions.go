@@ -214,7 +214,7 @@ var supportedVersions = mcp.SupportedProtocolVersions()
 // a validly signed session of another replica; and the stateful handler
 // (which answers 404, making the client start over) for a session ended
 // here and for anything else.
-func (s *Sessions) route(stateful, stateless, fallback http.Handler) http.Handler {
+func (s *Sessions) route(stateful, stateless, streaming, fallback http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch v := r.Header.Get("Mcp-Protocol-Version"); {
 		case v == "": // initialize, or a client of 2025-03-26
@@ -226,6 +226,9 @@ func (s *Sessions) route(stateful, stateless, fallback http.Handler) http.Handle
 			writeProblem(w, r.Context(), http.StatusBadRequest, mcp.CodeUnsupportedProtocolVersion,
 				continuo.Errorf(continuo.CodeInvalidInput, "unsupported protocol version %q; supported: %s", v, strings.Join(supportedVersions, ", ")),
 				mcp.UnsupportedProtocolVersionData{Supported: supportedVersions, Requested: v})
+			return
+		case v >= statelessFrom && wantsProgress(r):
+			streaming.ServeHTTP(w, r)
 			return
 		case v >= statelessFrom:
 			stateless.ServeHTTP(w, r)

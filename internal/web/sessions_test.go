@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -49,10 +50,15 @@ func TestSessionsRoute(t *testing.T) {
 	named := func(name string, status int) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = name; w.WriteHeader(status) })
 	}
-	h := s.route(named("stateful", http.StatusOK), named("stateless", http.StatusOK), named("fallback", http.StatusOK))
+	h := s.route(named("stateful", http.StatusOK), named("stateless", http.StatusOK), named("streaming", http.StatusOK),
+		named("fallback", http.StatusOK))
+	progress := false
 	do := func(method, id, version string) (string, int) {
 		got = ""
 		r := httptest.NewRequest(method, "/mcp", nil)
+		if progress {
+			r = r.WithContext(context.WithValue(r.Context(), progressKey{}, true))
+		}
 		if id != "" {
 			r.Header.Set(sessionHeader, id)
 		}
@@ -77,6 +83,16 @@ func TestSessionsRoute(t *testing.T) {
 			t.Errorf("%s with session %q, version %q: %s, want %s", c.method, c.id, c.version, h, c.want)
 		}
 	}
+	// A stateless request with a progress token gets a stream; a stateful
+	// one is its session's business.
+	progress = true
+	if h, _ := do("POST", "", "2026-07-28"); h != "streaming" {
+		t.Errorf("stateless with a progress token: %s, want streaming", h)
+	}
+	if h, _ := do("POST", local, "2025-11-25"); h != "stateful" {
+		t.Errorf("stateful with a progress token: %s, want stateful", h)
+	}
+	progress = false
 	// A version the SDK does not serve is refused here, whatever its
 	// string order: "garbage" and "9" sort after "2026-07-28".
 	for _, v := range []string{"garbage", "9", "2099-01-01", "2025-11-25x"} {
@@ -98,7 +114,7 @@ func TestSessionsRoute(t *testing.T) {
 	if h, _ := do("POST", ended, "2025-11-25"); h != "stateful" {
 		t.Errorf("a request of a session ended here: %s, want stateful (404)", h)
 	}
-	h404 := s.route(named("stateful", http.StatusNotFound), nil, nil)
+	h404 := s.route(named("stateful", http.StatusNotFound), nil, nil, nil)
 	r := httptest.NewRequest("POST", "/mcp", nil)
 	r.Header.Set(sessionHeader, local)
 	h404.ServeHTTP(httptest.NewRecorder(), r)

@@ -83,6 +83,12 @@ func Handler(o Options) http.Handler {
 	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		Logger: o.Logger, MaxRequestBodyBytes: lim.MaxBodyBytes, Stateless: true, JSONResponse: true, DisableLocalhostProtection: true,
 		PropagateRequestCancellation: true})
+	// A stateless request with a progress token is answered as a stream
+	// of server-sent events, so that its progress notifications (a
+	// waiting chat_swarm_next) reach the client before the answer.
+	streaming := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		Logger: o.Logger, MaxRequestBodyBytes: lim.MaxBodyBytes, Stateless: true, DisableLocalhostProtection: true,
+		PropagateRequestCancellation: true})
 	// The fallback serves sessions of other replicas statelessly, with
 	// server-sent event responses as their own replica would give.
 	fallback := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
@@ -95,7 +101,7 @@ func Handler(o Options) http.Handler {
 		sessions = NewSessions(make([]byte, 32)) // signatures nobody else shares: only local sessions
 	}
 	sessions.limit(lim)
-	route := sessions.route(stateful, stateless, fallback)
+	route := sessions.route(stateful, stateless, streaming, fallback)
 	// The SDK's middleware puts TokenInfo where tool handlers find it; the
 	// token was already checked by bearer() just before, so the verifier
 	// only hands the caller over.
