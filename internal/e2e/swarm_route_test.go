@@ -127,8 +127,8 @@ func (r *route) stalled() <-chan struct{} {
 
 // call calls a tool through the route. lost is true when the call failed
 // in transit because the route went down (its server died under it): its
-// outcome is unknown, and the route is up again when call returns. A
-// transport failure while the route is up is an error.
+// outcome is unknown, and the route is up again when call returns. Any
+// other transport failure is an error.
 func (r *route) call(cs *mcp.ClientSession, tool string, args map[string]any) (res result, lost bool, err error) {
 	ctx, err := r.period()
 	if err != nil {
@@ -138,7 +138,9 @@ func (r *route) call(cs *mcp.ClientSession, tool string, args map[string]any) (r
 	if err == nil {
 		return res, false, nil
 	}
-	if !r.isDown() {
+	// A call of a period that was dropped failed with its server, even if
+	// the route is up again by the time its failure is seen.
+	if ctx.Err() == nil && !r.isDown() {
 		return res, false, fmt.Errorf("%s: %w", tool, err)
 	}
 	if _, err := r.period(); err != nil {
