@@ -89,6 +89,10 @@ func TestSwarmReplicas(t *testing.T) {
 		}
 	}
 	settled := time.Since(killed)
+	// Replica 1 carries on alone meanwhile: its workers take more tasks.
+	if err := l.waitDeliveries(c.ctx, atKill+20); err != nil {
+		c.abort(t, err)
+	}
 	found := o.inDoubt(t, l)
 	checkHeld(t, o, held, found)
 	for _, h := range []*hold{claimed, executed} {
