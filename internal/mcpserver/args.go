@@ -47,6 +47,7 @@ var enumSets = map[string][]string{
 	"goallifecycle": strs(continuo.GoalLifecycles()),
 	"goalend":       {string(continuo.GoalCompleted), string(continuo.GoalCancelled)},
 	"material":      {workflow.MaterialProjectInstructions, workflow.MaterialWorkflowGuide},
+	"taskstate":     strs(continuo.TaskStates()),
 	"decision":      strs(swarm.Decisions()),
 	"disposition":   strs(swarm.Dispositions()),
 	"effect":        {string(swarm.EffectNone), string(swarm.EffectMaybe)},

@@ -38,7 +38,8 @@ func TestEnumSets(t *testing.T) {
 	want := map[string][]string{"kind": kindsEnum, "status": statusEnum, "priority": priorityEnum,
 		"mode": modeEnum, "material": contextEnum, "lifecycle": lifecycleEnum,
 		"listkind": listKindsEnum, "order": orderEnum, "goallifecycle": goalLifecycle, "goalend": goalEndEnum,
-		"decision": {"requeue", "failed", "result_ready"}, "disposition": {"no_effect", "applied", "unknown"}, "effect": {"none", "unknown"}}
+		"decision":  {"requeue", "failed", "result_ready"},
+		"taskstate": strs(continuo.TaskStates()), "disposition": {"no_effect", "applied", "unknown"}, "effect": {"none", "unknown"}}
 	if len(enumSets) != len(want) {
 		t.Errorf("enumSets has %d sets, want %d", len(enumSets), len(want))
 	}

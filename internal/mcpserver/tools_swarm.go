@@ -241,6 +241,8 @@ func (s *server) swarmDispatch(srv *mcp.Server) {
 type SwarmStatusArgs struct {
 	SwarmID string `json:"swarm_id" limit:"1,64"`
 	TaskID  string `json:"task_id,omitempty" limit:"1,64" jsonschema:"one task, with its result"`
+	State   string `json:"state,omitempty" enum:"taskstate" jsonschema:"list the tasks in this state (e.g. result_ready to collect)"`
+	After   string `json:"after,omitempty" limit:"1,64" jsonschema:"with state: next_after of the last page"`
 }
 
 // SwarmStatusResult is the result of chat_swarm_status and chat_swarm_close.
@@ -249,6 +251,8 @@ type SwarmStatusResult struct {
 	Workers  []Worker       `json:"workers,omitempty"`
 	Tasks    map[string]int `json:"task_counts,omitempty"`
 	Task     *Task          `json:"task,omitempty"`
+	List     []Task         `json:"tasks,omitempty"`
+	Next     string         `json:"next_after,omitempty"`
 	Replayed bool           `json:"replayed,omitempty"`
 }
 
@@ -266,9 +270,26 @@ func statusView(st *swarm.Status) *SwarmStatusResult {
 
 func (s *server) swarmStatus(srv *mcp.Server) {
 	add(s, srv, tool{name: "chat_swarm_status", title: "Show a swarm", readOnly: true, idempotent: true,
-		desc: "Owner: the swarm's workers (epoch, carrier, continuity) and task counts by state; or one task with its result."},
+		desc: "Owner: the swarm's workers (epoch, carrier, continuity) and task counts by state; one task with its result; or the tasks in one state."},
 		func(ctx context.Context, c *continuo.Caller, in *SwarmStatusArgs) (*SwarmStatusResult, error) {
 			car := s.ownerCarrier(ctx)
+			if in.State != "" {
+				if in.TaskID != "" {
+					return nil, continuo.Invalid("state", "give task_id or state, not both")
+				}
+				p, err := s.opts.Swarm.ListTasks(ctx, c, car, in.SwarmID, continuo.TaskState(in.State), in.After, swarm.MaxTaskPage)
+				if err != nil {
+					return nil, err
+				}
+				out := &SwarmStatusResult{List: make([]Task, len(p.Tasks)), Next: p.Next}
+				for i := range p.Tasks {
+					out.List[i] = taskView(&p.Tasks[i], nil, false)
+				}
+				return out, nil
+			}
+			if in.After != "" {
+				return nil, continuo.Invalid("after", "is only for listing tasks in a state")
+			}
 			if in.TaskID != "" {
 				ts, err := s.opts.Swarm.TaskStatus(ctx, c, car, in.SwarmID, in.TaskID)
 				if err != nil {

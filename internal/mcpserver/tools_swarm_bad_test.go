@@ -288,7 +288,13 @@ func TestSwarmBadInput(t *testing.T) {
 			{name: "effect bool", args: with(failArgs(w1), "effect", false), field: "effect"},
 			{name: "a settled task", args: with(failArgs(w1), "task_id", dID), code: "terminal_immutable"},
 		}),
-		"chat_swarm_status": slices.Concat(ownerCases("chat_swarm_status", obj{"swarm_id": sID}), ownerTask("chat_swarm_status", obj{"swarm_id": sID, "task_id": tID})),
+		"chat_swarm_status": slices.Concat(ownerCases("chat_swarm_status", obj{"swarm_id": sID}), ownerTask("chat_swarm_status", obj{"swarm_id": sID, "task_id": tID}),
+			[]swarmBad{
+				{name: "state enum", args: obj{"swarm_id": sID, "state": "done"}, field: "state"},
+				{name: "state and task_id", args: obj{"swarm_id": sID, "state": "queued", "task_id": tID}, field: "state"},
+				{name: "after without state", args: obj{"swarm_id": sID, "after": tID}, field: "after"},
+				{name: "after 65", args: obj{"swarm_id": sID, "state": "queued", "after": strings.Repeat("t", 65)}, field: "after"},
+			}),
 		"chat_swarm_collect": slices.Concat(ownerCases("chat_swarm_collect", obj{"swarm_id": sID, "task_id": dID}),
 			ownerTask("chat_swarm_collect", obj{"swarm_id": sID, "task_id": dID}), []swarmBad{
 				{name: "missing task_id", args: obj{"swarm_id": sID}, field: "task_id"},

@@ -297,6 +297,44 @@ func status(ctx context.Context, tx store.Tx, sw *continuo.Swarm) (*Status, erro
 	return &Status{Swarm: *sw, Workers: ws, Counts: counts}, nil
 }
 
+// MaxTaskPage bounds one page of ListTasks.
+const MaxTaskPage = 100
+
+// TaskPage is one page of a swarm's tasks in one state, oldest first.
+type TaskPage struct {
+	Tasks []continuo.Task
+	Next  string // the after of the next page; "" at the end
+}
+
+// ListTasks lists the tasks of a swarm the caller owns in one state, by
+// ID, after a task ID (a keyset cursor): how an owner finds the results to
+// collect and the tasks to reconcile.
+func (s *Service) ListTasks(ctx context.Context, c *continuo.Caller, car Carrier, swarmID string, state continuo.TaskState, after string, limit int) (*TaskPage, error) {
+	if !state.Valid() {
+		return nil, continuo.Invalid("state", "must be a task state")
+	}
+	if limit <= 0 || limit > MaxTaskPage {
+		limit = MaxTaskPage
+	}
+	var out *TaskPage
+	err := s.db.Read(ctx, func(tx store.Tx) error {
+		sw, err := s.ownSwarm(ctx, tx, c, car, swarmID)
+		if err != nil {
+			return err
+		}
+		ts, err := tx.TaskList(ctx, store.TaskListParams{SwarmID: sw.ID, States: []continuo.TaskState{state}, AfterID: after, Limit: limit + 1})
+		if err != nil {
+			return err
+		}
+		out = &TaskPage{Tasks: ts}
+		if len(ts) > limit {
+			out.Tasks, out.Next = ts[:limit], ts[limit-1].ID
+		}
+		return nil
+	})
+	return out, err
+}
+
 // TaskStatus is one task of a swarm the caller owns, with its latest
 // attempt (nil before the first claim).
 type TaskStatus struct {

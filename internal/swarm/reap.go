@@ -41,6 +41,20 @@ func (s *Service) reapLoop() {
 // the server that delivered them restarted). Tests call it directly with
 // an injected clock.
 func (s *Service) Sweep(ctx context.Context) error {
+	// A pass handles at most sweepBatch attempts of each kind; after a
+	// crash with more in doubt, passes run until one finds fewer.
+	for range 1000 {
+		n, err := s.sweepPass(ctx)
+		if err != nil || n < sweepBatch {
+			return err
+		}
+	}
+	return nil
+}
+
+// sweepPass is one pass of Sweep; it returns how many attempts it found
+// of the kind it found most of.
+func (s *Service) sweepPass(ctx context.Context) (int, error) {
 	var expired, orphaned []continuo.Attempt
 	now := s.now()
 	err := s.db.Read(ctx, func(tx store.Tx) error {
@@ -68,7 +82,7 @@ func (s *Service) Sweep(ctx context.Context) error {
 		return nil
 	})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	var first error
 	for _, a := range orphaned {
@@ -77,7 +91,7 @@ func (s *Service) Sweep(ctx context.Context) error {
 	for _, a := range expired {
 		first = errors.Join(first, s.lose(ctx, a, continuo.ReasonLeaseExpired))
 	}
-	return first
+	return max(len(expired), len(orphaned)), first
 }
 
 // lose settles one attempt whose carrier was lost, if it is still the
@@ -88,8 +102,7 @@ func (s *Service) lose(ctx context.Context, found continuo.Attempt, reason strin
 		if err != nil {
 			return err
 		}
-		now := s.now()
-		if !a.State.Active() || reason == continuo.ReasonLeaseExpired && !a.LeaseUntil.Before(now) {
+		if !a.State.Active() || reason == continuo.ReasonLeaseExpired && !a.LeaseUntil.Before(s.now()) {
 			return nil // settled, or renewed, meanwhile
 		}
 		t, err := tx.TaskGet(ctx, a.TaskID)
@@ -104,36 +117,58 @@ func (s *Service) lose(ctx context.Context, found continuo.Attempt, reason strin
 		if err != nil {
 			return err
 		}
-		prevA, prevT, prevW := a.State, t.Revision, w.Revision
-		requeue := reason == continuo.ReasonLeaseExpired && sw.Policy.RequeueUnacked && a.State == continuo.AttemptClaimed &&
-			t.State == continuo.TaskClaimed
-		if w.CurrentTaskID == t.ID {
-			w.State, w.CurrentTaskID, w.Revision, w.UpdatedAt = continuo.WorkerIdle, "", prevW+1, now
-			if w.CarrierState == continuo.CarrierActive {
-				w.CarrierState = continuo.CarrierLost
-			}
-			if err := tx.WorkerUpdate(ctx, w, prevW); err != nil {
-				return err
-			}
-		}
-		a.EndedAt = &now
-		t.Revision, t.UpdatedAt = prevT+1, now
-		if requeue {
-			a.State = continuo.AttemptRequeued
-			t.State, t.WorkerID, t.Reason = continuo.TaskQueued, "", ""
-		} else {
-			a.State = continuo.AttemptInDoubt
-			t.State, t.Reason = continuo.TaskReconcileRequired, reason
-		}
-		if err := tx.TaskUpdate(ctx, t, prevT); err != nil {
-			return err
-		}
-		if err := tx.AttemptUpdate(ctx, a, prevA); err != nil {
-			return err
-		}
-		if requeue {
-			return tx.Notify(ctx, channel(sw.ID), wakePayload(t.PreferredWorkerID))
-		}
-		return nil
+		return s.drop(ctx, tx, sw, w, t, a, reason, true)
 	})
+}
+
+// orphaned reports whether an attempt was delivered by a server process
+// of this host that no longer runs: whatever it held is in doubt.
+func (s *Service) orphaned(a *continuo.Attempt) bool {
+	if a.Server == s.self {
+		return false
+	}
+	alive, known := s.alive(a.Server)
+	return known && !alive
+}
+
+// drop ends an active attempt whose outcome is unknown, inside tx: its
+// task becomes reconcile_required for reason (or, for a lapsed lease on a
+// claim never acked in a swarm whose policy says requeue_unacked, queued
+// again), and its worker idle. lost marks the worker's carrier lost (the
+// reaper found it silent); a carrier calling right now stays active. t, a
+// and w are updated in place.
+func (s *Service) drop(ctx context.Context, tx store.Tx, sw *continuo.Swarm, w *continuo.Worker, t *continuo.Task,
+	a *continuo.Attempt, reason string, lost bool) error {
+	now := s.now()
+	prevA, prevT, prevW := a.State, t.Revision, w.Revision
+	requeue := reason == continuo.ReasonLeaseExpired && sw.Policy.RequeueUnacked && a.State == continuo.AttemptClaimed &&
+		t.State == continuo.TaskClaimed
+	if w.CurrentTaskID == t.ID {
+		w.State, w.CurrentTaskID, w.Revision, w.UpdatedAt = continuo.WorkerIdle, "", prevW+1, now
+		if lost && w.CarrierState == continuo.CarrierActive {
+			w.CarrierState = continuo.CarrierLost
+		}
+		if err := tx.WorkerUpdate(ctx, w, prevW); err != nil {
+			return err
+		}
+	}
+	a.EndedAt = &now
+	t.Revision, t.UpdatedAt = prevT+1, now
+	if requeue {
+		a.State = continuo.AttemptRequeued
+		t.State, t.WorkerID, t.Reason = continuo.TaskQueued, "", ""
+	} else {
+		a.State = continuo.AttemptInDoubt
+		t.State, t.Reason = continuo.TaskReconcileRequired, reason
+	}
+	if err := tx.TaskUpdate(ctx, t, prevT); err != nil {
+		return err
+	}
+	if err := tx.AttemptUpdate(ctx, a, prevA); err != nil {
+		return err
+	}
+	if requeue {
+		return tx.Notify(ctx, channel(sw.ID), wakePayload(t.PreferredWorkerID))
+	}
+	return nil
 }

@@ -839,3 +839,85 @@ func testDispatchReplayRace(t *testing.T) {
 		t.Fatalf("counts %v", st.Counts)
 	}
 }
+
+// TestOrphanOnCall: a task delivered by a server that died is in doubt as
+// soon as its worker calls through a survivor, before any reaper pass: its
+// submit is refused and the refusal's settlement is committed; its next
+// gets a new task, never the old one again.
+func TestOrphanOnCall(t *testing.T) { stores.Each(t, testOrphanOnCall) }
+
+func testOrphanOnCall(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	inv := f.create(4, nil)
+	x, y := f.join(inv, "x"), f.join(inv, "y")
+	t1, t2 := f.dispatch(inv.Swarm.ID, "t1", ""), f.dispatch(inv.Swarm.ID, "t2", "")
+	f.next(x)
+	f.next(y)
+	// The survivor: it knows the first server ("test-server") is gone, and
+	// its reaper has not run.
+	survivor := swarm.New(f.store, swarm.Options{Now: f.clock.now, Server: "survivor",
+		Alive: func(s string) (bool, bool) { return s != "test-server", true }})
+	t.Cleanup(survivor.Close)
+	_, err := survivor.Submit(ctx, x.c, x.car, x.ref, t1.ID, "done")
+	wantCode(t, err, continuo.CodeReconcileRequired, "submit of a task a dead server delivered")
+	if st := f.task(inv.Swarm.ID, t1.ID); st.Task.State != continuo.TaskReconcileRequired || st.Task.Reason != continuo.ReasonServerRestart {
+		t.Fatalf("after the refused submit: %+v", st.Task)
+	}
+	t3 := f.dispatch(inv.Swarm.ID, "t3", "")
+	d, err := survivor.Next(ctx, y.c, y.car, y.ref, 0, nil)
+	if err != nil || d.Task == nil || d.Task.ID != t3.ID || d.Redelivery {
+		t.Fatalf("next through the survivor: %+v %v (t2 %s must not come back)", d, err, t2.ID)
+	}
+	if st := f.task(inv.Swarm.ID, t2.ID); st.Task.State != continuo.TaskReconcileRequired {
+		t.Fatalf("t2: %s", st.Task.State)
+	}
+	// What the survivor delivers itself is its own.
+	if r, err := survivor.Submit(ctx, y.c, y.car, y.ref, t3.ID, "r3"); err != nil || r.Task.State != continuo.TaskResultReady {
+		t.Fatalf("submit to the survivor: %+v %v", r, err)
+	}
+}
+
+func TestListTasks(t *testing.T) { stores.Each(t, testListTasks) }
+
+func testListTasks(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	inv := f.create(4, nil)
+	x := f.join(inv, "x")
+	var want []string
+	for i := range 5 {
+		want = append(want, f.dispatch(inv.Swarm.ID, fmt.Sprint("k", i), "").ID)
+	}
+	d := f.next(x)
+	if _, err := f.svc.Submit(ctx, x.c, x.car, x.ref, d.Task.ID, "r"); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	after := ""
+	for pages := 0; ; pages++ {
+		p, err := f.svc.ListTasks(ctx, f.owner, ownerCar, inv.Swarm.ID, continuo.TaskQueued, after, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, task := range p.Tasks {
+			got = append(got, task.ID)
+		}
+		if p.Next == "" {
+			break
+		}
+		after = p.Next
+		if pages > 3 {
+			t.Fatal("paging does not end")
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want[1:]) {
+		t.Fatalf("queued pages %v, want %v", got, want[1:])
+	}
+	p, err := f.svc.ListTasks(ctx, f.owner, ownerCar, inv.Swarm.ID, continuo.TaskResultReady, "", 0)
+	if err != nil || len(p.Tasks) != 1 || p.Tasks[0].ID != want[0] || p.Next != "" {
+		t.Fatalf("result_ready: %+v %v", p, err)
+	}
+	_, err = f.svc.ListTasks(ctx, f.outer, ownerCar, inv.Swarm.ID, continuo.TaskQueued, "", 0)
+	wantCode(t, err, continuo.CodeNotFound, "another group's tasks")
+}

@@ -210,7 +210,13 @@ func (s *Service) claim(ctx context.Context, c *continuo.Caller, car Carrier, re
 			if err != nil {
 				return err
 			}
-			if a.State.Active() && a.WorkerID == b.w.ID {
+			if holds(b.w, t, a) && s.orphaned(a) {
+				// Delivered by a server that died: in doubt, whoever asks.
+				// The worker is free for the next task.
+				if err := s.drop(ctx, tx, b.sw, b.w, t, a, continuo.ReasonServerRestart, false); err != nil {
+					return err
+				}
+			} else if a.State.Active() && a.WorkerID == b.w.ID {
 				prev := a.State
 				a.LeaseUntil = now.Add(b.sw.Policy.LeaseTTL())
 				if err := tx.AttemptUpdate(ctx, a, prev); err != nil {
@@ -263,7 +269,9 @@ func (s *Service) claim(ctx context.Context, c *continuo.Caller, car Carrier, re
 // settled, or in doubt and awaiting the owner.
 func (s *Service) held(ctx context.Context, c *continuo.Caller, car Carrier, ref WorkerRef, taskID string,
 	fn func(tx store.Tx, b *bound, t *continuo.Task, a *continuo.Attempt) error) error {
-	return s.db.Write(ctx, func(tx store.Tx) error {
+	var doubted *continuo.Task
+	err := s.db.Write(ctx, func(tx store.Tx) error {
+		doubted = nil
 		b, err := s.carrierOf(ctx, tx, c, car, ref)
 		if err != nil {
 			return err
@@ -278,8 +286,19 @@ func (s *Service) held(ctx context.Context, c *continuo.Caller, car Carrier, ref
 				return err
 			}
 		}
+		if holds(b.w, t, a) && s.orphaned(a) {
+			// The server that delivered it died: the task is in doubt
+			// whatever this call would have done, and that is committed
+			// before the caller is told.
+			doubted = t
+			return s.drop(ctx, tx, b.sw, b.w, t, a, continuo.ReasonServerRestart, false)
+		}
 		return fn(tx, b, t, a)
 	})
+	if err == nil && doubted != nil {
+		return notHeld(&continuo.Worker{ID: doubted.WorkerID}, doubted)
+	}
+	return err
 }
 
 // notHeld explains why a worker's call on a task it does not hold is
@@ -358,7 +377,11 @@ func (s *Service) Checkpoint(ctx context.Context, c *continuo.Caller, car Carrie
 			if err != nil {
 				return err
 			}
-			if a, err := tx.AttemptOf(ctx, t.ID, t.Attempt); err == nil && holds(w, t, a) {
+			if a, err := tx.AttemptOf(ctx, t.ID, t.Attempt); err == nil && holds(w, t, a) && s.orphaned(a) {
+				if err := s.drop(ctx, tx, b.sw, w, t, a, continuo.ReasonServerRestart, false); err != nil {
+					return err
+				}
+			} else if err == nil && holds(w, t, a) {
 				prevA := a.State
 				a.LeaseUntil = now.Add(b.sw.Policy.LeaseTTL())
 				if err := tx.AttemptUpdate(ctx, a, prevA); err != nil {
