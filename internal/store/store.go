@@ -101,6 +101,27 @@ type Store interface {
 	Close() error
 }
 
+// readCommitted marks a Write's context; see ReadCommitted.
+type readCommitted struct{}
+
+// ReadCommitted returns ctx marked so that a Write with it runs at READ
+// COMMITTED on PostgreSQL rather than under snapshot isolation. It is for
+// a Write whose every decision is a guarded statement or is re-read after
+// the row it depends on was locked — a queue claim, above all: under a
+// snapshot, every claimer whose snapshot predates another's committed
+// claim of the oldest queued row fails on it and is run again, so
+// concurrent claimers retry far more than they work. SQLite's single
+// writer has nothing to relax and ignores the mark.
+func ReadCommitted(ctx context.Context) context.Context {
+	return context.WithValue(ctx, readCommitted{}, true)
+}
+
+// IsReadCommitted reports whether ctx carries the ReadCommitted mark.
+func IsReadCommitted(ctx context.Context) bool {
+	v, _ := ctx.Value(readCommitted{}).(bool)
+	return v
+}
+
 // PollInterval bounds what a missed notification costs a listener: it
 // re-reads what it waits for at least this often.
 const PollInterval = time.Second

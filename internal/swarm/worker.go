@@ -192,15 +192,27 @@ func (s *Service) Next(ctx context.Context, c *continuo.Caller, car Carrier, ref
 }
 
 // claim redelivers the worker's current task (renewing its lease) or
-// claims the next queued one, in one Write.
+// claims the next queued one, in one Write. The Write runs at READ
+// COMMITTED on PostgreSQL (store.ReadCommitted): it locks the worker's row
+// first and reads it again, and every other decision is a guarded
+// statement, so concurrent claimers take different tasks instead of
+// failing on each other's snapshots.
 func (s *Service) claim(ctx context.Context, c *continuo.Caller, car Carrier, ref WorkerRef) (*Delivery, error) {
 	var out *Delivery
-	err := s.db.Write(ctx, func(tx store.Tx) error {
+	err := s.db.Write(store.ReadCommitted(ctx), func(tx store.Tx) error {
 		b, err := s.carrierOf(ctx, tx, c, car, ref)
 		if err != nil {
 			return err
 		}
 		now := s.now()
+		// The worker's row first: two claims for one worker serialize on
+		// it, and the second reads what the first did.
+		if err := tx.WorkerTouch(ctx, ref.WorkerID, now); err != nil {
+			return err
+		}
+		if b.w, err = s.refresh(ctx, tx, b.w, ref); err != nil {
+			return err
+		}
 		if b.w.CurrentTaskID != "" {
 			t, err := tx.TaskGet(ctx, b.w.CurrentTaskID)
 			if err != nil {
@@ -223,7 +235,7 @@ func (s *Service) claim(ctx context.Context, c *continuo.Caller, car Carrier, re
 					return stale(err, "the attempt")
 				}
 				out = &Delivery{State: NextTask, Task: t, Attempt: a, Redelivery: true}
-				return tx.WorkerTouch(ctx, b.w.ID, now)
+				return nil
 			}
 		}
 		if b.sw.State != continuo.SwarmActive {
@@ -232,11 +244,6 @@ func (s *Service) claim(ctx context.Context, c *continuo.Caller, car Carrier, re
 		}
 		if b.w.CurrentTaskID != "" {
 			return continuo.Errorf(continuo.CodeInternal, "worker %s names task %s, which it does not hold", b.w.ID, b.w.CurrentTaskID)
-		}
-		// The worker's row first: two claims for one worker collide on it
-		// (PostgreSQL runs the second again), not on the second task.
-		if err := tx.WorkerTouch(ctx, b.w.ID, now); err != nil {
-			return err
 		}
 		prevW := b.w.Revision
 		t, err := tx.TaskClaim(ctx, b.sw.ID, b.w.ID, now)

@@ -176,10 +176,15 @@ func (db *DB) Write(ctx context.Context, fn func(store.Tx) error) error {
 	}
 }
 
-// attempt runs fn once in one REPEATABLE READ (snapshot) transaction.
+// attempt runs fn once in one REPEATABLE READ (snapshot) transaction, or
+// READ COMMITTED when ctx says so (store.ReadCommitted).
 func (db *DB) attempt(ctx context.Context, fn func(store.Tx) error) (err error) {
 	start := time.Now()
-	tx, err := db.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead})
+	iso := sql.LevelRepeatableRead
+	if store.IsReadCommitted(ctx) {
+		iso = sql.LevelReadCommitted
+	}
+	tx, err := db.db.BeginTx(ctx, &sql.TxOptions{Isolation: iso})
 	if err != nil {
 		return fmt.Errorf("begin write: %w", err)
 	}
