@@ -209,7 +209,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	// handler that then returns would stop the context's notice).
 	lost := sync.OnceFunc(func() { close(gone) })
 	stop := context.AfterFunc(r.Context(), lost)
-	defer stop() // a handler that finished did not see its client go
+	defer func() {
+		// The server ends a request's context only after its handler has
+		// returned, so a context already done here means the client went
+		// away. Say so before stop: a handler woken by the context's Done
+		// can get here before the AfterFunc has started, and stop would
+		// then keep it from ever running (a loaded CI machine saw that as
+		// "the connection was not closed").
+		if r.Context().Err() != nil {
+			lost()
+		}
+		stop() // a handler that finished did not see its client go
+	}()
 	s.mu.Lock()
 	s.reqs = append(s.reqs, Request{
 		Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(),
