@@ -99,10 +99,12 @@ type SwarmTx interface {
 
 // TaskListParams selects a swarm's tasks.
 type TaskListParams struct {
-	SwarmID string
-	States  []continuo.TaskState // empty: any
-	AfterID string               // keyset: only tasks with a greater ID
-	Limit   int                  // ≤ 0: 100
+	SwarmID  string
+	WorkerID string               // "": any worker
+	Newest   bool                 // newest first (AfterID then means an older ID)
+	States   []continuo.TaskState // empty: any
+	AfterID  string               // keyset: only tasks with a greater ID
+	Limit    int                  // ≤ 0: 100
 }
 
 // AttemptListParams selects active attempts. Every set field must match.
