@@ -1,7 +1,8 @@
 -- 0008: worker continuity (CONTRACT.md §8): continuations that move a
--- worker to a new carrier, and the context-pressure ledger. Tables only:
--- nothing older changes. Times are bigint unix milliseconds (UTC), set by
--- the caller. Optional text is '' (never NULL); optional times are NULL.
+-- worker to a new carrier, the context-pressure ledger, and an index of
+-- tasks by worker; no older table or index changes. Times are bigint unix
+-- milliseconds (UTC), set by the caller. Optional text is '' (never
+-- NULL); optional times are NULL.
 --
 -- PostgreSQL translation of internal/store/sqlite/migrations/0008_continuity.sql:
 -- same tables, columns (in the same order), constraints and indexes.
@@ -63,3 +64,6 @@ CREATE TABLE context_ledger (
     at        bigint NOT NULL,
     PRIMARY KEY (worker_id, epoch, source, ref)
 );
+
+-- A worker's tasks by ID, in either order: a capsule reads its newest.
+CREATE INDEX tasks_worker ON tasks (swarm_id, worker_id, id);

@@ -1,7 +1,8 @@
 -- 0008: worker continuity (CONTRACT.md §8): continuations that move a
--- worker to a new carrier, and the context-pressure ledger. Tables only:
--- nothing older changes. Times are INTEGER unix milliseconds (UTC), set by
--- the caller. Optional text is '' (never NULL); optional times are NULL.
+-- worker to a new carrier, the context-pressure ledger, and an index of
+-- tasks by worker; no older table or index changes. Times are INTEGER unix
+-- milliseconds (UTC), set by the caller. Optional text is '' (never
+-- NULL); optional times are NULL.
 
 -- A continuation of a worker from its carrier at source_epoch to a new one
 -- at target_epoch = source_epoch + 1. Every change raises version, which
@@ -60,3 +61,6 @@ CREATE TABLE context_ledger (
     at        INTEGER NOT NULL,
     PRIMARY KEY (worker_id, epoch, source, ref)
 ) STRICT, WITHOUT ROWID;
+
+-- A worker's tasks by ID, in either order: a capsule reads its newest.
+CREATE INDEX tasks_worker ON tasks (swarm_id, worker_id, id);
