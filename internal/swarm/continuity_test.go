@@ -2,7 +2,6 @@ package swarm_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
