@@ -248,13 +248,16 @@ type SwarmStatusArgs struct {
 
 // SwarmStatusResult is the result of chat_swarm_status and chat_swarm_close.
 type SwarmStatusResult struct {
-	Swarm    *Swarm         `json:"swarm,omitempty"`
-	Workers  []Worker       `json:"workers,omitempty"`
-	Tasks    map[string]int `json:"task_counts,omitempty"`
-	Task     *Task          `json:"task,omitempty"`
-	List     []Task         `json:"tasks,omitempty"`
-	Next     string         `json:"next_after,omitempty"`
-	Replayed bool           `json:"replayed,omitempty"`
+	Swarm   *Swarm         `json:"swarm,omitempty"`
+	Workers []Worker       `json:"workers,omitempty"`
+	Tasks   map[string]int `json:"task_counts,omitempty"`
+	Task    *Task          `json:"task,omitempty"`
+	List    []Task         `json:"tasks,omitempty"`
+	Next    string         `json:"next_after,omitempty"`
+	// Continuations are the open ones: what awaits the owner (approve,
+	// revoke, reconcile).
+	Continuations []Continuation `json:"continuations,omitempty"`
+	Replayed      bool           `json:"replayed,omitempty"`
 }
 
 func statusView(st *swarm.Status) *SwarmStatusResult {
@@ -265,6 +268,9 @@ func statusView(st *swarm.Status) *SwarmStatusResult {
 	}
 	for k, n := range st.Counts {
 		out.Tasks[string(k)] = n
+	}
+	for i := range st.Continuations {
+		out.Continuations = append(out.Continuations, continuationView(&st.Continuations[i]))
 	}
 	return out
 }

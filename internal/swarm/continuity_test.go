@@ -363,3 +363,34 @@ func testPressure(t *testing.T) {
 		t.Fatalf("pressure of the new epoch: %+v %v", after, err)
 	}
 }
+
+// TestContinuationLapse: the reaper expires an open continuation whose
+// time ran out; the worker is steady again and takes work; the owner's
+// status showed it while it was open.
+func TestContinuationLapse(t *testing.T) { stores.Each(t, testContinuationLapse) }
+
+func testContinuationLapse(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	inv := f.create(4, nil)
+	x := f.checkpointed(inv, "x")
+	p := f.prepare(inv, x)
+	st, err := f.svc.SwarmStatus(ctx, f.owner, ownerCar, inv.Swarm.ID)
+	if err != nil || len(st.Continuations) != 1 || st.Continuations[0].ID != p.Continuation.ID {
+		t.Fatalf("status while open: %+v %v", st, err)
+	}
+	f.clock.add(continuo.DefaultTicketTTL + time.Second)
+	if err := f.svc.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st, _ = f.svc.SwarmStatus(ctx, f.owner, ownerCar, inv.Swarm.ID)
+	if len(st.Continuations) != 0 || st.Workers[0].ContinuityState != continuo.ContinuitySteady {
+		t.Fatalf("after the sweep: %+v", st)
+	}
+	task := f.dispatch(inv.Swarm.ID, "k", "")
+	if d := f.next(x); d.Task == nil || d.Task.ID != task.ID {
+		t.Fatalf("the worker takes work again: %+v", d)
+	}
+	_, err = f.svc.Redeem(ctx, x.c, f.carrier(), inv.Swarm.ID, p.Ticket)
+	wantCode(t, err, continuo.CodeTicketInvalid, "a lapsed ticket")
+}
