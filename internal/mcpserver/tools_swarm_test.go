@@ -31,7 +31,7 @@ var (
 )
 
 // swarmTables are the tables the swarm tools write.
-var swarmTables = []string{"swarms", "workers", "carriers", "tasks", "attempts"}
+var swarmTables = []string{"swarms", "workers", "carriers", "tasks", "attempts", "continuations", "context_ledger"}
 
 // swarmFingerprint lists every row of the swarm tables, and the sessions'
 // fingerprint: any write of a swarm tool changes it.
