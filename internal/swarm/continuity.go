@@ -402,7 +402,15 @@ func (s *Service) Approve(ctx context.Context, c *continuo.Caller, car Carrier, 
 		if err := boundary(ctx, tx, w, cn.ID); err != nil {
 			return err
 		}
+		// The capsule the new carrier starts from, as Prepare builds it for
+		// a ticket (the checkpoint it rests on is the request's: the
+		// transfer checks that it did not change since).
+		capsule, hash, err := buildCapsule(ctx, tx, w, cn.TargetEpoch)
+		if err != nil {
+			return err
+		}
 		prev := cn.Version
+		cn.Capsule, cn.CapsuleHash = capsule, hash
 		cn.State, cn.Version, cn.UpdatedAt = continuo.ContinuationApproved, prev+1, s.now()
 		if err := tx.ContinuationUpdate(ctx, cn, prev); err != nil {
 			return stale(err, "the continuation")

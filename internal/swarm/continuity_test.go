@@ -278,6 +278,12 @@ func testApprovalPath(t *testing.T) {
 	if err != nil || b.Continuation.State != continuo.ContinuationBound || b.Worker.Epoch != 1 {
 		t.Fatalf("status after approval: %+v %v", b, err)
 	}
+	// The new carrier starts from a capsule, as on the ticket path.
+	var capsule swarm.Capsule
+	if err := json.Unmarshal([]byte(b.Continuation.Capsule), &capsule); err != nil || capsule.Authority != "context_only" || capsule.Epoch != 1 ||
+		!strings.Contains(string(capsule.Checkpoint), "x moved on") || b.Continuation.CapsuleHash == "" {
+		t.Fatalf("the approval path's capsule %q (hash %q): %v", b.Continuation.Capsule, b.Continuation.CapsuleHash, err)
+	}
 	if again, err := f.svc.ContinuationStatus(ctx, x.c, car3, inv.Swarm.ID); err != nil || !again.Replayed || again.Worker.Epoch != 1 {
 		t.Fatalf("status again: %+v %v", again, err)
 	}
