@@ -219,7 +219,7 @@ type ReportContextArgs struct {
 }
 
 func (s *server) swarmReportContext(srv *mcp.Server) {
-	add(s, srv, tool{name: "chat_swarm_report_context", title: "Report your context size",
+	add(s, srv, tool{name: "chat_swarm_report_context", title: "Report your context size", idempotent: true,
 		desc: "Worker: how full your context is; a smaller later figure never lowers the pressure within an epoch."},
 		func(ctx context.Context, c *continuo.Caller, in *ReportContextArgs) (*ContextResult, error) {
 			car, ref, err := s.worker(ctx, in.WorkerID, *in.Epoch, in.CarrierKey)

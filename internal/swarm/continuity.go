@@ -218,6 +218,13 @@ func (s *Service) end(ctx context.Context, tx store.Tx, cn *continuo.Continuatio
 	return nil
 }
 
+// errOwnerCarrier refuses the swarm owner's conversation as a worker's
+// new carrier, as Join does: owner tools refuse workers, so the owner
+// would lose its swarm from that conversation.
+func errOwnerCarrier() error {
+	return continuo.Errorf(continuo.CodeForbidden, "this conversation owns the swarm: a worker continues in another conversation")
+}
+
 // transfer moves worker w from its carrier at cn's source epoch to the
 // carrier hash at the target epoch, in tx: the worker's epoch by
 // compare-and-set, the old carrier retired, the new one bound, the
@@ -237,6 +244,13 @@ func (s *Service) transfer(ctx context.Context, tx store.Tx, cn *continuo.Contin
 	}
 	if err := boundary(ctx, tx, w, cn.ID); err != nil {
 		return err
+	}
+	sw, err := tx.SwarmGet(ctx, w.SwarmID)
+	if err != nil {
+		return err
+	}
+	if hash == sw.OwnerCarrier {
+		return errOwnerCarrier()
 	}
 	if prev, err := tx.CarrierGet(ctx, hash); err == nil {
 		return continuo.Errorf(continuo.CodeConflict, "this conversation carries (or carried) worker %s; a carrier binds once: continue from a new conversation", prev.WorkerID).
@@ -328,6 +342,8 @@ func (s *Service) Request(ctx context.Context, c *continuo.Caller, car Carrier, 
 			return continuo.Errorf(continuo.CodeConflict, "worker %s is at epoch %d, not %d", w.ID, w.Epoch, in.SourceEpoch).With("epoch", w.Epoch)
 		case hash == w.CarrierHash:
 			return continuo.Invalid("carrier_key", "this conversation is the worker's carrier already: a continuation comes from a new one")
+		case hash == sw.OwnerCarrier:
+			return errOwnerCarrier()
 		}
 		if _, err := tx.CarrierGet(ctx, hash); err == nil {
 			return continuo.Errorf(continuo.CodeConflict, "this conversation carries (or carried) a worker; a carrier binds once: ask from a new conversation")
@@ -386,7 +402,15 @@ func (s *Service) Approve(ctx context.Context, c *continuo.Caller, car Carrier, 
 		if err := boundary(ctx, tx, w, cn.ID); err != nil {
 			return err
 		}
+		// The capsule the new carrier starts from, as Prepare builds it for
+		// a ticket (the checkpoint it rests on is the request's: the
+		// transfer checks that it did not change since).
+		capsule, hash, err := buildCapsule(ctx, tx, w, cn.TargetEpoch)
+		if err != nil {
+			return err
+		}
 		prev := cn.Version
+		cn.Capsule, cn.CapsuleHash = capsule, hash
 		cn.State, cn.Version, cn.UpdatedAt = continuo.ContinuationApproved, prev+1, s.now()
 		if err := tx.ContinuationUpdate(ctx, cn, prev); err != nil {
 			return stale(err, "the continuation")

@@ -278,6 +278,12 @@ func testApprovalPath(t *testing.T) {
 	if err != nil || b.Continuation.State != continuo.ContinuationBound || b.Worker.Epoch != 1 {
 		t.Fatalf("status after approval: %+v %v", b, err)
 	}
+	// The new carrier starts from a capsule, as on the ticket path.
+	var capsule swarm.Capsule
+	if err := json.Unmarshal([]byte(b.Continuation.Capsule), &capsule); err != nil || capsule.Authority != "context_only" || capsule.Epoch != 1 ||
+		!strings.Contains(string(capsule.Checkpoint), "x moved on") || b.Continuation.CapsuleHash == "" {
+		t.Fatalf("the approval path's capsule %q (hash %q): %v", b.Continuation.Capsule, b.Continuation.CapsuleHash, err)
+	}
 	if again, err := f.svc.ContinuationStatus(ctx, x.c, car3, inv.Swarm.ID); err != nil || !again.Replayed || again.Worker.Epoch != 1 {
 		t.Fatalf("status again: %+v %v", again, err)
 	}
@@ -393,4 +399,32 @@ func testContinuationLapse(t *testing.T) {
 	}
 	_, err = f.svc.Redeem(ctx, x.c, f.carrier(), inv.Swarm.ID, p.Ticket)
 	wantCode(t, err, continuo.CodeTicketInvalid, "a lapsed ticket")
+}
+
+// TestOwnerCarrierNeverContinues: the owner's conversation cannot become
+// a worker's carrier by a ticket or a request (a join refuses it too):
+// owner tools refuse workers, so it would lock the owner out of its swarm.
+func TestOwnerCarrierNeverContinues(t *testing.T) { stores.Each(t, testOwnerCarrierNeverContinues) }
+
+func testOwnerCarrierNeverContinues(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	inv := f.create(4, nil)
+	both := *f.owner
+	both.Scopes = []continuo.Scope{continuo.ScopeSwarmOwn, continuo.ScopeSwarmWork}
+	x := f.checkpointed(inv, "x")
+	p := f.prepare(inv, x)
+	_, err := f.svc.Redeem(ctx, &both, ownerCar, inv.Swarm.ID, p.Ticket)
+	wantCode(t, err, continuo.CodeForbidden, "the owner's conversation redeeming")
+	y := f.checkpointed(inv, "y")
+	_, _, err = f.svc.Request(ctx, &both, ownerCar, swarm.RequestInput{SwarmID: inv.Swarm.ID, WorkerID: y.ref.WorkerID, SourceEpoch: 0})
+	wantCode(t, err, continuo.CodeForbidden, "the owner's conversation requesting")
+	// The owner still owns the swarm, and the ticket still serves a new
+	// carrier.
+	if _, err := f.svc.SwarmStatus(ctx, f.owner, ownerCar, inv.Swarm.ID); err != nil {
+		t.Fatalf("the owner's status: %v", err)
+	}
+	if b, err := f.svc.Redeem(ctx, x.c, f.carrier(), inv.Swarm.ID, p.Ticket); err != nil || b.Worker.Epoch != 1 {
+		t.Fatalf("redeem by a new carrier: %+v %v", b, err)
+	}
 }
