@@ -206,6 +206,9 @@ func continuityKillRestart(t *testing.T, engine string) {
 		}
 	}
 	oneCarrier(t, o, c, "idle", []*swarmWorker{a, b}, []*swarmWorker{d})
+	// b's receipt no longer describes the worker: re-read now, it says b
+	// is fenced, not that b carries the worker at its current epoch.
+	fencedCode(t, b, "b redeeming its ticket again once c replaced it", call(t, b.cs, "chat_swarm_join", redeemArgs(o.swarmID, t1, b)), 2)
 	checkpoint(t, c, "continued twice")
 	if w := must(t, o.cs, "chat_swarm_status", map[string]any{"swarm_id": o.swarmID})["workers"].([]any)[0].(map[string]any); w["epoch"] != float64(2) {
 		t.Fatalf("after two continuations and a replay the worker is %v", w)
