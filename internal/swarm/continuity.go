@@ -179,8 +179,8 @@ func (s *Service) Redeem(ctx context.Context, c *continuo.Caller, car Carrier, s
 		}
 		switch {
 		case cn.State == continuo.ContinuationBound && subtle.ConstantTimeCompare([]byte(cn.TargetCarrier), []byte(hash)) == 1:
-			out = &Bound{Worker: *w, Continuation: *cn, Replayed: true}
-			return nil
+			out, err = receipt(cn, w, hash)
+			return err
 		case cn.State == continuo.ContinuationBound:
 			return invalid("used")
 		case cn.State == continuo.ContinuationRevoked || cn.State == continuo.ContinuationExpired:
@@ -195,6 +195,18 @@ func (s *Service) Redeem(ctx context.Context, c *continuo.Caller, car Carrier, s
 		return nil, invalid("expired")
 	}
 	return out, err
+}
+
+// receipt is a bound continuation read again by the carrier it bound (a
+// lost answer recovered): the same answer while that carrier still
+// carries the worker; carrier_fenced once a later continuation replaced
+// it, for the worker it would describe is another carrier's now.
+func receipt(cn *continuo.Continuation, w *continuo.Worker, hash string) (*Bound, error) {
+	if w.CarrierHash != hash || w.CarrierState == continuo.CarrierRetired {
+		return nil, continuo.Errorf(continuo.CodeCarrierFenced, "this conversation carried worker %s at epoch %d until a continuation replaced it (the worker is at epoch %d): stop working as this worker",
+			w.ID, cn.TargetEpoch, w.Epoch).With("epoch", w.Epoch).With("worker_id", w.ID)
+	}
+	return &Bound{Worker: *w, Continuation: *cn, Replayed: true}, nil
 }
 
 // expire ends an open continuation whose time ran out.
@@ -536,6 +548,9 @@ func (s *Service) ContinuationStatus(ctx context.Context, c *continuo.Caller, ca
 			return s.expire(ctx, tx, cn, w)
 		case cn.State == continuo.ContinuationApproved:
 			return s.transfer(ctx, tx, cn, w, hash, cn.TargetSource, &out)
+		case cn.State == continuo.ContinuationBound:
+			out, err = receipt(cn, w, hash)
+			return err
 		}
 		out = &Bound{Worker: *w, Continuation: *cn, Replayed: cn.State == continuo.ContinuationBound}
 		return nil

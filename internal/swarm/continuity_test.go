@@ -428,3 +428,56 @@ func testOwnerCarrierNeverContinues(t *testing.T) {
 		t.Fatalf("redeem by a new carrier: %+v %v", b, err)
 	}
 }
+
+func TestReceiptAfterReplacement(t *testing.T) { stores.Each(t, testReceiptAfterReplacement) }
+
+// testReceiptAfterReplacement: a carrier re-reading the receipt of its
+// continuation (a ticket redeemed again, the approval path's status read
+// again) once a later continuation replaced it is carrier_fenced with the
+// current epoch — never told that it carries the worker at that epoch.
+func testReceiptAfterReplacement(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	inv := f.create(4, nil)
+	x := f.checkpointed(inv, "x")
+	checkpoint := func(y *w) {
+		t.Helper()
+		if _, err := f.svc.Checkpoint(ctx, y.c, y.car, y.ref, json.RawMessage(`{"summary":"at epoch"}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p1 := f.prepare(inv, x)
+	y := &w{c: x.c, car: f.carrier(), ref: swarm.WorkerRef{WorkerID: x.ref.WorkerID, Epoch: 1}}
+	if _, err := f.svc.Redeem(ctx, y.c, y.car, inv.Swarm.ID, p1.Ticket); err != nil {
+		t.Fatal(err)
+	}
+	checkpoint(y)
+	z := &w{c: x.c, car: f.carrier(), ref: swarm.WorkerRef{WorkerID: x.ref.WorkerID, Epoch: 2}}
+	cn, _, err := f.svc.Request(ctx, z.c, z.car, swarm.RequestInput{SwarmID: inv.Swarm.ID, WorkerID: x.ref.WorkerID, SourceEpoch: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.svc.Approve(ctx, f.owner, ownerCar, inv.Swarm.ID, cn.ID, cn.Version); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := f.svc.ContinuationStatus(ctx, z.c, z.car, inv.Swarm.ID); err != nil || b.Worker.Epoch != 2 {
+		t.Fatalf("status after approval: %+v %v", b, err)
+	}
+	checkpoint(z)
+	p3 := f.prepare(inv, z)
+	last := f.carrier()
+	if _, err := f.svc.Redeem(ctx, x.c, last, inv.Swarm.ID, p3.Ticket); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.svc.Redeem(ctx, y.c, y.car, inv.Swarm.ID, p1.Ticket)
+	if e := wantCode(t, err, continuo.CodeCarrierFenced, "a replaced carrier redeeming its ticket again"); e.Details["epoch"] != int64(3) {
+		t.Errorf("details %v", e.Details)
+	}
+	_, err = f.svc.ContinuationStatus(ctx, z.c, z.car, inv.Swarm.ID)
+	if e := wantCode(t, err, continuo.CodeCarrierFenced, "a replaced carrier reading its continuation status again"); e.Details["epoch"] != int64(3) {
+		t.Errorf("details %v", e.Details)
+	}
+	if again, err := f.svc.Redeem(ctx, x.c, last, inv.Swarm.ID, p3.Ticket); err != nil || !again.Replayed || again.Worker.Epoch != 3 {
+		t.Fatalf("the current carrier's replay: %+v %v", again, err)
+	}
+}
