@@ -77,6 +77,7 @@ func commands() []command {
 		{"oauth", "oauth clients|grants|revoke ID               list and revoke OAuth clients and grants", runOAuth},
 		{"providers", "providers check                              check the configured model providers (no secret printed)", runProviders},
 		{"hook", "hook EVENT | hook install claude|codex      Claude Code / Codex CLI lifecycle hooks (never block the client)", runHook},
+		{"worker", "worker --swarm ID --provider P --project P   carry one Chat Swarm worker (invite, token, ticket from the environment)", runWorker},
 		{"version", "version                                      print the version", runVersion},
 	}
 }

@@ -64,6 +64,7 @@ var layers = map[string]int{
 	"internal/web/webtest": layerSupport,
 	"internal/cli":         layerEdge,
 	"internal/hook":        layerEdge,
+	"internal/worker":      layerEdge,
 
 	"cmd/continuo":      layerMain,
 	"bench":             layerMain,

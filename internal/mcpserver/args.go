@@ -48,6 +48,8 @@ var enumSets = map[string][]string{
 	"goalend":       {string(continuo.GoalCompleted), string(continuo.GoalCancelled)},
 	"material":      {workflow.MaterialProjectInstructions, workflow.MaterialWorkflowGuide},
 	"taskstate":     strs(continuo.TaskStates()),
+	"contdecision":  {"no_effect", "applied"},
+	"reportsource":  {string(continuo.LedgerHostExact), string(continuo.LedgerEstimate)},
 	"decision":      strs(swarm.Decisions()),
 	"disposition":   strs(swarm.Dispositions()),
 	"effect":        {string(swarm.EffectNone), string(swarm.EffectMaybe)},

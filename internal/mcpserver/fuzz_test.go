@@ -39,7 +39,8 @@ func TestEnumSets(t *testing.T) {
 		"mode": modeEnum, "material": contextEnum, "lifecycle": lifecycleEnum,
 		"listkind": listKindsEnum, "order": orderEnum, "goallifecycle": goalLifecycle, "goalend": goalEndEnum,
 		"decision":  {"requeue", "failed", "result_ready"},
-		"taskstate": strs(continuo.TaskStates()), "disposition": {"no_effect", "applied", "unknown"}, "effect": {"none", "unknown"}}
+		"taskstate": strs(continuo.TaskStates()), "disposition": {"no_effect", "applied", "unknown"}, "effect": {"none", "unknown"},
+		"contdecision": {"no_effect", "applied"}, "reportsource": {"host_exact", "estimate"}}
 	if len(enumSets) != len(want) {
 		t.Errorf("enumSets has %d sets, want %d", len(enumSets), len(want))
 	}

@@ -869,7 +869,7 @@ func TestToolsList(t *testing.T) {
 		t.Fatal(err)
 	}
 	readOnly := []string{"list_projects", "list_sessions", "list_session_messages", "read_session_handoff", "get_goal", "list_goals", "observe_run",
-		"observe_coding_agent", "list_runners", "chat_swarm_status"}
+		"observe_coding_agent", "list_runners", "chat_swarm_status", "chat_swarm_context_status"}
 	// The goal mutations take a required key: a replay is inert. A second
 	// cancel_run changes nothing.
 	idempotent := append(slices.Clone(readOnly), "close_session", "resolve_session_message",
@@ -877,10 +877,20 @@ func TestToolsList(t *testing.T) {
 		// A swarm call with the same key or content replays; an owner's
 		// second collect, cancel, reconcile or close changes nothing.
 		"chat_swarm_join", "chat_swarm_dispatch", "chat_swarm_ack", "chat_swarm_submit", "chat_swarm_fail",
-		"chat_swarm_collect", "chat_swarm_cancel", "chat_swarm_reconcile", "chat_swarm_close")
-	want := []string{"cancel_coding_agent", "cancel_run", "chat_swarm_ack", "chat_swarm_cancel", "chat_swarm_checkpoint", "chat_swarm_close",
-		"chat_swarm_collect", "chat_swarm_create", "chat_swarm_dispatch", "chat_swarm_fail", "chat_swarm_invite", "chat_swarm_join",
-		"chat_swarm_next", "chat_swarm_reconcile", "chat_swarm_status", "chat_swarm_submit", "checkpoint_goal", "close_session", "create_goal", "get_goal", "list_goals", "list_projects",
+		"chat_swarm_collect", "chat_swarm_cancel", "chat_swarm_reconcile", "chat_swarm_close",
+		// The same request (carrier, worker, epoch) returns the same
+		// continuation; a second approve, revoke or status read returns it
+		// again (replayed); the same context report again stores nothing
+		// (a report keeps its largest figure). Not prepare (each call mints
+		// a ticket) nor reconcile_continuation (a continuation may come to
+		// be in doubt again, and the call would act again).
+		"chat_swarm_request_continuation", "chat_swarm_approve_continuation", "chat_swarm_revoke_continuation",
+		"chat_swarm_continuation_status", "chat_swarm_report_context")
+	want := []string{"cancel_coding_agent", "cancel_run", "chat_swarm_ack", "chat_swarm_approve_continuation", "chat_swarm_cancel",
+		"chat_swarm_checkpoint", "chat_swarm_close", "chat_swarm_collect", "chat_swarm_context_status", "chat_swarm_continuation_status",
+		"chat_swarm_create", "chat_swarm_dispatch", "chat_swarm_fail", "chat_swarm_invite", "chat_swarm_join", "chat_swarm_next",
+		"chat_swarm_prepare_continuation", "chat_swarm_reconcile", "chat_swarm_reconcile_continuation", "chat_swarm_report_context",
+		"chat_swarm_request_continuation", "chat_swarm_revoke_continuation", "chat_swarm_status", "chat_swarm_submit", "checkpoint_goal", "close_session", "create_goal", "get_goal", "list_goals", "list_projects",
 		"list_runners", "list_session_messages", "list_sessions", "observe_coding_agent", "observe_run", "post_session_message", "read_session_handoff",
 		"resolve_session_message", "revise_goal_plan", "run_validation", "start_coding_agent", "update_goal", "work_on_project"}
 	var names []string

@@ -290,6 +290,7 @@ func outputSchema[Out any]() *jsonschema.Schema {
 		reflect.TypeFor[workflow.PlanHistory](): planHistorySchema,
 		reflect.TypeFor[workflow.GoalContext](): goalContextSchema,
 		reflect.TypeFor[Swarm]():                swarmSchema,
+		reflect.TypeFor[Continuation]():         continuationSchema,
 		reflect.TypeFor[JSONValue]():            jsonValueSchema,
 		reflect.TypeFor[Worker]():               workerSchema,
 		reflect.TypeFor[Task]():                 taskSchema,

@@ -123,7 +123,8 @@ var (
 func (s *server) registerSwarmTools(srv *mcp.Server) {
 	for _, register := range []func(*mcp.Server){s.swarmCreate, s.swarmInvite, s.swarmJoin, s.swarmDispatch, s.swarmNext,
 		s.swarmAck, s.swarmCheckpoint, s.swarmSubmit, s.swarmFail, s.swarmStatus, s.swarmCollect, s.swarmCancel,
-		s.swarmReconcile, s.swarmClose} {
+		s.swarmReconcile, s.swarmClose, s.swarmPrepare, s.swarmRequest, s.swarmApprove, s.swarmRevoke, s.swarmReconcileContinuation,
+		s.swarmContinuationStatus, s.swarmReportContext, s.swarmContextStatus} {
 		register(srv)
 	}
 }
@@ -247,13 +248,16 @@ type SwarmStatusArgs struct {
 
 // SwarmStatusResult is the result of chat_swarm_status and chat_swarm_close.
 type SwarmStatusResult struct {
-	Swarm    *Swarm         `json:"swarm,omitempty"`
-	Workers  []Worker       `json:"workers,omitempty"`
-	Tasks    map[string]int `json:"task_counts,omitempty"`
-	Task     *Task          `json:"task,omitempty"`
-	List     []Task         `json:"tasks,omitempty"`
-	Next     string         `json:"next_after,omitempty"`
-	Replayed bool           `json:"replayed,omitempty"`
+	Swarm   *Swarm         `json:"swarm,omitempty"`
+	Workers []Worker       `json:"workers,omitempty"`
+	Tasks   map[string]int `json:"task_counts,omitempty"`
+	Task    *Task          `json:"task,omitempty"`
+	List    []Task         `json:"tasks,omitempty"`
+	Next    string         `json:"next_after,omitempty"`
+	// Continuations are the open ones: what awaits the owner (approve,
+	// revoke, reconcile).
+	Continuations []Continuation `json:"continuations,omitempty"`
+	Replayed      bool           `json:"replayed,omitempty"`
 }
 
 func statusView(st *swarm.Status) *SwarmStatusResult {
@@ -264,6 +268,9 @@ func statusView(st *swarm.Status) *SwarmStatusResult {
 	}
 	for k, n := range st.Counts {
 		out.Tasks[string(k)] = n
+	}
+	for i := range st.Continuations {
+		out.Continuations = append(out.Continuations, continuationView(&st.Continuations[i]))
 	}
 	return out
 }
@@ -379,25 +386,42 @@ func (s *server) swarmClose(srv *mcp.Server) {
 
 // SwarmJoinArgs are the arguments of chat_swarm_join.
 type SwarmJoinArgs struct {
-	SwarmID    string `json:"swarm_id" limit:"1,64"`
-	Invite     string `json:"invite" limit:"1,128"`
-	Label      string `json:"label" limit:"1,256" jsonschema:"what this worker is, for the owner"`
-	CarrierKey string `json:"carrier_key,omitempty" limit:"22,128" jsonschema:"stateless clients: a random value this conversation keeps"`
+	SwarmID            string `json:"swarm_id" limit:"1,64"`
+	Invite             string `json:"invite,omitempty" limit:"1,128" jsonschema:"a new worker: the owner's invite"`
+	ContinuationTicket string `json:"continuation_ticket,omitempty" limit:"1,128" jsonschema:"or continue a worker: its one-time ticket"`
+	Label              string `json:"label,omitempty" limit:"1,256" jsonschema:"with invite: what this worker is, for the owner"`
+	CarrierKey         string `json:"carrier_key,omitempty" limit:"22,128" jsonschema:"stateless clients: a random value this conversation keeps"`
 }
 
 // SwarmJoinResult is the result of chat_swarm_join.
 type SwarmJoinResult struct {
-	Worker   Worker `json:"worker"`
-	Replayed bool   `json:"replayed,omitempty"`
+	Worker   Worker    `json:"worker"`
+	Capsule  JSONValue `json:"capsule,omitempty"`
+	Replayed bool      `json:"replayed,omitempty"`
 }
 
 func (s *server) swarmJoin(srv *mcp.Server) {
 	add(s, srv, tool{name: "chat_swarm_join", title: "Join a swarm", idempotent: true,
-		desc: "Worker: join with the owner's invite; then loop chat_swarm_next → ack → work → submit with worker_id and epoch."},
+		desc: "Worker: join with the owner's invite (or continue a worker with its ticket); then loop chat_swarm_next → ack → work → submit with worker_id and epoch."},
 		func(ctx context.Context, c *continuo.Caller, in *SwarmJoinArgs) (*SwarmJoinResult, error) {
 			car, err := s.carrier(ctx, in.CarrierKey)
 			if err != nil {
 				return nil, err
+			}
+			switch {
+			case (in.Invite == "") == (in.ContinuationTicket == ""):
+				return nil, continuo.Invalid("invite", "give invite (a new worker) or continuation_ticket (continue one)")
+			case in.ContinuationTicket != "":
+				if in.Label != "" {
+					return nil, continuo.Invalid("label", "a continued worker keeps its label")
+				}
+				b, err := s.opts.Swarm.Redeem(ctx, c, car, in.SwarmID, in.ContinuationTicket)
+				if err != nil {
+					return nil, err
+				}
+				return &SwarmJoinResult{Worker: workerView(&b.Worker), Capsule: JSONValue(b.Continuation.Capsule), Replayed: b.Replayed}, nil
+			case in.Label == "":
+				return nil, continuo.Invalid("label", "is required with invite")
 			}
 			j, err := s.opts.Swarm.Join(ctx, c, car, swarm.JoinInput{SwarmID: in.SwarmID, Invite: in.Invite, Label: in.Label})
 			if err != nil {

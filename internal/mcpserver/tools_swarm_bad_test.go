@@ -95,6 +95,33 @@ func TestSwarmBadInput(t *testing.T) {
 	eTask := eve.ok("chat_swarm_dispatch", obj{"swarm_id": eID, "task_key": "e", "prompt": "eve's"}).str("task", "task_id")
 	_, eAtt := next(eveW)
 
+	// Continuity in swarm S: WC's pending request comes from carrier REQ;
+	// WT has a pending ticket; WB was continued to NB (its ticket used);
+	// WR's ticket was revoked. Eve's EC has a ticket of its own.
+	checkpointed := func(swarmID, invite, label string) *worker {
+		x := &worker{c: sl, key: carrierKey()}
+		x.join(swarmID, invite, label)
+		x.ok("chat_swarm_checkpoint", x.args("checkpoint", obj{"summary": label + " at a boundary"}))
+		return x
+	}
+	prepare := func(owner *client, swarmID string, x *worker) (id, ticket string) {
+		r := owner.ok("chat_swarm_prepare_continuation", obj{"swarm_id": swarmID, "worker_id": x.id, "reason": "context full"})
+		return r.str("continuation", "continuation_id"), r.str("ticket")
+	}
+	req := f.connectAt(w2Tok, stateful).at(t)
+	wc := checkpointed(sID, invite, "wc")
+	cnA := req.ok("chat_swarm_request_continuation", obj{"swarm_id": sID, "worker_id": wc.id, "source_epoch": 0}).str("continuation", "continuation_id")
+	wt := checkpointed(sID, invite, "wt")
+	cnT, tkT := prepare(owner, sID, wt)
+	wb := checkpointed(sID, invite, "wb")
+	cnB, tkB := prepare(owner, sID, wb)
+	nb := &worker{c: sl, key: carrierKey()}
+	nb.ok("chat_swarm_join", obj{"swarm_id": sID, "continuation_ticket": tkB, "carrier_key": nb.key})
+	wr := checkpointed(sID, invite, "wr")
+	cnR, tkR := prepare(owner, sID, wr)
+	owner.ok("chat_swarm_revoke_continuation", obj{"swarm_id": sID, "continuation_id": cnR})
+	eCn, _ := prepare(eve, eID, checkpointed(eID, crE.str("invite"), "eve's ec"))
+
 	unknown := func(prefix string) string { return continuo.NewID(prefix, time.Now()) }
 	var twins []twin
 	// foreign is an ID argument set to an unknown ID and to another
@@ -188,6 +215,31 @@ func TestSwarmBadInput(t *testing.T) {
 	submitArgs := func(w *worker) obj { return w.args("task_id", tID, "result", "r") }
 	failArgs := func(w *worker) obj { return w.args("task_id", tID, "reason", "why", "effect", "none") }
 
+	// as sets the caller of cases.
+	as := func(by *client, cases []swarmBad) []swarmBad {
+		for i := range cases {
+			cases[i].by = by
+		}
+		return cases
+	}
+	// contID are the cases of an owner tool's continuation_id.
+	contID := func(tool string, base obj) []swarmBad {
+		return slices.Concat(id("continuation_id", base), foreign(tool, "continuation_id", base, eCn, continuo.PrefixContinuation), []swarmBad{
+			{name: "continuation of another swarm", args: with(base, "swarm_id", fID), code: "not_found"},
+		})
+	}
+	prepareArgs := obj{"swarm_id": sID, "worker_id": w1.id, "reason": "context full"}
+	requestArgs := obj{"swarm_id": sID, "worker_id": w1.id, "source_epoch": 0}
+	approveArgs := obj{"swarm_id": sID, "continuation_id": cnA, "expected_version": 1}
+	revokeArgs := obj{"swarm_id": sID, "continuation_id": cnT}
+	reconcileCont := obj{"swarm_id": sID, "continuation_id": cnT, "decision": "no_effect"}
+	reportArgs := func(w *worker) obj { return w.args("tokens", 100, "source", "estimate") }
+	contextArgs := func(w *worker) obj { return w.args() }
+	ticketJoin := obj{"swarm_id": sID, "continuation_ticket": tkT}
+	replaced := func(args func(w *worker) obj) swarmBad {
+		return swarmBad{name: "a replaced carrier", by: sl, args: args(wb), code: "carrier_fenced", details: obj{"epoch": 1.0}}
+	}
+
 	tables := map[string][]swarmBad{
 		"chat_swarm_create": slices.Concat(common(obj{"worker_limit": 2}), []swarmBad{
 			{name: "worker_limit 0", args: obj{"worker_limit": 0}, field: "worker_limit"},
@@ -233,6 +285,19 @@ func TestSwarmBadInput(t *testing.T) {
 			{name: "without swarm:work", by: ownOnly, args: join, code: "forbidden", details: obj{"scope": "swarm:work"}},
 			{name: "the owner's carrier", by: owner, args: join, code: "forbidden"},
 			{name: "a bound carrier, another label", by: w1.c, args: with(join, "label", "w1 again"), code: "conflict", details: obj{"worker_id": w1.id}},
+			{name: "invite and ticket", args: with(join, "label", absent, "continuation_ticket", tkT), field: "invite"},
+			{name: "ticket with a label", args: with(ticketJoin, "label", "new"), field: "label"},
+			{name: "ticket 129", args: with(ticketJoin, "continuation_ticket", strings.Repeat("t", 129)), field: "continuation_ticket"},
+			{name: "ticket number", args: with(ticketJoin, "continuation_ticket", 7), field: "continuation_ticket"},
+			{name: "ticket unknown", args: with(ticketJoin, "continuation_ticket", "cto_cnt_"+carrierKey()), code: "ticket_invalid",
+				details: obj{"reason": "unknown"}},
+			{name: "ticket of another swarm", args: with(ticketJoin, "swarm_id", fID), code: "ticket_invalid", details: obj{"reason": "another_swarm"}},
+			{name: "ticket used", args: with(ticketJoin, "continuation_ticket", tkB), code: "ticket_invalid", details: obj{"reason": "used"}},
+			{name: "ticket revoked", args: with(ticketJoin, "continuation_ticket", tkR), code: "ticket_invalid", details: obj{"reason": "revoked"}},
+			{name: "ticket from a bound carrier", by: w1.c, args: ticketJoin, code: "conflict", details: obj{"worker_id": w1.id}},
+			{name: "ticket from the owner's carrier", by: owner, args: ticketJoin, code: "forbidden"},
+			{name: "ticket without swarm:work", by: ownOnly, args: ticketJoin, code: "forbidden", details: obj{"scope": "swarm:work"}},
+			{name: "ticket, stateless without carrier_key", by: sl, args: ticketJoin, field: "carrier_key"},
 		}),
 		"chat_swarm_dispatch": slices.Concat(ownerCases("chat_swarm_dispatch", dispatchArgs), []swarmBad{
 			{name: "missing task_key", args: with(dispatchArgs, "task_key", absent), field: "task_key"},
@@ -332,6 +397,95 @@ func TestSwarmBadInput(t *testing.T) {
 		"chat_swarm_close": slices.Concat(ownerCases("chat_swarm_close", obj{"swarm_id": sID}), []swarmBad{
 			{name: "unsettled tasks", args: obj{"swarm_id": sID}, code: "invalid_state", details: obj{"open": obj{"running": 1.0, "reconcile_required": 1.0}}},
 		}),
+		"chat_swarm_prepare_continuation": slices.Concat(ownerCases("chat_swarm_prepare_continuation", prepareArgs), id("worker_id", prepareArgs),
+			foreign("chat_swarm_prepare_continuation", "worker_id", prepareArgs, eveW.id, continuo.PrefixWorker), []swarmBad{
+				{name: "worker of another swarm", args: with(prepareArgs, "swarm_id", fID), code: "not_found"},
+				{name: "missing reason", args: with(prepareArgs, "reason", absent), field: "reason"},
+				{name: "reason 1025", args: with(prepareArgs, "reason", strings.Repeat("r", 1025)), field: "reason"},
+				{name: "reason number", args: with(prepareArgs, "reason", 1), field: "reason"},
+				{name: "ttl_secs 29", args: with(prepareArgs, "ttl_secs", 29), field: "ttl_secs"},
+				{name: "ttl_secs 901", args: with(prepareArgs, "ttl_secs", 901), field: "ttl_secs"},
+				{name: "ttl_secs string", args: with(prepareArgs, "ttl_secs", "60"), field: "ttl_secs"},
+				{name: "ttl_secs fraction", args: with(prepareArgs, "ttl_secs", 30.5), field: "ttl_secs"},
+				{name: "a task in flight", args: prepareArgs, code: "unsafe_boundary", details: obj{"reason": "task_in_flight", "task_id": tID}},
+				{name: "no checkpoint", args: with(prepareArgs, "worker_id", w2.id), code: "unsafe_boundary", details: obj{"reason": "no_checkpoint"}},
+				{name: "a pending request", args: with(prepareArgs, "worker_id", wc.id), code: "unsafe_boundary",
+					details: obj{"reason": "continuation_pending", "continuation_id": cnA}},
+				{name: "a pending ticket", args: with(prepareArgs, "worker_id", wt.id), code: "unsafe_boundary",
+					details: obj{"reason": "continuation_pending", "continuation_id": cnT}},
+			}),
+		"chat_swarm_request_continuation": slices.Concat(common(requestArgs), id("swarm_id", requestArgs), id("worker_id", requestArgs),
+			foreign("chat_swarm_request_continuation", "swarm_id", requestArgs, eID, continuo.PrefixSwarm),
+			foreign("chat_swarm_request_continuation", "worker_id", requestArgs, eveW.id, continuo.PrefixWorker), []swarmBad{
+				{name: "worker of another swarm", args: with(requestArgs, "swarm_id", fID), code: "not_found"},
+				{name: "missing source_epoch", args: with(requestArgs, "source_epoch", absent), field: "source_epoch"},
+				{name: "source_epoch -1", args: with(requestArgs, "source_epoch", -1), field: "source_epoch"},
+				{name: "source_epoch string", args: with(requestArgs, "source_epoch", "0"), field: "source_epoch"},
+				{name: "source_epoch fraction", args: with(requestArgs, "source_epoch", 0.5), field: "source_epoch"},
+				{name: "source_epoch 1000000001", args: with(requestArgs, "source_epoch", 1000000001), field: "source_epoch"},
+				{name: "reason 1025", args: with(requestArgs, "reason", strings.Repeat("r", 1025)), field: "reason"},
+				{name: "carrier_key 21", args: with(requestArgs, "carrier_key", carrierKey()[:21]), field: "carrier_key"},
+				{name: "carrier_key 129", args: with(requestArgs, "carrier_key", strings.Repeat("k", 129)), field: "carrier_key"},
+				{name: "stateless without carrier_key", by: sl, args: requestArgs, field: "carrier_key"},
+				{name: "another epoch", args: with(requestArgs, "source_epoch", 1), code: "conflict", details: obj{"epoch": 0.0}},
+				{name: "the worker's own carrier", by: w1.c, args: requestArgs, field: "carrier_key"},
+				{name: "a carrier of another worker", by: w2.c, args: requestArgs, code: "conflict"},
+				{name: "a task in flight", args: requestArgs, code: "unsafe_boundary", details: obj{"reason": "task_in_flight"}},
+				{name: "a second requester", args: with(requestArgs, "worker_id", wc.id), code: "unsafe_boundary",
+					details: obj{"reason": "continuation_pending", "continuation_id": cnA}},
+				{name: "the owner's carrier", by: owner, args: with(requestArgs, "worker_id", wr.id), code: "forbidden"},
+				{name: "without swarm:work", by: ownOnly, args: requestArgs, code: "forbidden", details: obj{"scope": "swarm:work"}},
+			}),
+		"chat_swarm_approve_continuation": slices.Concat(ownerCases("chat_swarm_approve_continuation", approveArgs),
+			contID("chat_swarm_approve_continuation", approveArgs), []swarmBad{
+				{name: "missing expected_version", args: with(approveArgs, "expected_version", absent), field: "expected_version"},
+				{name: "expected_version 0", args: with(approveArgs, "expected_version", 0), field: "expected_version"},
+				{name: "expected_version string", args: with(approveArgs, "expected_version", "1"), field: "expected_version"},
+				{name: "expected_version fraction", args: with(approveArgs, "expected_version", 1.5), field: "expected_version"},
+				{name: "another version", args: with(approveArgs, "expected_version", 2), code: "revision_conflict", details: obj{"version": 1.0}},
+				{name: "a ticket's", args: with(approveArgs, "continuation_id", cnT), code: "invalid_state"},
+				{name: "a revoked one", args: with(approveArgs, "continuation_id", cnR), code: "invalid_state"},
+			}),
+		"chat_swarm_revoke_continuation": slices.Concat(ownerCases("chat_swarm_revoke_continuation", revokeArgs),
+			contID("chat_swarm_revoke_continuation", revokeArgs), []swarmBad{
+				{name: "a bound one", args: with(revokeArgs, "continuation_id", cnB), code: "terminal_immutable", details: obj{"state": "bound"}},
+			}),
+		"chat_swarm_reconcile_continuation": slices.Concat(ownerCases("chat_swarm_reconcile_continuation", reconcileCont),
+			contID("chat_swarm_reconcile_continuation", reconcileCont), []swarmBad{
+				{name: "missing decision", args: with(reconcileCont, "decision", absent), field: "decision"},
+				{name: "decision revoke", args: with(reconcileCont, "decision", "revoke"), field: "decision"},
+				{name: "decision case", args: with(reconcileCont, "decision", "No_effect"), field: "decision"},
+				{name: "decision number", args: with(reconcileCont, "decision", 1), field: "decision"},
+				{name: "not in doubt", args: reconcileCont, code: "invalid_state", details: obj{"state": "pending"}},
+				{name: "a bound one", args: with(reconcileCont, "continuation_id", cnB), code: "invalid_state", details: obj{"state": "bound"}},
+			}),
+		"chat_swarm_continuation_status": slices.Concat(as(req, slices.Concat(common(obj{"swarm_id": sID}), id("swarm_id", obj{"swarm_id": sID}),
+			foreign("chat_swarm_continuation_status", "swarm_id", obj{"swarm_id": sID}, eID, continuo.PrefixSwarm))), []swarmBad{
+			{name: "carrier_key 21", args: obj{"swarm_id": sID, "carrier_key": carrierKey()[:21]}, field: "carrier_key"},
+			{name: "carrier_key number", args: obj{"swarm_id": sID, "carrier_key": 7}, field: "carrier_key"},
+			{name: "a conversation that asked nothing", by: other, args: obj{"swarm_id": sID}, code: "not_found"},
+			{name: "stateless without carrier_key", by: sl, args: obj{"swarm_id": sID}, field: "carrier_key"},
+			{name: "stateless, another carrier_key", by: sl, args: obj{"swarm_id": sID, "carrier_key": carrierKey()}, code: "not_found"},
+			{name: "without swarm:work", by: ownOnly, args: obj{"swarm_id": sID}, code: "forbidden", details: obj{"scope": "swarm:work"}},
+		}),
+		"chat_swarm_report_context": slices.Concat(workerCases("chat_swarm_report_context", reportArgs), []swarmBad{
+			replaced(reportArgs),
+			{name: "missing tokens", args: with(reportArgs(w1), "tokens", absent), field: "tokens"},
+			{name: "tokens -1", args: with(reportArgs(w1), "tokens", -1), field: "tokens"},
+			{name: "tokens 2^40+1", args: with(reportArgs(w1), "tokens", 1<<40+1), field: "tokens"},
+			{name: "tokens string", args: with(reportArgs(w1), "tokens", "100"), field: "tokens"},
+			{name: "tokens fraction", args: with(reportArgs(w1), "tokens", 99.5), field: "tokens"},
+			{name: "missing source", args: with(reportArgs(w1), "source", absent), field: "source"},
+			{name: "source exact", args: with(reportArgs(w1), "source", "exact"), field: "source"},
+			{name: "source a counted one", args: with(reportArgs(w1), "source", "task_prompt"), field: "source"},
+			{name: "source case", args: with(reportArgs(w1), "source", "Estimate"), field: "source"},
+			{name: "source number", args: with(reportArgs(w1), "source", 1), field: "source"},
+			{name: "basis 1025", args: with(reportArgs(w1), "basis", strings.Repeat("b", 1025)), field: "basis"},
+			{name: "basis object", args: with(reportArgs(w1), "basis", obj{"b": 1}), field: "basis"},
+		}),
+		"chat_swarm_context_status": slices.Concat(workerCases("chat_swarm_context_status", contextArgs), []swarmBad{
+			replaced(contextArgs),
+		}),
 	}
 	for _, tool := range swarmTools {
 		if len(tables[tool]) == 0 {
@@ -344,7 +498,8 @@ func TestSwarmBadInput(t *testing.T) {
 		}
 	}
 
-	workerTools := []string{"chat_swarm_join", "chat_swarm_next", "chat_swarm_ack", "chat_swarm_checkpoint", "chat_swarm_submit", "chat_swarm_fail"}
+	workerTools := []string{"chat_swarm_join", "chat_swarm_next", "chat_swarm_ack", "chat_swarm_checkpoint", "chat_swarm_submit", "chat_swarm_fail",
+		"chat_swarm_report_context", "chat_swarm_context_status"}
 	got := map[string]result{}
 	before := f.swarmFingerprint()
 	for _, tool := range swarmTools {
@@ -353,8 +508,10 @@ func TestSwarmBadInput(t *testing.T) {
 				by := bc.by
 				switch {
 				case by != nil:
-				case tool == "chat_swarm_join":
-					by = other
+				case tool == "chat_swarm_join", tool == "chat_swarm_request_continuation":
+					by = other // a new conversation
+				case tool == "chat_swarm_continuation_status":
+					by = req // the conversation that asked for WC
 				case slices.Contains(workerTools, tool):
 					by = w1.c
 				default:

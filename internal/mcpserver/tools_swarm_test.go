@@ -16,7 +16,9 @@ import (
 // input.
 var swarmTools = []string{"chat_swarm_create", "chat_swarm_invite", "chat_swarm_join", "chat_swarm_dispatch", "chat_swarm_next",
 	"chat_swarm_ack", "chat_swarm_checkpoint", "chat_swarm_submit", "chat_swarm_fail", "chat_swarm_status", "chat_swarm_collect",
-	"chat_swarm_cancel", "chat_swarm_reconcile", "chat_swarm_close"}
+	"chat_swarm_cancel", "chat_swarm_reconcile", "chat_swarm_close",
+	"chat_swarm_prepare_continuation", "chat_swarm_request_continuation", "chat_swarm_approve_continuation", "chat_swarm_revoke_continuation",
+	"chat_swarm_reconcile_continuation", "chat_swarm_continuation_status", "chat_swarm_report_context", "chat_swarm_context_status"}
 
 // The protocol versions the swarm tests speak: stateful sessions (the
 // session is the carrier) and stateless requests (carrier_key is).
@@ -31,7 +33,7 @@ var (
 )
 
 // swarmTables are the tables the swarm tools write.
-var swarmTables = []string{"swarms", "workers", "carriers", "tasks", "attempts"}
+var swarmTables = []string{"swarms", "workers", "carriers", "tasks", "attempts", "continuations", "context_ledger"}
 
 // swarmFingerprint lists every row of the swarm tables, and the sessions'
 // fingerprint: any write of a swarm tool changes it.

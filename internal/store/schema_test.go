@@ -56,6 +56,8 @@ var rootSets = map[string][]string{
 	"carriers.state":            literals(carrierRowStates),
 	"tasks.state":               literals(continuo.TaskStates()),
 	"attempts.state":            literals(attemptStates),
+	"continuations.state":       literals(continuo.ContinuationStates()),
+	"context_ledger.source":     literals(continuo.LedgerSources()),
 }
 
 // The closed sets of swarm.go that it does not list itself, in its order.
@@ -92,6 +94,7 @@ var idPrefixes = map[string]string{
 	"workers":       continuo.PrefixWorker,
 	"tasks":         continuo.PrefixTask,
 	"attempts":      continuo.PrefixAttempt,
+	"continuations": continuo.PrefixContinuation,
 }
 
 func literals[T ~string](xs []T) []string {

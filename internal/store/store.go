@@ -140,6 +140,7 @@ type Tx interface {
 	GoalTx
 	RunTx
 	SwarmTx
+	ContinuationTx
 	IdempotencyTx
 	TableTx
 	// Notify sends payload on channel once this transaction commits (never

@@ -77,7 +77,8 @@ type SwarmTx interface {
 	// TaskCounts counts a swarm's tasks by state (states with none are
 	// absent).
 	TaskCounts(ctx context.Context, swarmID string) (map[continuo.TaskState]int, error)
-	// TaskList lists a swarm's tasks as p selects, by ID (oldest first).
+	// TaskList lists a swarm's tasks as p selects, by ID: oldest first, or
+	// newest first when p.Newest.
 	TaskList(ctx context.Context, p TaskListParams) ([]continuo.Task, error)
 
 	// AttemptCreate inserts an attempt; an existing ID or (task, number) is
@@ -99,10 +100,12 @@ type SwarmTx interface {
 
 // TaskListParams selects a swarm's tasks.
 type TaskListParams struct {
-	SwarmID string
-	States  []continuo.TaskState // empty: any
-	AfterID string               // keyset: only tasks with a greater ID
-	Limit   int                  // ≤ 0: 100
+	SwarmID  string
+	WorkerID string               // "": any worker (or none)
+	States   []continuo.TaskState // empty: any
+	AfterID  string               // keyset: only tasks with a greater ID (in either order)
+	Newest   bool                 // newest first; else oldest first
+	Limit    int                  // ≤ 0: 100
 }
 
 // AttemptListParams selects active attempts. Every set field must match.

@@ -21,4 +21,5 @@ var Tables = []string{"meta", "groups", "principals", "tokens", "projects", "gra
 	"sessions", "session_instructions", "messages", "idempotency",
 	"oauth_clients", "oauth_grants", "oauth_codes", "oauth_tokens", "login_links", "web_sessions",
 	"goals", "goal_plans", "runs", "run_events", "evidence",
-	"swarms", "workers", "carriers", "tasks", "attempts"}
+	"swarms", "workers", "carriers", "tasks", "attempts",
+	"continuations", "context_ledger"}

@@ -110,3 +110,15 @@ func (s *Service) refresh(ctx context.Context, tx store.Tx, w *continuo.Worker, 
 	}
 	return now, nil
 }
+
+// replaced reports whether the calling carrier is a retired carrier of
+// the worker a call names: a continuation replaced it, and the polite
+// answer to its next is "continued".
+func (s *Service) replaced(ctx context.Context, tx store.Tx, c *continuo.Caller, car Carrier, ref WorkerRef) bool {
+	h := car.hash(c.PrincipalID)
+	if h == "" {
+		return false
+	}
+	bound, err := tx.CarrierGet(ctx, h)
+	return err == nil && bound.WorkerID == ref.WorkerID && bound.State == continuo.CarrierRetired
+}

@@ -260,11 +260,12 @@ func redactJSON(text string) string {
 	return string(b)
 }
 
-// Status is a swarm with its workers and task counts.
+// Status is a swarm with its workers, task counts and open continuations.
 type Status struct {
-	Swarm   continuo.Swarm
-	Workers []continuo.Worker
-	Counts  map[continuo.TaskState]int
+	Swarm         continuo.Swarm
+	Workers       []continuo.Worker
+	Counts        map[continuo.TaskState]int
+	Continuations []continuo.Continuation // open ones: what awaits the owner
 	// Replayed is set by a close of a swarm closed already.
 	Replayed bool
 }
@@ -294,7 +295,11 @@ func status(ctx context.Context, tx store.Tx, sw *continuo.Swarm) (*Status, erro
 	if err != nil {
 		return nil, err
 	}
-	return &Status{Swarm: *sw, Workers: ws, Counts: counts}, nil
+	cs, err := tx.ContinuationList(ctx, store.ContinuationListParams{SwarmID: sw.ID, States: openStates})
+	if err != nil {
+		return nil, err
+	}
+	return &Status{Swarm: *sw, Workers: ws, Counts: counts, Continuations: cs}, nil
 }
 
 // MaxTaskPage bounds one page of ListTasks.

@@ -56,10 +56,14 @@ func (s *Service) Sweep(ctx context.Context) error {
 // of the kind it found most of.
 func (s *Service) sweepPass(ctx context.Context) (int, error) {
 	var expired, orphaned []continuo.Attempt
+	var lapsed []continuo.Continuation
 	now := s.now()
 	err := s.db.Read(ctx, func(tx store.Tx) error {
 		var err error
 		if expired, err = tx.AttemptsActive(ctx, store.AttemptListParams{LeaseBefore: now, Limit: sweepBatch}); err != nil {
+			return err
+		}
+		if lapsed, err = tx.ContinuationList(ctx, store.ContinuationListParams{States: openStates, ExpiresBefore: now, Limit: sweepBatch}); err != nil {
 			return err
 		}
 		servers, err := tx.AttemptServers(ctx)
@@ -91,7 +95,33 @@ func (s *Service) sweepPass(ctx context.Context) (int, error) {
 	for _, a := range expired {
 		first = errors.Join(first, s.lose(ctx, a, continuo.ReasonLeaseExpired))
 	}
-	return max(len(expired), len(orphaned)), first
+	for _, c := range lapsed {
+		first = errors.Join(first, s.lapse(ctx, c.ID))
+	}
+	return max(len(expired), len(orphaned), len(lapsed)), first
+}
+
+// openStates are the continuation states that may still bind.
+var openStates = []continuo.ContinuationState{continuo.ContinuationPending, continuo.ContinuationApproved, continuo.ContinuationReconcileRequired}
+
+// lapse expires an open continuation whose time ran out, if it still is
+// one: its ticket or approval binds nothing any more, and its worker is
+// steady again.
+func (s *Service) lapse(ctx context.Context, id string) error {
+	return s.db.Write(ctx, func(tx store.Tx) error {
+		cn, err := tx.ContinuationGet(ctx, id)
+		if err != nil {
+			return err
+		}
+		if !cn.State.Open() || s.now().Before(cn.ExpiresAt) {
+			return nil
+		}
+		w, err := tx.WorkerGet(ctx, cn.WorkerID)
+		if err != nil {
+			return err
+		}
+		return s.expire(ctx, tx, cn, w)
+	})
 }
 
 // lose settles one attempt whose carrier was lost, if it is still the

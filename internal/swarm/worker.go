@@ -127,9 +127,11 @@ type NextState string
 // The states next returns (CONTRACT.md §7); compact_required and continued
 // come with worker continuity (§8).
 const (
-	NextTask   NextState = "task"
-	NextIdle   NextState = "idle"
-	NextClosed NextState = "closed"
+	NextTask            NextState = "task"
+	NextIdle            NextState = "idle"
+	NextCompactRequired NextState = "compact_required" // stop taking work: the worker's carrier is to be replaced
+	NextContinued       NextState = "continued"        // this carrier was replaced: stop
+	NextClosed          NextState = "closed"
 )
 
 // Progress is told, while next waits, how long it has waited of how long.
@@ -141,25 +143,33 @@ func (s *Service) Next(ctx context.Context, c *continuo.Caller, car Carrier, ref
 	if wait < 0 || wait > continuo.MaxNextWait {
 		return nil, continuo.Invalid("wait_secs", "must be 0..%d", int(continuo.MaxNextWait/time.Second))
 	}
+	continued := false
 	look := func() (swarmID string, mine bool, err error) {
 		// Read-only: most looks of an idle worker find nothing.
 		err = s.db.Read(ctx, func(tx store.Tx) error {
 			b, err := s.carrierOf(ctx, tx, c, car, ref)
 			if err != nil {
+				if s.replaced(ctx, tx, c, car, ref) {
+					continued, swarmID = true, ""
+					return nil
+				}
 				return err
 			}
 			swarmID = b.sw.ID
-			mine = b.w.CurrentTaskID != "" || b.sw.State != continuo.SwarmActive
+			mine = b.w.CurrentTaskID != "" || b.sw.State != continuo.SwarmActive || b.w.ContinuityState != continuo.ContinuitySteady
 			if !mine {
 				mine, err = tx.TaskQueued(ctx, b.sw.ID, b.w.ID)
 			}
 			return err
 		})
-		return swarmID, mine, err
+		return swarmID, mine || continued, err
 	}
 	try := func() (*Delivery, error) {
 		if _, mine, err := look(); err != nil || !mine {
 			return &Delivery{State: NextIdle}, err
+		}
+		if continued {
+			return &Delivery{State: NextContinued}, nil
 		}
 		return s.claim(ctx, c, car, ref)
 	}
@@ -178,6 +188,9 @@ func (s *Service) Next(ctx context.Context, c *continuo.Caller, car Carrier, ref
 	swarmID, mine, err := look()
 	if err != nil {
 		return nil, err
+	}
+	if continued {
+		return &Delivery{State: NextContinued}, nil
 	}
 	s.swarmOf.Store(ref.WorkerID, swarmID)
 	if mine {
@@ -245,6 +258,11 @@ func (s *Service) claim(ctx context.Context, c *continuo.Caller, car Carrier, re
 		if b.w.CurrentTaskID != "" {
 			return continuo.Errorf(continuo.CodeInternal, "worker %s names task %s, which it does not hold", b.w.ID, b.w.CurrentTaskID)
 		}
+		if b.w.ContinuityState != continuo.ContinuitySteady {
+			// Its carrier is to be replaced: no new work until it is.
+			out = &Delivery{State: NextCompactRequired}
+			return nil
+		}
 		prevW := b.w.Revision
 		t, err := tx.TaskClaim(ctx, b.sw.ID, b.w.ID, now)
 		if errors.Is(err, store.ErrNotFound) {
@@ -266,7 +284,10 @@ func (s *Service) claim(ctx context.Context, c *continuo.Caller, car Carrier, re
 			return stale(err, "the task")
 		}
 		out = &Delivery{State: NextTask, Task: t, Attempt: &a}
-		return nil
+		if err := count(ctx, tx, b.w, continuo.LedgerTaskPrompt, t.ID, t.Prompt+t.Payload, now); err != nil {
+			return err
+		}
+		return s.checkPressure(ctx, tx, b, now)
 	})
 	return out, err
 }
@@ -470,10 +491,17 @@ func (s *Service) Submit(ctx context.Context, c *continuo.Caller, car Carrier, r
 		if !holds(b.w, t, a) {
 			return notHeld(b.w, t)
 		}
-		return s.settle(ctx, tx, b, t, a, func(now time.Time) {
+		if err := s.settle(ctx, tx, b, t, a, func(now time.Time) {
 			t.State, t.Result, t.ResultHash, t.Reason, t.EndedAt = continuo.TaskResultReady, stored, hash, "", &now
 			a.State = continuo.AttemptSubmitted
-		}, &out)
+		}, &out); err != nil {
+			return err
+		}
+		now := s.now()
+		if err := count(ctx, tx, b.w, continuo.LedgerTaskResult, t.ID, result, now); err != nil {
+			return err
+		}
+		return s.checkPressure(ctx, tx, b, now)
 	})
 	return out, err
 }

@@ -135,9 +135,14 @@ func (t *Tx) TaskCounts(ctx context.Context, swarmID string) (map[continuo.TaskS
 	return out, t.interpret(rows.Err())
 }
 
-// TaskList implements store.SwarmTx; a limit ≤ 0 is 100.
+// TaskList implements store.SwarmTx; a limit ≤ 0 is 100. A worker's
+// tasks are a range scan of tasks_worker, in either order.
 func (t *Tx) TaskList(ctx context.Context, p store.TaskListParams) ([]continuo.Task, error) {
 	where, args := "swarm_id = ?", []any{p.SwarmID}
+	if p.WorkerID != "" {
+		where += " AND worker_id = ?"
+		args = append(args, p.WorkerID)
+	}
 	if len(p.States) > 0 {
 		where += " AND state IN (" + Placeholders(len(p.States)) + ")"
 		for _, s := range p.States {
@@ -152,7 +157,11 @@ func (t *Tx) TaskList(ctx context.Context, p store.TaskListParams) ([]continuo.T
 	if limit <= 0 {
 		limit = swarmListDefault
 	}
-	return list(t, ctx, scanTask, "SELECT "+taskCols+" FROM tasks WHERE "+where+" ORDER BY id LIMIT ?", append(args, limit)...)
+	order := "id"
+	if p.Newest {
+		order = "id DESC"
+	}
+	return list(t, ctx, scanTask, "SELECT "+taskCols+" FROM tasks WHERE "+where+" ORDER BY "+order+" LIMIT ?", append(args, limit)...)
 }
 
 func scanAttempt(s scanner) (*continuo.Attempt, error) {

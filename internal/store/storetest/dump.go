@@ -115,8 +115,9 @@ func dumpTests(t *testing.T, f Factory) {
 // empty and set, for export tests: a group "alpha" (see Setup) with a
 // token, messages, an instruction, an idempotency key, OAuth clients,
 // codes, a grant and its tokens, login links, browser sessions, goals and
-// their replaced plans, runs with their logs, a session's evidence, and
-// swarms with their workers, carriers, tasks and attempts.
+// their replaced plans, runs with their logs, a session's evidence,
+// swarms with their workers, carriers, tasks and attempts, and the
+// workers' continuations and context ledgers.
 func Fill(t testing.TB, s store.Store) {
 	t.Helper()
 	ctx := t.Context()
@@ -184,6 +185,41 @@ func fillSwarms(t testing.TB, s store.Store, fx *Fixture) {
 		}
 		return tx.CarrierBind(ctx, continuo.Carrier{Hash: next.CarrierHash, WorkerID: busy.ID, SwarmID: closed.ID, Epoch: 2,
 			Source: continuo.CarrierFromMeta, State: continuo.CarrierActive, BoundAt: at})
+	})
+	fillContinuity(t, s, idle, busy)
+}
+
+// fillContinuity gives continuations and context_ledger rows: a bound
+// ticket-path continuation of busy with a capsule, and a bare pending
+// one of idle on the approval path (no ticket, capsule or bound time);
+// counts of each counted source and the reports of both reported ones.
+func fillContinuity(t testing.TB, s store.Store, idle, busy *continuo.Worker) {
+	t.Helper()
+	ctx := t.Context()
+	at := Base.Add(time.Second)
+	Continuation(t, s, busy, continuationIn(continuo.ContinuationBound), func(c *continuo.Continuation) {
+		c.Version, c.Capsule, c.CapsuleHash, c.RequestHash, c.Reason = 3, `{"v":1,"label":"busy \"ü\""}`, "capsule-1", "req-1", "pressure"
+		c.TargetSource, c.UpdatedAt = continuo.CarrierFromMeta, at
+	})
+	Continuation(t, s, idle, continuationApproval, func(c *continuo.Continuation) {
+		c.TargetCarrier, c.TargetSource, c.Reason, c.RequestedBy = "", "", "", ""
+	})
+	MustWrite(t, s, func(tx store.Tx) error {
+		for _, e := range []continuo.LedgerEntry{
+			ledgerEntry(idle.ID, 1, continuo.LedgerTaskPrompt, "tsk_1", 120, Base),
+			ledgerEntry(idle.ID, 1, continuo.LedgerTaskResult, "tsk_1", 40, at),
+			ledgerEntry(busy.ID, 2, continuo.LedgerCapsule, "cnt_1", 900, at),
+		} {
+			if _, err := tx.LedgerAdd(ctx, e); err != nil {
+				return err
+			}
+		}
+		estimate := ledgerEntry(idle.ID, 1, continuo.LedgerEstimate, "", 3000, at)
+		estimate.Basis = "chars/4 \"ü\""
+		if err := tx.LedgerReport(ctx, estimate); err != nil {
+			return err
+		}
+		return tx.LedgerReport(ctx, ledgerEntry(busy.ID, 2, continuo.LedgerHostExact, "", 5000, at))
 	})
 }
 

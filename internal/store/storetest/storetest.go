@@ -26,7 +26,8 @@
 //     desc, a goal's replaced plans by revision desc, runs by ID, a run's
 //     events by seq, a session's evidence by check name then newest first,
 //     a group's swarms by ID desc, a swarm's workers and tasks and the
-//     active attempts by ID;
+//     active attempts by ID (a worker's tasks either way), continuations
+//     by ID desc, ledger entries by source then ref;
 //   - a used code, refresh token or login link is ErrStale when used again
 //     (an unknown one ErrNotFound); a revocation, and a client's first use,
 //     keep the first time;
@@ -102,6 +103,7 @@ func Run(t *testing.T, f Factory) {
 		{"Goal", goalTests()},
 		{"Run", runTests()},
 		{"Swarm", swarmTests()},
+		{"Continuation", continuationTests()},
 		{"Idempotency", idempotencyTests()},
 		{"Tx", txTests()},
 		{"Constraints", constraintTests()},
@@ -113,6 +115,7 @@ func Run(t *testing.T, f Factory) {
 		{"GoalRerun", underRerun(goalTests())},
 		{"RunRerun", underRerun(runTests())},
 		{"SwarmRerun", underRerun(swarmTests())},
+		{"ContinuationRerun", underRerun(continuationTests())},
 	}
 	for _, su := range suites {
 		t.Run(su.name, func(t *testing.T) {

@@ -47,6 +47,7 @@ func swarmTests() []test {
 		{"TaskCounts", testTaskCounts},
 		{"TaskList", testTaskList},
 		{"TaskListLimit", testTaskListLimit},
+		{"TaskListWorker", testTaskListWorker},
 		{"AttemptCreateGet", testAttemptCreateGet},
 		{"AttemptDuplicate", testAttemptDuplicate},
 		{"AttemptUpdate", testAttemptUpdate},

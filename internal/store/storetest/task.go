@@ -448,6 +448,53 @@ func testTaskList(t *testing.T, s store.Store) {
 	sameList(t, "TaskList", listTasks(t, s, store.TaskListParams{SwarmID: f.Swarm.ID}), []continuo.Task{*a, *b, *c, *d, *e}, normTask)
 }
 
+// TaskList by worker keeps the tasks that worker holds or held, never
+// another's or a queued one's; Newest lists newest first, the limit
+// keeping the newest, and AfterID still keeps greater IDs.
+func testTaskListWorker(t *testing.T, s store.Store) {
+	f := setupSwarm(t, s)
+	failed := func(workerID string) func(*continuo.Task) {
+		return func(k *continuo.Task) { taskHeld(workerID, continuo.TaskClaimed)(k); *k = *taskFailed(*k) }
+	}
+	a := SwarmTask(t, s, f.Swarm.ID, "a", failed(f.W1.ID))
+	b := SwarmTask(t, s, f.Swarm.ID, "b", failed(f.W2.ID))
+	c := SwarmTask(t, s, f.Swarm.ID, "c")
+	d := SwarmTask(t, s, f.Swarm.ID, "d", failed(f.W1.ID))
+	other := Swarm(t, s, f.Group.ID, "")
+	elsewhere := SwarmWorker(t, s, other.ID, "", "elsewhere")
+	SwarmTask(t, s, other.ID, "x", failed(elsewhere.ID))
+	e := SwarmTask(t, s, f.Swarm.ID, "e", taskHeld(f.W1.ID, continuo.TaskRunning))
+	id := func(ks ...*continuo.Task) []string {
+		out := []string{}
+		for _, k := range ks {
+			out = append(out, k.ID)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		p    store.TaskListParams
+		want []string
+	}{
+		{store.TaskListParams{WorkerID: f.W1.ID}, id(a, d, e)},
+		{store.TaskListParams{WorkerID: f.W1.ID, Newest: true}, id(e, d, a)},
+		{store.TaskListParams{WorkerID: f.W1.ID, Newest: true, Limit: 2}, id(e, d)},
+		{store.TaskListParams{WorkerID: f.W1.ID, Newest: true, AfterID: a.ID}, id(e, d)},
+		{store.TaskListParams{WorkerID: f.W1.ID, States: []continuo.TaskState{continuo.TaskFailed}, Newest: true}, id(d, a)},
+		{store.TaskListParams{WorkerID: f.W2.ID}, id(b)},
+		{store.TaskListParams{WorkerID: elsewhere.ID}, id()},
+		{store.TaskListParams{Newest: true}, id(e, d, c, b, a)},
+		{store.TaskListParams{Newest: true, Limit: 2}, id(e, d)},
+		{store.TaskListParams{Newest: true, AfterID: c.ID}, id(e, d)},
+	} {
+		tc.p.SwarmID = f.Swarm.ID
+		if got := idsOf(listTasks(t, s, tc.p), taskID); !slices.Equal(got, tc.want) {
+			t.Errorf("TaskList(%+v) = %v, want %v", tc.p, got, tc.want)
+		}
+	}
+	sameList(t, "TaskList of a worker", listTasks(t, s, store.TaskListParams{SwarmID: f.Swarm.ID, WorkerID: f.W1.ID, Newest: true}),
+		[]continuo.Task{*e, *d, *a}, normTask)
+}
+
 // A limit ≤ 0 is 100.
 func testTaskListLimit(t *testing.T, s store.Store) {
 	ctx := t.Context()

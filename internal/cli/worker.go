@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/continuo-dev/continuo/internal/hook"
+	"github.com/continuo-dev/continuo/internal/mcpserver"
+	"github.com/continuo-dev/continuo/internal/worker"
+)
+
+const workerUsage = "worker --swarm ID --provider PROVIDER_ID --project P [--server URL] [--token-env VAR] [--invite-env VAR] [--label L]"
+
+// runWorker is `continuo worker`: the reference Chat Swarm worker. Its
+// invite, token and continuation ticket come from the environment, never
+// from argv (a process list shows argv).
+func runWorker(e *env, args []string) error {
+	fs := e.flags("worker", workerUsage+"   (carry one swarm worker; model turns run on the server's provider)")
+	server := fs.String("server", "", "MCP `url` of the Continuo server (default $CONTINUO_SERVER, else "+defaultHookServer+")")
+	tokenEnv := fs.String("token-env", "CONTINUO_TOKEN", "environment `variable` holding the token (scopes swarm:work, coding_agent:run)")
+	swarmID := fs.String("swarm", "", "the swarm `id` (default $CONTINUO_SWARM_ID)")
+	providerID := fs.String("provider", "", "the model `provider` that runs each task (list_runners)")
+	project := fs.String("project", "", "the `project` the provider's runs belong to")
+	inviteEnv := fs.String("invite-env", "CONTINUO_INVITE", "environment `variable` holding the swarm's invite (a new worker)")
+	label := fs.String("label", "", "what this worker is, for the owner (default: continuo-worker-PID)")
+	if _, err := e.parseFlags(fs, args, 0); err != nil {
+		return err
+	}
+	url := firstSet(*server, os.Getenv("CONTINUO_SERVER"), defaultHookServer)
+	cfg := worker.Config{SwarmID: firstSet(*swarmID, os.Getenv("CONTINUO_SWARM_ID")), ProviderID: *providerID, Project: *project,
+		Ticket: os.Getenv("CONTINUO_CONTINUATION_TICKET"), Invite: os.Getenv(*inviteEnv),
+		Label: firstSet(*label, "continuo-worker-"+strconv.Itoa(os.Getpid())), Logger: e.log}
+	switch {
+	case cfg.SwarmID == "" || cfg.ProviderID == "" || cfg.Project == "":
+		return fmt.Errorf("%w: %s", errUsage, workerUsage)
+	case cfg.Ticket == "" && cfg.Invite == "":
+		return fmt.Errorf("%w: no invite in $%s and no $CONTINUO_CONTINUATION_TICKET", errUsage, *inviteEnv)
+	}
+	token := os.Getenv(*tokenEnv)
+	if token == "" {
+		return fmt.Errorf("%w: no token in $%s", errUsage, *tokenEnv)
+	}
+	c, err := hook.Dial(e.ctx, url, token, mcpserver.Version)
+	if err != nil {
+		return fmt.Errorf("connect to %s: %w", url, err)
+	}
+	defer c.Close()
+	why, err := worker.Run(e.ctx, c, cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "continuo worker: stopped (%s)\n", why)
+	return nil
+}
+
+// firstSet returns the first non-empty value.
+func firstSet(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,137 @@
+package e2e
+
+import (
+	"bytes"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/continuo-dev/continuo/internal/provider/providertest"
+)
+
+// workerProcess is a running `continuo worker`.
+type workerProcess struct {
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	done chan error
+}
+
+// startWorker runs `continuo worker` against srv with env (NAME=value).
+func startWorker(t *testing.T, dd string, srv *server, swarmID string, env ...string) *workerProcess {
+	t.Helper()
+	cmd := command(dd, "worker", "--server", srv.URL, "--swarm", swarmID, "--provider", "chat", "--project", "demo")
+	cmd.Env = append(cmd.Env, append([]string{"CONTINUO_TOKEN=" + srv.Admin}, env...)...)
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &workerProcess{cmd: cmd, out: out, done: make(chan error, 1)}
+	go func() { p.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-p.done
+	})
+	return p
+}
+
+// exited waits for the worker to exit and returns its error and output.
+func (p *workerProcess) exited(t *testing.T) (error, string) {
+	t.Helper()
+	select {
+	case err := <-p.done:
+		p.done <- err
+		return err, p.out.String()
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the worker did not stop; it printed:\n%s", p.out.String())
+	}
+	return nil, ""
+}
+
+// collectAll waits until n tasks are result_ready and collects them,
+// returning their results.
+func collectAll(t *testing.T, owner *mcp.ClientSession, swarmID string, n int) []string {
+	t.Helper()
+	var results []string
+	deadline := time.Now().Add(60 * time.Second)
+	for len(results) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d of %d results arrived", len(results), n)
+		}
+		page := must(t, owner, "chat_swarm_status", map[string]any{"swarm_id": swarmID, "state": "result_ready"})
+		tasks, _ := page["tasks"].([]any)
+		if len(tasks) == 0 {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		for _, x := range tasks {
+			id := x.(map[string]any)["task_id"].(string)
+			c := must(t, owner, "chat_swarm_collect", map[string]any{"swarm_id": swarmID, "task_id": id})
+			results = append(results, c["task"].(map[string]any)["result"].(string))
+		}
+	}
+	return results
+}
+
+// TestReferenceWorker: `continuo worker` carries a worker — each task's
+// prompt runs as one turn of the server's model provider, and the model's
+// text is the result — and, when the owner prepares a continuation, a
+// second `continuo worker` started with the ticket in its environment
+// takes the worker over at epoch 1: the first stops by itself
+// (continued), the next task reaches the second, no task runs twice.
+func TestReferenceWorker(t *testing.T) {
+	model := providertest.NewServer(t, providertest.Script{Deltas: []string{"Looks ", "good."}, APIKey: fakeKey})
+	config := delegationConfig(t, map[string]string{"chat": "openai-chat " + model.BaseURL()})
+	dd := dataDir(t, "sqlite")
+	srv := startEnv(t, dd, gitRepo(t), []string{"E2E_MODEL_KEY=" + fakeKey}, "--config", config)
+	owner := connectAt(t, srv.URL, srv.Admin, "2025-11-25")
+	created := must(t, owner, "chat_swarm_create", map[string]any{"worker_limit": 2})
+	swarmID := created["swarm"].(map[string]any)["swarm_id"].(string)
+	a := startWorker(t, dd, srv, swarmID, "CONTINUO_INVITE="+created["invite"].(string))
+	for _, k := range []string{"one", "two", "three"} {
+		must(t, owner, "chat_swarm_dispatch", map[string]any{"swarm_id": swarmID, "task_key": k, "prompt": "Review change " + k})
+	}
+	for _, r := range collectAll(t, owner, swarmID, 3) {
+		if r != "Looks good." {
+			t.Errorf("a result is %q, want the model's text", r)
+		}
+	}
+	st := must(t, owner, "chat_swarm_status", map[string]any{"swarm_id": swarmID})
+	ws := st["workers"].([]any)
+	if len(ws) != 1 {
+		t.Fatalf("workers = %v", ws)
+	}
+	workerID := ws[0].(map[string]any)["worker_id"].(string)
+
+	// The owner rolls the worker over to a new carrier.
+	p := must(t, owner, "chat_swarm_prepare_continuation", map[string]any{"swarm_id": swarmID, "worker_id": workerID, "reason": "fresh context"})
+	b := startWorker(t, dd, srv, swarmID, "CONTINUO_CONTINUATION_TICKET="+p["ticket"].(string))
+	err, out := a.exited(t)
+	if err != nil || !strings.Contains(out, "stopped (continued)") {
+		t.Fatalf("the first worker: %v\n%s", err, out)
+	}
+	must(t, owner, "chat_swarm_dispatch", map[string]any{"swarm_id": swarmID, "task_key": "four", "prompt": "Review change four",
+		"preferred_worker_id": workerID})
+	if r := collectAll(t, owner, swarmID, 1); r[0] != "Looks good." {
+		t.Errorf("the fourth result is %q", r[0])
+	}
+	st = must(t, owner, "chat_swarm_status", map[string]any{"swarm_id": swarmID})
+	w := st["workers"].([]any)[0].(map[string]any)
+	if len(st["workers"].([]any)) != 1 || w["worker_id"] != workerID || w["epoch"] != float64(1) {
+		t.Fatalf("after the rollover: %v", st["workers"])
+	}
+	if n := len(model.Requests()); n != 4 {
+		t.Errorf("the model got %d requests for 4 tasks", n)
+	}
+	must(t, owner, "chat_swarm_close", map[string]any{"swarm_id": swarmID})
+	err, out = b.exited(t)
+	if err != nil || !strings.Contains(out, "stopped (closed)") {
+		t.Fatalf("the second worker: %v\n%s", err, out)
+	}
+	if bytes.Contains([]byte(a.out.String()+out), []byte(fakeKey)) {
+		t.Error("a worker printed the model's key")
+	}
+}

@@ -1,0 +1,131 @@
+package sqlite_test
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/store"
+	"github.com/continuo-dev/continuo/internal/store/sqlite"
+	"github.com/continuo-dev/continuo/internal/store/storetest"
+)
+
+// TestContinuityQueryPlans: the continuity queries (as
+// sqlstore/continuation.go, ledger.go and task.go write them) search the
+// indexes migration 0008 made for them, and those that return rows in
+// index order sort nothing. The partial indexes serve only queries whose
+// WHERE holds theirs term for term.
+func TestContinuityQueryPlans(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	open(t, path, nil)
+	raw := rawDB(t, path)
+	const open = "(state = 'pending' OR state = 'approved' OR state = 'reconcile_required')"
+	for _, tc := range []struct {
+		q, want string
+		sorts   bool // a TEMP B-TREE is expected
+	}{
+		{"SELECT id FROM continuations WHERE worker_id = ? AND " + open,
+			"SEARCH continuations USING INDEX continuations_open (worker_id=?)", false},
+		{"SELECT id FROM continuations WHERE ticket_hash = ? AND ticket_hash <> ''",
+			"SEARCH continuations USING INDEX continuations_ticket (ticket_hash=?)", false},
+		{"SELECT id FROM continuations WHERE 1 = 1 AND swarm_id = ? ORDER BY id DESC LIMIT ?",
+			"SEARCH continuations USING COVERING INDEX continuations_swarm (swarm_id=?)", false},
+		{"SELECT id FROM continuations WHERE 1 = 1 AND worker_id = ? ORDER BY id DESC LIMIT ?",
+			"SEARCH continuations USING COVERING INDEX continuations_worker (worker_id=?)", false},
+		{"SELECT id FROM continuations WHERE 1 = 1 AND target_carrier = ? AND target_carrier <> '' ORDER BY id DESC LIMIT ?",
+			"SEARCH continuations USING COVERING INDEX continuations_target (target_carrier=?)", false},
+		{"SELECT id FROM continuations WHERE 1 = 1 AND " + open + " AND expires_at < ? ORDER BY id DESC LIMIT ?",
+			"SEARCH continuations USING INDEX continuations_expiry (expires_at<?)", true},
+		{"SELECT tokens FROM context_ledger WHERE worker_id = ? AND epoch = ? AND source IN ('host_exact', 'estimate')",
+			"SEARCH context_ledger USING PRIMARY KEY (worker_id=? AND epoch=? AND source=?)", false},
+		{"SELECT source, SUM(tokens) FROM context_ledger WHERE worker_id = ? AND epoch = ? AND source NOT IN ('host_exact', 'estimate') GROUP BY worker_id, epoch, source",
+			"SEARCH context_ledger USING PRIMARY KEY (worker_id=? AND epoch=?)", false},
+		{"DELETE FROM context_ledger WHERE worker_id = ? AND epoch < ?",
+			"SEARCH context_ledger USING PRIMARY KEY (worker_id=? AND epoch<?)", false},
+		{"SELECT id FROM tasks WHERE swarm_id = ? AND worker_id = ? ORDER BY id DESC LIMIT ?",
+			"SEARCH tasks USING COVERING INDEX tasks_worker (swarm_id=? AND worker_id=?)", false},
+		{"SELECT id FROM tasks WHERE swarm_id = ? AND worker_id = ? AND id > ? ORDER BY id LIMIT ?",
+			"SEARCH tasks USING COVERING INDEX tasks_worker (swarm_id=? AND worker_id=? AND id>?)", false},
+	} {
+		rows, err := raw.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+tc.q, 1, 2, 3, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, notused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		p := strings.Join(plan, "; ")
+		if !strings.Contains(p, tc.want) || strings.Contains(p, "TEMP B-TREE") != tc.sorts {
+			t.Errorf("%s\nplan: %s, want %s (a sort: %v)", tc.q, p, tc.want, tc.sorts)
+		}
+	}
+}
+
+// Migration 0008 adds the continuity tables and an index of tasks: a
+// version 7 database is refused until `migrate up`, then keeps its
+// swarm, whose worker's tasks list by worker and whose worker may now
+// have a continuation and a ledger.
+func TestMigration0008FromV7(t *testing.T) {
+	ctx := t.Context()
+	ms, err := sqlite.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "c.db")
+	raw := rawDB(t, path)
+	qs := []string{"CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL) STRICT"}
+	for _, m := range ms[:7] {
+		qs = append(qs, m.SQL, fmt.Sprintf("INSERT INTO schema_migrations (version, name) VALUES (%d, '%s')", m.Version, m.Name))
+	}
+	qs = append(qs,
+		"INSERT INTO groups (id, name, created_at) VALUES ('grp_1', 'g', 0)",
+		`INSERT INTO swarms (id, group_id, created_by, state, worker_limit, policy, revision, created_at, updated_at)
+			VALUES ('swm_1', 'grp_1', 'prn_1', 'active', 8, '{}', 1, 0, 0)`,
+		`INSERT INTO workers (id, swarm_id, principal_id, label, epoch, carrier_hash, carrier_source, carrier_state, state,
+			continuity_state, join_hash, last_seen_at, revision, created_at, updated_at)
+			VALUES ('wkr_1', 'swm_1', 'prn_1', 'one', 1, 'carrier-1', 'carrier_key', 'active', 'idle', 'steady', 'join-1', 0, 1, 0, 0)`,
+		`INSERT INTO tasks (id, swarm_id, task_key, request_hash, prompt, worker_id, state, attempt, result_hash, revision,
+			created_at, updated_at, ended_at) VALUES ('tsk_1', 'swm_1', 'k', 'r', 'do k', 'wkr_1', 'result_ready', 1, 'h', 2, 0, 0, 0)`)
+	for _, q := range qs {
+		if _, err := raw.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%.60s: %v", q, err)
+		}
+	}
+	raw.Close()
+	if _, err := sqlite.Open(ctx, path, nil); !errors.Is(err, store.ErrSchema) {
+		t.Fatalf("Open of a version 7 database without migrate up = %v, want ErrSchema", err)
+	}
+	db := open(t, path, &sqlite.Options{Migrate: store.MigrateUp})
+	w := &continuo.Worker{ID: "wkr_1", SwarmID: "swm_1", PrincipalID: "prn_1", Epoch: 1, CarrierHash: "carrier-1"}
+	c := storetest.Continuation(t, db, w)
+	storetest.MustWrite(t, db, func(tx store.Tx) error {
+		_, err := tx.LedgerAdd(ctx, continuo.LedgerEntry{WorkerID: w.ID, Epoch: 1, Source: continuo.LedgerTaskPrompt, Ref: "tsk_1",
+			Tokens: 10, At: storetest.Base})
+		return err
+	})
+	storetest.MustRead(t, db, func(tx store.Tx) error {
+		ks, err := tx.TaskList(ctx, store.TaskListParams{SwarmID: "swm_1", WorkerID: w.ID, Newest: true})
+		if err != nil || len(ks) != 1 || ks[0].ID != "tsk_1" {
+			t.Errorf("the worker's tasks after 0008: %v, %v", ks, err)
+		}
+		if got, err := tx.ContinuationOpen(ctx, w.ID); err != nil || got.ID != c.ID {
+			t.Errorf("ContinuationOpen after 0008: %v, %v", got, err)
+		}
+		return nil
+	})
+	raw = rawDB(t, path)
+	var version int
+	if err := raw.QueryRowContext(ctx, "SELECT max(version) FROM schema_migrations").Scan(&version); err != nil || version != store.SchemaVersion {
+		t.Errorf("schema version after migrate up = %d, %v; want %d", version, err, store.SchemaVersion)
+	}
+}

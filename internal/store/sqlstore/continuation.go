@@ -1,0 +1,142 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"slices"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/store"
+)
+
+// continuationCols are the columns of continuations, in declaration order.
+const continuationCols = `id, swarm_id, worker_id, path, state, version, source_epoch, target_epoch, source_carrier,
+	target_carrier, target_source, ticket_hash, checkpoint_hash, capsule, capsule_hash, reason, requested_by, request_hash,
+	created_at, updated_at, expires_at, bound_at`
+
+// continuationOpen keeps the open continuations. It is written as the
+// WHERE of the partial indexes continuations_open and
+// continuations_expiry, term for term: SQLite uses a partial index only
+// for a query whose WHERE holds the index's.
+const continuationOpen = "(state = '" + string(continuo.ContinuationPending) + "' OR state = '" +
+	string(continuo.ContinuationApproved) + "' OR state = '" + string(continuo.ContinuationReconcileRequired) + "')"
+
+func scanContinuation(s scanner) (*continuo.Continuation, error) {
+	var c continuo.Continuation
+	var path, state, source string
+	var created, updated, expires int64
+	var bound sql.NullInt64
+	if err := s.Scan(&c.ID, &c.SwarmID, &c.WorkerID, &path, &state, &c.Version, &c.SourceEpoch, &c.TargetEpoch, &c.SourceCarrier,
+		&c.TargetCarrier, &source, &c.TicketHash, &c.CheckpointHash, &c.Capsule, &c.CapsuleHash, &c.Reason, &c.RequestedBy,
+		&c.RequestHash, &created, &updated, &expires, &bound); err != nil {
+		return nil, err
+	}
+	c.Path, c.State, c.TargetSource = continuo.ContinuationPath(path), continuo.ContinuationState(state), continuo.CarrierSource(source)
+	c.CreatedAt, c.UpdatedAt, c.ExpiresAt, c.BoundAt = fromMS(created), fromMS(updated), fromMS(expires), fromNullMS(bound)
+	return &c, nil
+}
+
+// ContinuationCreate implements store.ContinuationTx. The primary key,
+// continuations_open (one open continuation per worker) and
+// continuations_ticket are unique: any violated is ErrConflict.
+func (t *Tx) ContinuationCreate(ctx context.Context, c *continuo.Continuation) error {
+	_, err := t.exec(ctx, "INSERT INTO continuations ("+continuationCols+") VALUES ("+Placeholders(22)+")",
+		c.ID, c.SwarmID, c.WorkerID, string(c.Path), string(c.State), c.Version, c.SourceEpoch, c.TargetEpoch, c.SourceCarrier,
+		c.TargetCarrier, string(c.TargetSource), c.TicketHash, c.CheckpointHash, c.Capsule, c.CapsuleHash, c.Reason, c.RequestedBy,
+		c.RequestHash, ms(c.CreatedAt), ms(c.UpdatedAt), ms(c.ExpiresAt), msPtr(c.BoundAt))
+	return err
+}
+
+// ContinuationGet implements store.ContinuationTx.
+func (t *Tx) ContinuationGet(ctx context.Context, id string) (*continuo.Continuation, error) {
+	c, err := scanContinuation(t.row(ctx, "SELECT "+continuationCols+" FROM continuations WHERE id = ?", id))
+	return c, t.interpret(err)
+}
+
+// ContinuationByTicket implements store.ContinuationTx, through
+// continuations_ticket. No ticket ("") names no continuation: the
+// approval path's have none.
+func (t *Tx) ContinuationByTicket(ctx context.Context, ticketHash string) (*continuo.Continuation, error) {
+	if ticketHash == "" {
+		return nil, store.ErrNotFound
+	}
+	c, err := scanContinuation(t.row(ctx, "SELECT "+continuationCols+" FROM continuations WHERE ticket_hash = ? AND ticket_hash <> ''",
+		ticketHash))
+	return c, t.interpret(err)
+}
+
+// ContinuationOpen implements store.ContinuationTx, through
+// continuations_open.
+func (t *Tx) ContinuationOpen(ctx context.Context, workerID string) (*continuo.Continuation, error) {
+	c, err := scanContinuation(t.row(ctx, "SELECT "+continuationCols+" FROM continuations WHERE worker_id = ? AND "+continuationOpen,
+		workerID))
+	return c, t.interpret(err)
+}
+
+// ContinuationUpdate implements store.ContinuationTx. The swarm, worker,
+// path, epochs, source carrier, ticket, checkpoint, reason, requester,
+// request hash and creation time stay as created.
+func (t *Tx) ContinuationUpdate(ctx context.Context, c *continuo.Continuation, prevVersion int64) error {
+	if c.Version <= prevVersion {
+		return errors.New("store: a continuation update must raise the version")
+	}
+	return t.useOnce(ctx, "continuations", c.ID, store.ErrStale, `UPDATE continuations SET state = ?, version = ?,
+		target_carrier = ?, target_source = ?, capsule = ?, capsule_hash = ?, updated_at = ?, expires_at = ?, bound_at = ?
+		WHERE id = ? AND version = ?`,
+		string(c.State), c.Version, c.TargetCarrier, string(c.TargetSource), c.Capsule, c.CapsuleHash, ms(c.UpdatedAt),
+		ms(c.ExpiresAt), msPtr(c.BoundAt), c.ID, prevVersion)
+}
+
+// ContinuationList implements store.ContinuationTx; a limit ≤ 0 is 100.
+// A swarm's, a worker's and a target carrier's continuations are range
+// scans of their indexes; States that are exactly the open ones are
+// written as continuationOpen, so that the reaper's ExpiresBefore scans
+// continuations_expiry.
+func (t *Tx) ContinuationList(ctx context.Context, p store.ContinuationListParams) ([]continuo.Continuation, error) {
+	where, args := "1 = 1", []any{}
+	for _, f := range []struct{ col, v string }{{"swarm_id", p.SwarmID}, {"worker_id", p.WorkerID}} {
+		if f.v != "" {
+			where += " AND " + f.col + " = ?"
+			args = append(args, f.v)
+		}
+	}
+	if p.TargetCarrier != "" {
+		where += " AND target_carrier = ? AND target_carrier <> ''"
+		args = append(args, p.TargetCarrier)
+	}
+	switch {
+	case openStates(p.States):
+		where += " AND " + continuationOpen
+	case len(p.States) > 0:
+		where += " AND state IN (" + Placeholders(len(p.States)) + ")"
+		for _, s := range p.States {
+			args = append(args, string(s))
+		}
+	}
+	if !p.ExpiresBefore.IsZero() {
+		where += " AND expires_at < ?"
+		args = append(args, ms(p.ExpiresBefore))
+	}
+	limit := p.Limit
+	if limit <= 0 {
+		limit = swarmListDefault
+	}
+	return list(t, ctx, scanContinuation, "SELECT "+continuationCols+" FROM continuations WHERE "+where+" ORDER BY id DESC LIMIT ?",
+		append(args, limit)...)
+}
+
+// openStates reports whether states are the open states, each once, in
+// any order.
+func openStates(states []continuo.ContinuationState) bool {
+	if len(states) != 3 {
+		return false
+	}
+	for _, s := range []continuo.ContinuationState{continuo.ContinuationPending, continuo.ContinuationApproved,
+		continuo.ContinuationReconcileRequired} {
+		if !slices.Contains(states, s) {
+			return false
+		}
+	}
+	return true
+}

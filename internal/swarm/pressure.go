@@ -1,0 +1,161 @@
+package swarm
+
+import (
+	"context"
+	"time"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/redact"
+	"github.com/continuo-dev/continuo/internal/store"
+)
+
+// Context pressure (CONTRACT.md §8) is an estimate with provenance: the
+// server counts each task prompt and result a carrier read or wrote once
+// per epoch (the ledger's primary key makes a redelivery or a replay count
+// nothing), workers may report their own figures, and pressure is the
+// largest signal plus the swarm's reserve. A report keeps its largest
+// figure, so a smaller later sample never lowers it within an epoch.
+
+// bytesPerToken turns counted bytes into the ledger's token estimate.
+const bytesPerToken = 4
+
+func tokensOf(s string) int64 { return int64((len(s) + bytesPerToken - 1) / bytesPerToken) }
+
+// Pressure is a worker's context pressure at one epoch.
+type Pressure struct {
+	WorkerID        string
+	Epoch           int64
+	Tokens          int64 // the largest signal plus the reserve
+	Budget          int64
+	Threshold       float64
+	Reserve         int64
+	Ratio           float64
+	Exact           bool // the largest signal is a figure the host gave exactly
+	Sources         []continuo.LedgerEntry
+	CompactRequired bool
+}
+
+// pressureOf reads a worker's pressure at its current epoch.
+func pressureOf(ctx context.Context, tx store.Tx, sw *continuo.Swarm, w *continuo.Worker) (*Pressure, error) {
+	es, err := tx.LedgerEntries(ctx, w.ID, w.Epoch)
+	if err != nil {
+		return nil, err
+	}
+	pc := sw.Policy.Compaction
+	p := &Pressure{WorkerID: w.ID, Epoch: w.Epoch, Budget: pc.BudgetTokens, Threshold: pc.Threshold, Reserve: pc.ReserveTokens,
+		Sources: es}
+	var counted, top int64
+	exact := false
+	for _, e := range es {
+		if e.Source.Reported() {
+			if e.Tokens > top || e.Tokens == top && e.Source == continuo.LedgerHostExact {
+				top, exact = e.Tokens, e.Source == continuo.LedgerHostExact
+			}
+			continue
+		}
+		counted += e.Tokens
+	}
+	if counted > top {
+		top, exact = counted, false
+	}
+	p.Tokens, p.Exact = top+pc.ReserveTokens, exact
+	if p.Budget > 0 {
+		p.Ratio = float64(p.Tokens) / float64(p.Budget)
+	}
+	p.CompactRequired = p.Ratio >= p.Threshold
+	return p, nil
+}
+
+// count adds a task's prompt or result to its worker's ledger, once.
+func count(ctx context.Context, tx store.Tx, w *continuo.Worker, source continuo.LedgerSource, ref, text string, at time.Time) error {
+	_, err := tx.LedgerAdd(ctx, continuo.LedgerEntry{WorkerID: w.ID, Epoch: w.Epoch, Source: source, Ref: ref, Tokens: tokensOf(text), At: at})
+	return err
+}
+
+// restartLedger starts a new carrier's epoch from the capsule it read,
+// and forgets epochs before the previous one (the ledger stays bounded).
+func (s *Service) restartLedger(ctx context.Context, tx store.Tx, w *continuo.Worker, cn *continuo.Continuation, at time.Time) error {
+	if err := count(ctx, tx, w, continuo.LedgerCapsule, cn.ID, cn.Capsule, at); err != nil {
+		return err
+	}
+	return tx.LedgerPrune(ctx, w.ID, w.Epoch-1)
+}
+
+// markCompact records on the worker that its pressure reached the
+// threshold (once; the planner acts on it).
+func markCompact(ctx context.Context, tx store.Tx, w *continuo.Worker, now time.Time) error {
+	if w.ContinuityState != continuo.ContinuitySteady {
+		return nil
+	}
+	prev := w.Revision
+	w.ContinuityState, w.Revision, w.UpdatedAt = continuo.ContinuityCompactRequired, prev+1, now
+	return stale(tx.WorkerUpdate(ctx, w, prev), "the worker")
+}
+
+// ReportInput is what chat_swarm_report_context takes.
+type ReportInput struct {
+	Tokens int64
+	Source continuo.LedgerSource // host_exact or estimate
+	Basis  string
+}
+
+// ReportContext records a worker's own figure of its context and returns
+// its pressure.
+func (s *Service) ReportContext(ctx context.Context, c *continuo.Caller, car Carrier, ref WorkerRef, in ReportInput) (*Pressure, error) {
+	switch {
+	case !in.Source.Reported():
+		return nil, continuo.Invalid("source", "must be host_exact or estimate")
+	case in.Tokens < 0 || in.Tokens > continuo.MaxContextTokens:
+		return nil, continuo.Invalid("tokens", "must be 0..%d", int64(continuo.MaxContextTokens))
+	case len(in.Basis) > continuo.MaxContinuationNote:
+		return nil, continuo.Invalid("basis", "must be at most %d bytes", continuo.MaxContinuationNote)
+	}
+	basis, _ := redact.String(in.Basis)
+	var out *Pressure
+	err := s.db.Write(ctx, func(tx store.Tx) error {
+		b, err := s.carrierOf(ctx, tx, c, car, ref)
+		if err != nil {
+			return err
+		}
+		now := s.now()
+		if err := tx.LedgerReport(ctx, continuo.LedgerEntry{WorkerID: b.w.ID, Epoch: b.w.Epoch, Source: in.Source, Tokens: in.Tokens,
+			Basis: basis, At: now}); err != nil {
+			return err
+		}
+		if out, err = pressureOf(ctx, tx, b.sw, b.w); err != nil {
+			return err
+		}
+		if out.CompactRequired {
+			return markCompact(ctx, tx, b.w, now)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// ContextStatus returns a worker's pressure, to its carrier.
+func (s *Service) ContextStatus(ctx context.Context, c *continuo.Caller, car Carrier, ref WorkerRef) (*Pressure, error) {
+	var out *Pressure
+	err := s.db.Read(ctx, func(tx store.Tx) error {
+		b, err := s.carrierOf(ctx, tx, c, car, ref)
+		if err != nil {
+			return err
+		}
+		out, err = pressureOf(ctx, tx, b.sw, b.w)
+		return err
+	})
+	return out, err
+}
+
+// checkPressure marks the worker compact_required once its pressure
+// reached the swarm's threshold.
+func (s *Service) checkPressure(ctx context.Context, tx store.Tx, b *bound, now time.Time) error {
+	if b.w.ContinuityState != continuo.ContinuitySteady {
+		return nil
+	}
+	p, err := pressureOf(ctx, tx, b.sw, b.w)
+	if err != nil || !p.CompactRequired {
+		return err
+	}
+	return markCompact(ctx, tx, b.w, now)
+}

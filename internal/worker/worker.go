@@ -1,0 +1,250 @@
+// Package worker is `continuo worker`, the reference Chat Swarm worker
+// (CONTRACT.md §10): an MCP client that carries one worker. It joins with
+// an invite (or, as a replacement carrier, with a continuation ticket),
+// then loops next → ack → one turn of a configured model provider through
+// start_coding_agent (so model credentials stay in the server) →
+// checkpoint → submit the model's text, reporting its own context estimate
+// as it goes. It stops, with success, when the worker is continued by
+// another carrier, fenced, or its swarm closed.
+package worker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/continuo-dev/continuo/internal/hook"
+)
+
+// Config is what a worker needs.
+type Config struct {
+	SwarmID    string
+	ProviderID string // the model provider that runs each task (list_runners)
+	Project    string // the project the provider's runs belong to
+	Invite     string // join as a new worker; or
+	Ticket     string // continue a worker as its replacement carrier
+	Label      string // with Invite
+	// Wait is next's wait; 0 means 20 s.
+	Wait time.Duration
+	// RunTimeout bounds one task's provider turn; 0 means 300 s.
+	RunTimeout time.Duration
+	Logger     *slog.Logger
+}
+
+// Stopped says why a worker stopped without an error.
+type Stopped string
+
+// Why a worker stops.
+const (
+	StopContinued Stopped = "continued" // another carrier carries the worker now
+	StopFenced    Stopped = "fenced"    // this carrier is not the worker's any more
+	StopClosed    Stopped = "closed"    // the swarm closed
+)
+
+// worker is one carrier's loop.
+type worker struct {
+	cfg     Config
+	c       hook.Caller
+	key     string // this carrier's identity (the stateless protocol's carrier_key)
+	id      string
+	epoch   int64
+	handled int64 // bytes of prompts and results this carrier read and wrote
+	log     *slog.Logger
+}
+
+// Run carries one worker through c until it is continued, fenced or its
+// swarm closed (a Stopped reason and nil), or ctx ends, or a call fails
+// in a way a retry cannot mend.
+func Run(ctx context.Context, c hook.Caller, cfg Config) (Stopped, error) {
+	if cfg.Wait <= 0 {
+		cfg.Wait = 20 * time.Second
+	}
+	if cfg.RunTimeout <= 0 {
+		cfg.RunTimeout = 300 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	w := &worker{cfg: cfg, c: c, key: newKey(), log: cfg.Logger}
+	if err := w.join(ctx); err != nil {
+		return "", err
+	}
+	for {
+		stop, err := w.step(ctx)
+		switch {
+		case hook.IsCode(err, "carrier_fenced"):
+			w.log.Info("worker fenced: another carrier holds it", "worker", w.id)
+			return StopFenced, nil
+		case err != nil:
+			return "", err
+		case stop != "":
+			w.log.Info("worker stops", "worker", w.id, "why", stop)
+			return stop, nil
+		}
+	}
+}
+
+func newKey() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+type workerView struct {
+	WorkerID string `json:"worker_id"`
+	Epoch    int64  `json:"epoch"`
+}
+
+func (w *worker) join(ctx context.Context) error {
+	args := map[string]any{"swarm_id": w.cfg.SwarmID, "carrier_key": w.key}
+	switch {
+	case w.cfg.Ticket != "":
+		args["continuation_ticket"] = w.cfg.Ticket
+	case w.cfg.Invite != "":
+		args["invite"], args["label"] = w.cfg.Invite, w.cfg.Label
+	default:
+		return errors.New("worker: an invite or a continuation ticket is needed")
+	}
+	var out struct {
+		Worker workerView `json:"worker"`
+	}
+	if err := w.c.Call(ctx, "chat_swarm_join", args, &out); err != nil {
+		return err
+	}
+	w.id, w.epoch = out.Worker.WorkerID, out.Worker.Epoch
+	w.log.Info("worker joined", "worker", w.id, "epoch", w.epoch, "continued", w.cfg.Ticket != "")
+	return nil
+}
+
+// args are a worker call's arguments with the worker's identity.
+func (w *worker) args(kv ...any) map[string]any {
+	m := map[string]any{"worker_id": w.id, "epoch": w.epoch, "carrier_key": w.key}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i].(string)] = kv[i+1]
+	}
+	return m
+}
+
+type task struct {
+	TaskID    string `json:"task_id"`
+	AttemptID string `json:"attempt_id"`
+	Prompt    string `json:"prompt"`
+}
+
+// step waits for one task and works it.
+func (w *worker) step(ctx context.Context) (Stopped, error) {
+	var next struct {
+		State string `json:"state"`
+		Task  *task  `json:"task"`
+	}
+	if err := w.c.Call(ctx, "chat_swarm_next", w.args("wait_secs", int(w.cfg.Wait/time.Second)), &next); err != nil {
+		return "", err
+	}
+	switch next.State {
+	case "continued":
+		return StopContinued, nil
+	case "closed":
+		return StopClosed, nil
+	case "compact_required":
+		// Its replacement is under way: take no work, wait to be told.
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(time.Second):
+		}
+		return "", nil
+	case "task":
+		return "", w.work(ctx, next.Task)
+	}
+	return "", nil
+}
+
+// work runs one task through the provider and hands in its answer.
+func (w *worker) work(ctx context.Context, t *task) error {
+	if err := w.c.Call(ctx, "chat_swarm_ack", w.args("task_id", t.TaskID), nil); err != nil {
+		return err
+	}
+	w.handled += int64(len(t.Prompt))
+	text, runErr := w.delegate(ctx, t)
+	if runErr != nil {
+		// The provider's turn did not complete: nothing was handed in,
+		// and a model's turn has no effect outside its answer.
+		reason := runErr.Error()
+		if len(reason) > 1024 {
+			reason = reason[:1024]
+		}
+		return w.c.Call(ctx, "chat_swarm_fail", w.args("task_id", t.TaskID, "reason", reason, "effect", "none"), nil)
+	}
+	w.handled += int64(len(text))
+	if err := w.c.Call(ctx, "chat_swarm_checkpoint", w.args("checkpoint", map[string]any{
+		"summary": "task " + t.TaskID + " answered", "last_task": t.TaskID}), nil); err != nil {
+		return err
+	}
+	if err := w.c.Call(ctx, "chat_swarm_submit", w.args("task_id", t.TaskID, "result", text), nil); err != nil {
+		return err
+	}
+	return w.c.Call(ctx, "chat_swarm_report_context", w.args("tokens", w.handled/4, "source", "estimate",
+		"basis", "reference worker: bytes of prompts and answers it handled / 4"), nil)
+}
+
+type run struct {
+	RunID     string `json:"run_id"`
+	State     string `json:"state"`
+	ErrorKind string `json:"error_kind"`
+}
+
+type event struct {
+	Kind string `json:"kind"`
+	Text string `json:"text"`
+}
+
+// delegate runs the task's prompt as one provider turn and returns the
+// model's text.
+func (w *worker) delegate(ctx context.Context, t *task) (string, error) {
+	var started struct {
+		Run   run    `json:"run"`
+		Token string `json:"observation_token"`
+	}
+	if err := w.c.Call(ctx, "start_coding_agent", map[string]any{"project": w.cfg.Project, "provider_id": w.cfg.ProviderID,
+		"idempotency_key": "swarm " + t.TaskID + " " + t.AttemptID, "instruction": t.Prompt,
+		"timeout_secs": int(w.cfg.RunTimeout / time.Second)}, &started); err != nil {
+		return "", err
+	}
+	var text strings.Builder
+	token := ""
+	for {
+		args := map[string]any{"run_id": started.Run.RunID, "wait_secs": 25}
+		if token != "" {
+			args["observation_token"] = token
+		}
+		var o struct {
+			Run     run     `json:"run"`
+			Events  []event `json:"events"`
+			Token   string  `json:"observation_token"`
+			HasMore bool    `json:"has_more"`
+		}
+		if err := w.c.Call(ctx, "observe_coding_agent", args, &o); err != nil {
+			return "", err
+		}
+		for _, e := range o.Events {
+			if e.Kind == "text" {
+				text.WriteString(e.Text)
+			}
+		}
+		token = o.Token
+		if !o.HasMore && o.Run.State != "queued" && o.Run.State != "running" {
+			if o.Run.State != "succeeded" {
+				return "", fmt.Errorf("the provider's run ended %s (%s)", o.Run.State, o.Run.ErrorKind)
+			}
+			if text.Len() == 0 {
+				return "", errors.New("the provider answered nothing")
+			}
+			return text.String(), nil
+		}
+	}
+}
