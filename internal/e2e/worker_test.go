@@ -38,17 +38,17 @@ func startWorker(t *testing.T, dd string, srv *server, swarmID string, env ...st
 	return p
 }
 
-// exited waits for the worker to exit and returns its error and output.
-func (p *workerProcess) exited(t *testing.T) (error, string) {
+// exited waits for the worker to exit and returns its output and error.
+func (p *workerProcess) exited(t *testing.T) (string, error) {
 	t.Helper()
 	select {
 	case err := <-p.done:
 		p.done <- err
-		return err, p.out.String()
+		return p.out.String(), err
 	case <-time.After(60 * time.Second):
 		t.Fatalf("the worker did not stop; it printed:\n%s", p.out.String())
 	}
-	return nil, ""
+	return "", nil
 }
 
 // collectAll waits until n tasks are result_ready and collects them,
@@ -109,7 +109,7 @@ func TestReferenceWorker(t *testing.T) {
 	// The owner rolls the worker over to a new carrier.
 	p := must(t, owner, "chat_swarm_prepare_continuation", map[string]any{"swarm_id": swarmID, "worker_id": workerID, "reason": "fresh context"})
 	b := startWorker(t, dd, srv, swarmID, "CONTINUO_CONTINUATION_TICKET="+p["ticket"].(string))
-	err, out := a.exited(t)
+	out, err := a.exited(t)
 	if err != nil || !strings.Contains(out, "stopped (continued)") {
 		t.Fatalf("the first worker: %v\n%s", err, out)
 	}
@@ -127,7 +127,7 @@ func TestReferenceWorker(t *testing.T) {
 		t.Errorf("the model got %d requests for 4 tasks", n)
 	}
 	must(t, owner, "chat_swarm_close", map[string]any{"swarm_id": swarmID})
-	err, out = b.exited(t)
+	out, err = b.exited(t)
 	if err != nil || !strings.Contains(out, "stopped (closed)") {
 		t.Fatalf("the second worker: %v\n%s", err, out)
 	}
