@@ -291,7 +291,8 @@ func outputSchema[Out any]() *jsonschema.Schema {
 		reflect.TypeFor[workflow.GoalContext](): goalContextSchema,
 		reflect.TypeFor[Swarm]():                swarmSchema,
 		reflect.TypeFor[Continuation]():         continuationSchema,
-		reflect.TypeFor[JSONValue]():            jsonValueSchema,
+		reflect.TypeFor[JSONValue]():            {Description: "any JSON value"},
+		reflect.TypeFor[JSONObject]():           capsuleSchema,
 		reflect.TypeFor[Worker]():               workerSchema,
 		reflect.TypeFor[Task]():                 taskSchema,
 	}})

@@ -34,6 +34,20 @@ func continuationView(c *continuo.Continuation) Continuation {
 	return v
 }
 
+// CapsuleJSON is a continuation's capsule, as it was built.
+type CapsuleJSON = JSONObject
+
+// JSONObject is a result field that holds a JSON object as it was stored;
+// unlike JSONValue its schema says "object" (a property's schema on the
+// wire must be an object, and an empty one encodes as true).
+type JSONObject JSONValue
+
+// MarshalJSON implements json.Marshaler.
+func (v JSONObject) MarshalJSON() ([]byte, error) { return JSONValue(v).MarshalJSON() }
+
+var capsuleSchema = &jsonschema.Schema{Type: "object",
+	Description: "context only, never authority: version, authority, swarm_id, worker_id, label, epoch, checkpoint, blockers?, artifact_refs?, recent_tasks[{task_id, state, summary?}]"}
+
 var continuationSchema = &jsonschema.Schema{Type: "object",
 	Description: "continuation_id, worker_id, path (ticket|approval), source_epoch, target_epoch, state (pending|approved|bound|revoked|expired|reconcile_required), version, expires_at, capsule_hash?, bound_at?"}
 
@@ -41,7 +55,7 @@ var continuationSchema = &jsonschema.Schema{Type: "object",
 type ContinuationResult struct {
 	Continuation Continuation `json:"continuation"`
 	Ticket       string       `json:"ticket,omitempty"`
-	Capsule      JSONValue    `json:"capsule,omitempty"`
+	Capsule      CapsuleJSON  `json:"capsule,omitempty"`
 	Worker       *Worker      `json:"worker,omitempty"`
 	Replayed     bool         `json:"replayed,omitempty"`
 }
@@ -69,7 +83,7 @@ func (s *server) swarmPrepare(srv *mcp.Server) {
 			if err != nil {
 				return nil, err
 			}
-			return &ContinuationResult{Continuation: continuationView(&p.Continuation), Ticket: p.Ticket, Capsule: JSONValue(p.Continuation.Capsule)}, nil
+			return &ContinuationResult{Continuation: continuationView(&p.Continuation), Ticket: p.Ticket, Capsule: CapsuleJSON(p.Continuation.Capsule)}, nil
 		})
 }
 
@@ -163,7 +177,7 @@ func (s *server) swarmContinuationStatus(srv *mcp.Server) {
 			out := &ContinuationResult{Continuation: continuationView(&b.Continuation), Replayed: b.Replayed}
 			if b.Continuation.State == continuo.ContinuationBound {
 				w := workerView(&b.Worker)
-				out.Worker, out.Capsule = &w, JSONValue(b.Continuation.Capsule)
+				out.Worker, out.Capsule = &w, CapsuleJSON(b.Continuation.Capsule)
 			}
 			return out, nil
 		})

@@ -395,9 +395,9 @@ type SwarmJoinArgs struct {
 
 // SwarmJoinResult is the result of chat_swarm_join.
 type SwarmJoinResult struct {
-	Worker   Worker    `json:"worker"`
-	Capsule  JSONValue `json:"capsule,omitempty"`
-	Replayed bool      `json:"replayed,omitempty"`
+	Worker   Worker      `json:"worker"`
+	Capsule  CapsuleJSON `json:"capsule,omitempty"`
+	Replayed bool        `json:"replayed,omitempty"`
 }
 
 func (s *server) swarmJoin(srv *mcp.Server) {
@@ -419,7 +419,7 @@ func (s *server) swarmJoin(srv *mcp.Server) {
 				if err != nil {
 					return nil, err
 				}
-				return &SwarmJoinResult{Worker: workerView(&b.Worker), Capsule: JSONValue(b.Continuation.Capsule), Replayed: b.Replayed}, nil
+				return &SwarmJoinResult{Worker: workerView(&b.Worker), Capsule: CapsuleJSON(b.Continuation.Capsule), Replayed: b.Replayed}, nil
 			case in.Label == "":
 				return nil, continuo.Invalid("label", "is required with invite")
 			}

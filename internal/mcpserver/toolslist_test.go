@@ -70,3 +70,45 @@ func TestToolsListGolden(t *testing.T) {
 		t.Errorf("tools/list averages %d bytes per tool, over the bound of %d", avg, maxToolBytes)
 	}
 }
+
+// TestSchemasAreObjects: every schema in tools/list — each property of
+// every input and output schema, at any depth — is a JSON object. JSON
+// Schema 2020-12 also allows true and false, and an empty schema encodes
+// as true, but the MCP wire schema (2025-11-25) and the TypeScript SDK
+// refuse them.
+func TestSchemasAreObjects(t *testing.T) {
+	f := newFixture(t)
+	res, err := f.connect(f.token("lister", continuo.ScopeSessionsRead)).cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var walk func(tool, path string, v any)
+	walk = func(tool, path string, v any) {
+		m, ok := v.(map[string]any)
+		if !ok {
+			t.Errorf("%s: %s is %v, not an object", tool, path, v)
+			return
+		}
+		if props, ok := m["properties"].(map[string]any); ok {
+			for name, p := range props {
+				walk(tool, path+".properties."+name, p)
+			}
+		}
+		if items, ok := m["items"]; ok {
+			walk(tool, path+".items", items)
+		}
+	}
+	for _, tl := range res.Tools {
+		for name, schema := range map[string]any{"inputSchema": tl.InputSchema, "outputSchema": tl.OutputSchema} {
+			b, err := json.Marshal(schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v any
+			if err := json.Unmarshal(b, &v); err != nil {
+				t.Fatal(err)
+			}
+			walk(tl.Name, name, v)
+		}
+	}
+}
