@@ -224,8 +224,22 @@ func swarmKillRestart(t *testing.T, engine string) {
 
 	// The workers carry on as themselves; everything else completes, and
 	// nothing in doubt is delivered meanwhile.
-	for _, w := range workers {
-		w.route.restore(srv.Base)
+	completeAfterFault(t, c, o, l, workers, srv.Base, tasks, atKill, found, t0)
+	if n := len(st["workers"].([]any)); n != swarmWorkers {
+		t.Errorf("%d workers after the restart, want the %d that joined", n, swarmWorkers)
+	}
+}
+
+// completeAfterFault moves the workers ws onto the server at base, lets
+// the run complete, settles what is in doubt from the ledger (found), and
+// checks that all tasks ran exactly once, that nothing in doubt was
+// delivered again, and that every worker of ws took work after the fault
+// (seq atKill of the ledger).
+func completeAfterFault(t *testing.T, c *crew, o *swarmOwner, l *ledger, ws []*swarmWorker, base string, tasks, atKill int,
+	found map[string]doubt, t0 time.Time) {
+	t.Helper()
+	for _, w := range ws {
+		w.route.restore(base)
 	}
 	if err := o.waitCollected(c.ctx, tasks-len(found)); err != nil {
 		c.abort(t, err)
@@ -249,12 +263,9 @@ func swarmKillRestart(t *testing.T, engine string) {
 			t.Errorf("task %s: its attempt %s in doubt was delivered again", d.task, d.attempt)
 		}
 	}
-	for _, w := range workers {
+	for _, w := range ws {
 		if after[w.id] == 0 {
-			t.Errorf("worker %d got no task after the restart", w.n)
+			t.Errorf("worker %d got no task after the fault", w.n)
 		}
-	}
-	if n := len(st["workers"].([]any)); n != swarmWorkers {
-		t.Errorf("%d workers after the restart, want the %d that joined", n, swarmWorkers)
 	}
 }

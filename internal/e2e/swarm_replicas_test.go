@@ -104,36 +104,7 @@ func TestSwarmReplicas(t *testing.T) {
 		atKill, collectedAtKill, killed.Sub(t0), settled, len(held), len(found))
 
 	// Replica 2's workers carry on through replica 1, as themselves.
-	for _, w := range onR2 {
-		w.route.restore(r1.Base)
-	}
-	if err := o.waitCollected(c.ctx, tasks-len(found)); err != nil {
-		c.abort(t, err)
-	}
-	neverRedelivered(t, l, atKill, found)
-	requeued := reconcile(t, o, l, found)
-	if err := o.waitCollected(c.ctx, tasks); err != nil {
-		c.abort(t, err)
-	}
-	if err := o.close(c.ctx); err != nil {
-		c.abort(t, err)
-	}
-	c.wait(t)
-	t.Logf("%d tasks in %v: %d reconciled as result_ready, %d requeued", tasks, time.Since(t0), len(found)-requeued, requeued)
-
-	checkExactlyOnce(t, o, l, tasks)
-	after := map[string]int{}
-	for _, d := range l.since(atKill) {
-		after[d.worker]++
-		if doubtful, ok := found[d.task]; ok && d.attempt == doubtful.attempt {
-			t.Errorf("task %s: its attempt %s in doubt was delivered again", d.task, d.attempt)
-		}
-	}
-	for _, w := range onR2 {
-		if after[w.id] == 0 {
-			t.Errorf("worker %d of replica 2 got no task through replica 1", w.n)
-		}
-	}
+	completeAfterFault(t, c, o, l, onR2, r1.Base, tasks, atKill, found, t0)
 }
 
 // wakeAcrossReplicas: a worker waiting in next on replica 2 (it has sent a
