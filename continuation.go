@@ -97,7 +97,28 @@ type Continuation struct {
 	UpdatedAt      time.Time
 	ExpiresAt      time.Time
 	BoundAt        *time.Time
+	// The carrier start the planner made for it (the process runtime):
+	// its operation's state, the process (or, while in flight, the server
+	// starting it) and the ID of the token minted for the new carrier.
+	CarrierOp    CarrierOp
+	CarrierProc  string
+	CarrierToken string
 }
+
+// CarrierOp is the state of the operation that starts a replacement
+// carrier: prepared → in_flight → succeeded | failed, or unknown when the
+// server died while it was in flight (then the continuation is
+// reconcile_required: never a second replacement).
+type CarrierOp string
+
+// The carrier operation states ("" when none was made).
+const (
+	OpPrepared  CarrierOp = "prepared"
+	OpInFlight  CarrierOp = "in_flight"
+	OpSucceeded CarrierOp = "succeeded"
+	OpUnknown   CarrierOp = "unknown"
+	OpFailed    CarrierOp = "failed"
+)
 
 // LedgerSource is what a context-pressure ledger entry counts.
 type LedgerSource string

@@ -397,3 +397,36 @@ func (s *Service) IssueRunToken(ctx context.Context, groupID string, ttl time.Du
 	}
 	return out, nil
 }
+
+// CarrierTokenScopes are the scopes of a token minted for a carrier the
+// swarm's process runtime starts: it works as a swarm worker and runs its
+// tasks' model turns (start_coding_agent needs coding_agent:run and
+// project:write, observing them runtime:read), nothing else.
+var CarrierTokenScopes = []continuo.Scope{continuo.ScopeSwarmWork, continuo.ScopeCodingAgent, continuo.ScopeProjectWrite, continuo.ScopeRuntimeRead}
+
+// IssueCarrierToken mints a token of an existing principal, with
+// CarrierTokenScopes, for one carrier the swarm starts; it is revoked
+// when that carrier is retired, and expires after ttl anyway.
+func (s *Service) IssueCarrierToken(ctx context.Context, principalID string, ttl time.Duration) (*IssuedToken, error) {
+	if ttl <= 0 {
+		return nil, continuo.Invalid("ttl", "must be positive")
+	}
+	secret := newSecret()
+	now := s.now()
+	exp := now.Add(ttl)
+	out := &IssuedToken{Token: secret, TokenID: continuo.NewID(continuo.PrefixToken, now), Scopes: CarrierTokenScopes, ExpiresAt: &exp,
+		PrincipalID: principalID}
+	err := s.store.Write(ctx, func(tx store.Tx) error {
+		p, err := tx.PrincipalGet(ctx, principalID)
+		if err != nil {
+			return err
+		}
+		out.GroupID = p.GroupID
+		return tx.TokenCreate(ctx, &continuo.Token{ID: out.TokenID, PrincipalID: p.ID, Hash: hashToken(secret),
+			Scopes: CarrierTokenScopes, CreatedAt: now, ExpiresAt: &exp})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("issue a carrier token: %w", err)
+	}
+	return out, nil
+}

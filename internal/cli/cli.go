@@ -231,6 +231,9 @@ type openOptions struct {
 	// lock, so that first starts at once (several stdio servers launched by
 	// one client) migrate and bootstrap one after the other.
 	prepare func(store.Store) error
+	// mcpURL is where this server serves MCP (serve only): the process
+	// carrier runtime tells the carriers it starts.
+	mcpURL string
 }
 
 // The files of a data directory, besides the database.

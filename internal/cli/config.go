@@ -144,6 +144,9 @@ type SwarmConfig struct {
 	Runtime string `toml:"runtime"`
 	// ProcessCommand is the argv of a worker for the "process" runtime.
 	ProcessCommand []string `toml:"process_command"`
+	// ProcessEnv names the variables of the server's environment a started
+	// carrier gets besides PATH and HOME.
+	ProcessEnv []string `toml:"process_env"`
 	// TrustedCarrierMeta names a request _meta key that the chat host sets
 	// to its conversation's ID: when set, that value identifies a swarm
 	// carrier before the MCP session does (CONTRACT.md §2). Set it only
@@ -469,6 +472,11 @@ func (s SwarmConfig) validate(p *problems) {
 		}
 	default:
 		p.add("swarm.runtime", fmt.Sprintf("unknown runtime %q (want manual or process)", s.Runtime))
+	}
+	for _, n := range s.ProcessEnv {
+		if !envName(n, true) {
+			p.add("swarm.process_env", fmt.Sprintf("%q is not an environment variable name", n))
+		}
 	}
 	if k := s.TrustedCarrierMeta; k != "" && (len(k) > 128 || strings.ContainsAny(k, " \t\n")) {
 		p.add("swarm.trusted_carrier_meta", "must be a _meta key of at most 128 bytes, without spaces")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -79,7 +80,14 @@ func (e *env) wire(o openOptions) (*app, error) {
 	}
 	// It delivers swarm tasks: its reaper settles lost leases and what a
 	// dead server delivered.
-	a.swarm = swarm.New(s, swarm.Options{Logger: e.log})
+	sopts := swarm.Options{Logger: e.log}
+	if sc := e.cfg.Swarm; sc.Runtime == "process" && o.mcpURL != "" {
+		// Auto Compact starts replacement carriers itself.
+		sopts.Runtime = &swarm.ProcessRuntime{Argv: sc.ProcessCommand, EnvNames: sc.ProcessEnv, Server: o.mcpURL, Dir: e.dataDir,
+			Output: logWriter{e.log}}
+		sopts.Minter = carrierMinter{a.auth}
+	}
+	a.swarm = swarm.New(s, sopts)
 	if err := a.swarm.Start(); err != nil {
 		a.runs.Close()
 		s.Close()
@@ -245,7 +253,8 @@ func runServe(e *env, args []string) error {
 	}
 	defer ln.Close()
 	var first firstStart
-	a, err := e.wire(openOptions{create: true, reinit: *reinit, prepare: e.bootstrapper(*project, true, &first)})
+	a, err := e.wire(openOptions{create: true, reinit: *reinit, prepare: e.bootstrapper(*project, true, &first),
+		mcpURL: "http://" + ln.Addr().String() + "/mcp"})
 	if err != nil {
 		return err
 	}
@@ -497,4 +506,30 @@ func attachContinuo(a *auth.Service, mcpURL string) func(ctx context.Context, r 
 		}
 		return &provider.MCPServer{Name: "continuo", URL: mcpURL, Token: tok.Token}, revoke, nil
 	}
+}
+
+// carrierMinter mints the tokens of the carriers the process runtime
+// starts.
+type carrierMinter struct{ a *auth.Service }
+
+func (m carrierMinter) Mint(ctx context.Context, principalID string, ttl time.Duration) (string, string, error) {
+	t, err := m.a.IssueCarrierToken(ctx, principalID, ttl)
+	if err != nil {
+		return "", "", err
+	}
+	return t.Token, t.TokenID, nil
+}
+
+func (m carrierMinter) Revoke(ctx context.Context, id string) error { return m.a.RevokeToken(ctx, id) }
+
+// logWriter logs what a started carrier prints, a line at a time.
+type logWriter struct{ log *slog.Logger }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		if line != "" {
+			w.log.Info("carrier", "out", line)
+		}
+	}
+	return len(p), nil
 }

@@ -18,7 +18,7 @@ const workerUsage = "worker --swarm ID --provider PROVIDER_ID --project P [--ser
 func runWorker(e *env, args []string) error {
 	fs := e.flags("worker", workerUsage+"   (carry one swarm worker; model turns run on the server's provider)")
 	server := fs.String("server", "", "MCP `url` of the Continuo server (default $CONTINUO_SERVER, else "+defaultHookServer+")")
-	tokenEnv := fs.String("token-env", "CONTINUO_TOKEN", "environment `variable` holding the token (scopes swarm:work, coding_agent:run)")
+	tokenEnv := fs.String("token-env", "CONTINUO_TOKEN", "environment `variable` holding the token (scopes swarm:work, coding_agent:run, project:write, runtime:read)")
 	swarmID := fs.String("swarm", "", "the swarm `id` (default $CONTINUO_SWARM_ID)")
 	providerID := fs.String("provider", "", "the model `provider` that runs each task (list_runners)")
 	project := fs.String("project", "", "the `project` the provider's runs belong to")

@@ -31,6 +31,10 @@ type ContinuationTx interface {
 	// ContinuationList lists continuations as p selects, newest first.
 	ContinuationList(ctx context.Context, p ContinuationListParams) ([]continuo.Continuation, error)
 
+	// WorkersCompacting lists workers whose continuity state is
+	// compact_required, by ID: the Auto Compact planner's work.
+	WorkersCompacting(ctx context.Context, limit int) ([]continuo.Worker, error)
+
 	// LedgerAdd inserts a count, unless one with the same (worker, epoch,
 	// source, ref) exists; it reports whether it was new.
 	LedgerAdd(ctx context.Context, e continuo.LedgerEntry) (bool, error)
@@ -55,6 +59,7 @@ type ContinuationListParams struct {
 	WorkerID      string
 	TargetCarrier string
 	States        []continuo.ContinuationState // empty: any
+	CarrierOp     continuo.CarrierOp           // "": any
 	ExpiresBefore time.Time                    // zero: any
 	Limit         int                          // ≤ 0: 100
 }

@@ -141,6 +141,7 @@ type Bound struct {
 	Worker       continuo.Worker
 	Continuation continuo.Continuation
 	Replayed     bool
+	retired      string // the token of the carrier this retired, to revoke once committed
 }
 
 // Redeem binds the calling carrier to the worker a ticket continues
@@ -193,6 +194,9 @@ func (s *Service) Redeem(ctx context.Context, c *continuo.Caller, car Carrier, s
 	})
 	if err == nil && expired {
 		return nil, invalid("expired")
+	}
+	if err == nil {
+		s.revoke(ctx, out.retired)
 	}
 	return out, err
 }
@@ -272,6 +276,10 @@ func (s *Service) transfer(ctx context.Context, tx store.Tx, cn *continuo.Contin
 	}
 	now := s.now()
 	old, prevW := w.CarrierHash, w.Revision
+	token, err := retiredToken(ctx, tx, w, old)
+	if err != nil {
+		return err
+	}
 	w.Epoch, w.CarrierHash, w.CarrierSource, w.CarrierState = cn.TargetEpoch, hash, source, continuo.CarrierActive
 	w.ContinuityState, w.LastSeenAt, w.Revision, w.UpdatedAt = continuo.ContinuitySteady, now, prevW+1, now
 	// The compare-and-set: the row still holds the revision (so the epoch)
@@ -294,7 +302,7 @@ func (s *Service) transfer(ctx context.Context, tx store.Tx, cn *continuo.Contin
 	if err := s.restartLedger(ctx, tx, w, cn, now); err != nil {
 		return err
 	}
-	*out = &Bound{Worker: *w, Continuation: *cn}
+	*out = &Bound{Worker: *w, Continuation: *cn, retired: token}
 	// The old carrier, waiting in next, hears that it was continued.
 	return tx.Notify(ctx, channel(w.SwarmID), wakeAll)
 }
@@ -558,6 +566,9 @@ func (s *Service) ContinuationStatus(ctx context.Context, c *continuo.Caller, ca
 	if err == nil && expired {
 		return nil, continuo.Errorf(continuo.CodeInvalidState, "the continuation expired before it was approved").
 			With("state", string(continuo.ContinuationExpired))
+	}
+	if err == nil {
+		s.revoke(ctx, out.retired)
 	}
 	return out, err
 }

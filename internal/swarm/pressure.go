@@ -130,6 +130,9 @@ func (s *Service) ReportContext(ctx context.Context, c *continuo.Caller, car Car
 		}
 		return nil
 	})
+	if err == nil && out.CompactRequired {
+		s.kickPlanner()
+	}
 	return out, err
 }
 

@@ -26,10 +26,19 @@ func (s *Service) reapLoop() {
 		case <-s.bg.Done():
 			t.Stop()
 			return
+		case <-s.plan:
+			t.Stop()
+			if err := s.planPass(s.bg); err != nil && s.bg.Err() == nil {
+				s.log.Warn("swarm planner failed", "err", err)
+			}
+			continue
 		case <-t.C:
 		}
 		if err := s.Sweep(s.bg); err != nil && s.bg.Err() == nil {
 			s.log.Warn("swarm sweep failed", "err", err)
+		}
+		if err := s.planPass(s.bg); err != nil && s.bg.Err() == nil {
+			s.log.Warn("swarm planner failed", "err", err)
 		}
 	}
 }
@@ -43,6 +52,9 @@ func (s *Service) reapLoop() {
 func (s *Service) Sweep(ctx context.Context) error {
 	// A pass handles at most sweepBatch attempts of each kind; after a
 	// crash with more in doubt, passes run until one finds fewer.
+	if err := s.sweepOps(ctx); err != nil {
+		return err
+	}
 	for range 1000 {
 		n, err := s.sweepPass(ctx)
 		if err != nil || n < sweepBatch {

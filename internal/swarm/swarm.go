@@ -39,6 +39,11 @@ type Options struct {
 	// SweepEvery is how often the reaper looks for lost leases and dead
 	// servers; 0 means every second.
 	SweepEvery time.Duration
+	// Runtime, when set, starts replacement carriers for Auto Compact
+	// (the process runtime), with tokens from Minter; nil is the manual
+	// runtime.
+	Runtime Runtime
+	Minter  Minter
 }
 
 // Service implements Chat Swarm over a store.
@@ -50,7 +55,10 @@ type Service struct {
 	alive   func(string) (bool, bool)
 	every   time.Duration
 	rooms   rooms
-	swarmOf sync.Map // worker ID → swarm ID, learnt by next (a worker never changes swarm)
+	runtime Runtime
+	minter  Minter
+	plan    chan struct{} // wakes the planner
+	swarmOf sync.Map      // worker ID → swarm ID, learnt by next (a worker never changes swarm)
 	bg      context.Context
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
@@ -82,7 +90,7 @@ func New(db store.Store, opts Options) *Service {
 	}
 	bg, stop := context.WithCancel(context.Background())
 	s := &Service{db: db, now: func() time.Time { return now().UTC() }, log: log, self: self, alive: alive,
-		every: every, bg: bg, stop: stop}
+		every: every, bg: bg, stop: stop, runtime: opts.Runtime, minter: opts.Minter, plan: make(chan struct{}, 1)}
 	s.rooms.init(db)
 	return s
 }

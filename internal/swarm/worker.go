@@ -503,6 +503,9 @@ func (s *Service) Submit(ctx context.Context, c *continuo.Caller, car Carrier, r
 		}
 		return s.checkPressure(ctx, tx, b, now)
 	})
+	if err == nil {
+		s.kickPlanner() // a settled task may be the safe boundary a compacting worker waited for
+	}
 	return out, err
 }
 
@@ -550,6 +553,9 @@ func (s *Service) Fail(ctx context.Context, c *continuo.Caller, car Carrier, ref
 			}
 		}, &out)
 	})
+	if err == nil {
+		s.kickPlanner()
+	}
 	return out, err
 }
 

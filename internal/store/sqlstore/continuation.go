@@ -13,7 +13,7 @@ import (
 // continuationCols are the columns of continuations, in declaration order.
 const continuationCols = `id, swarm_id, worker_id, path, state, version, source_epoch, target_epoch, source_carrier,
 	target_carrier, target_source, ticket_hash, checkpoint_hash, capsule, capsule_hash, reason, requested_by, request_hash,
-	created_at, updated_at, expires_at, bound_at`
+	created_at, updated_at, expires_at, bound_at, carrier_op, carrier_proc, carrier_token`
 
 // continuationOpen keeps the open continuations. It is written as the
 // WHERE of the partial indexes continuations_open and
@@ -24,15 +24,16 @@ const continuationOpen = "(state = '" + string(continuo.ContinuationPending) + "
 
 func scanContinuation(s scanner) (*continuo.Continuation, error) {
 	var c continuo.Continuation
-	var path, state, source string
+	var path, state, source, op string
 	var created, updated, expires int64
 	var bound sql.NullInt64
 	if err := s.Scan(&c.ID, &c.SwarmID, &c.WorkerID, &path, &state, &c.Version, &c.SourceEpoch, &c.TargetEpoch, &c.SourceCarrier,
 		&c.TargetCarrier, &source, &c.TicketHash, &c.CheckpointHash, &c.Capsule, &c.CapsuleHash, &c.Reason, &c.RequestedBy,
-		&c.RequestHash, &created, &updated, &expires, &bound); err != nil {
+		&c.RequestHash, &created, &updated, &expires, &bound, &op, &c.CarrierProc, &c.CarrierToken); err != nil {
 		return nil, err
 	}
 	c.Path, c.State, c.TargetSource = continuo.ContinuationPath(path), continuo.ContinuationState(state), continuo.CarrierSource(source)
+	c.CarrierOp = continuo.CarrierOp(op)
 	c.CreatedAt, c.UpdatedAt, c.ExpiresAt, c.BoundAt = fromMS(created), fromMS(updated), fromMS(expires), fromNullMS(bound)
 	return &c, nil
 }
@@ -41,10 +42,10 @@ func scanContinuation(s scanner) (*continuo.Continuation, error) {
 // continuations_open (one open continuation per worker) and
 // continuations_ticket are unique: any violated is ErrConflict.
 func (t *Tx) ContinuationCreate(ctx context.Context, c *continuo.Continuation) error {
-	_, err := t.exec(ctx, "INSERT INTO continuations ("+continuationCols+") VALUES ("+Placeholders(22)+")",
+	_, err := t.exec(ctx, "INSERT INTO continuations ("+continuationCols+") VALUES ("+Placeholders(25)+")",
 		c.ID, c.SwarmID, c.WorkerID, string(c.Path), string(c.State), c.Version, c.SourceEpoch, c.TargetEpoch, c.SourceCarrier,
 		c.TargetCarrier, string(c.TargetSource), c.TicketHash, c.CheckpointHash, c.Capsule, c.CapsuleHash, c.Reason, c.RequestedBy,
-		c.RequestHash, ms(c.CreatedAt), ms(c.UpdatedAt), ms(c.ExpiresAt), msPtr(c.BoundAt))
+		c.RequestHash, ms(c.CreatedAt), ms(c.UpdatedAt), ms(c.ExpiresAt), msPtr(c.BoundAt), string(c.CarrierOp), c.CarrierProc, c.CarrierToken)
 	return err
 }
 
@@ -82,10 +83,11 @@ func (t *Tx) ContinuationUpdate(ctx context.Context, c *continuo.Continuation, p
 		return errors.New("store: a continuation update must raise the version")
 	}
 	return t.useOnce(ctx, "continuations", c.ID, store.ErrStale, `UPDATE continuations SET state = ?, version = ?,
-		target_carrier = ?, target_source = ?, capsule = ?, capsule_hash = ?, updated_at = ?, expires_at = ?, bound_at = ?
+		target_carrier = ?, target_source = ?, capsule = ?, capsule_hash = ?, updated_at = ?, expires_at = ?, bound_at = ?,
+		carrier_op = ?, carrier_proc = ?, carrier_token = ?
 		WHERE id = ? AND version = ?`,
 		string(c.State), c.Version, c.TargetCarrier, string(c.TargetSource), c.Capsule, c.CapsuleHash, ms(c.UpdatedAt),
-		ms(c.ExpiresAt), msPtr(c.BoundAt), c.ID, prevVersion)
+		ms(c.ExpiresAt), msPtr(c.BoundAt), string(c.CarrierOp), c.CarrierProc, c.CarrierToken, c.ID, prevVersion)
 }
 
 // ContinuationList implements store.ContinuationTx; a limit ≤ 0 is 100.
@@ -114,6 +116,10 @@ func (t *Tx) ContinuationList(ctx context.Context, p store.ContinuationListParam
 			args = append(args, string(s))
 		}
 	}
+	if p.CarrierOp != "" {
+		where += " AND carrier_op = ?"
+		args = append(args, string(p.CarrierOp))
+	}
 	if !p.ExpiresBefore.IsZero() {
 		where += " AND expires_at < ?"
 		args = append(args, ms(p.ExpiresBefore))
@@ -139,4 +145,13 @@ func openStates(states []continuo.ContinuationState) bool {
 		}
 	}
 	return true
+}
+
+// WorkersCompacting implements store.ContinuationTx, through
+// workers_compact.
+func (t *Tx) WorkersCompacting(ctx context.Context, limit int) ([]continuo.Worker, error) {
+	if limit <= 0 {
+		limit = swarmListDefault
+	}
+	return list(t, ctx, scanWorker, "SELECT "+workerCols+" FROM workers WHERE continuity_state = 'compact_required' ORDER BY id LIMIT ?", limit)
 }

@@ -36,6 +36,7 @@ func continuationTests() []test {
 		{"LedgerConcurrent", testLedgerConcurrent},
 		{"ReadRejectsWrites", testContinuationReadRejectsWrites},
 		{"Checks", testContinuationChecks},
+		{"CarrierOps", testContinuationCarrierOps},
 	}
 }
 
@@ -149,6 +150,7 @@ func testContinuationCreateGet(t *testing.T, s store.Store) {
 		c.SourceCarrier, c.TargetCarrier, c.TargetSource = "carrier \"ü\"", "carrier-next", continuo.CarrierFromMeta
 		c.TicketHash, c.CheckpointHash, c.Capsule, c.CapsuleHash = "ticket-hash", "cp-hash", `{"v":1,"label":"ü"}`, "capsule-hash"
 		c.Reason, c.RequestedBy, c.RequestHash = "pressure 0.9 \"ü\"", "planner", "req-hash"
+		c.CarrierOp, c.CarrierProc, c.CarrierToken = continuo.OpSucceeded, "host 42 7", "tok_x"
 		c.CreatedAt, c.UpdatedAt, c.ExpiresAt, c.BoundAt = Base.Add(1500*time.Microsecond), bound, Base.Add(time.Hour+1500*time.Microsecond), &bound
 	})
 	bare := Continuation(t, s, f.W2, continuationApproval, func(c *continuo.Continuation) {
@@ -439,5 +441,48 @@ func testContinuationListLimit(t *testing.T, s store.Store) {
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("ContinuationList(Limit %d): %d continuations, want the newest %d, newest first", tc.limit, len(got), len(tc.want))
 		}
+	}
+}
+
+// testContinuationCarrierOps: a carrier operation's state, process and
+// token are kept by update; the list filters by the state; the workers
+// whose continuity state is compact_required are listed by ID.
+func testContinuationCarrierOps(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := setupSwarm(t, s)
+	c := Continuation(t, s, f.W1)
+	MustWrite(t, s, func(tx store.Tx) error {
+		c.Version, c.CarrierOp, c.CarrierProc, c.CarrierToken = 2, continuo.OpInFlight, "server 1 2", "tok_a"
+		return tx.ContinuationUpdate(ctx, c, 1)
+	})
+	got := mustContinuation(t, s, c.ID)
+	if got.CarrierOp != continuo.OpInFlight || got.CarrierProc != "server 1 2" || got.CarrierToken != "tok_a" {
+		t.Fatalf("after update: %+v", got)
+	}
+	Continuation(t, s, f.W2)
+	var inFlight []continuo.Continuation
+	MustRead(t, s, func(tx store.Tx) (err error) {
+		inFlight, err = tx.ContinuationList(ctx, store.ContinuationListParams{CarrierOp: continuo.OpInFlight})
+		return err
+	})
+	if len(inFlight) != 1 || inFlight[0].ID != c.ID {
+		t.Fatalf("in flight: %+v", inFlight)
+	}
+	MustWrite(t, s, func(tx store.Tx) error {
+		w, err := tx.WorkerGet(ctx, f.W2.ID)
+		if err != nil {
+			return err
+		}
+		prev := w.Revision
+		w.ContinuityState, w.Revision = continuo.ContinuityCompactRequired, prev+1
+		return tx.WorkerUpdate(ctx, w, prev)
+	})
+	var ws []continuo.Worker
+	MustRead(t, s, func(tx store.Tx) (err error) {
+		ws, err = tx.WorkersCompacting(ctx, 0)
+		return err
+	})
+	if len(ws) != 1 || ws[0].ID != f.W2.ID {
+		t.Fatalf("compacting: %+v", ws)
 	}
 }

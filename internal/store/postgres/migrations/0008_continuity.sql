@@ -34,6 +34,9 @@ CREATE TABLE continuations (
     updated_at      bigint NOT NULL,
     expires_at      bigint NOT NULL,
     bound_at        bigint,
+    carrier_op      text NOT NULL DEFAULT '' CHECK (carrier_op = '' OR carrier_op = 'prepared' OR carrier_op = 'in_flight' OR carrier_op = 'succeeded' OR carrier_op = 'unknown' OR carrier_op = 'failed'),
+    carrier_proc    text NOT NULL DEFAULT '',
+    carrier_token   text NOT NULL DEFAULT '',
     CONSTRAINT next_epoch CHECK (target_epoch = source_epoch + 1),
     CONSTRAINT bound_iff_bound_at CHECK ((state = 'bound') = (bound_at IS NOT NULL)),
     CONSTRAINT bound_has_target CHECK (NOT (state = 'bound' AND target_carrier = '')),
@@ -46,6 +49,11 @@ CREATE UNIQUE INDEX continuations_ticket ON continuations (ticket_hash) WHERE ti
 -- a target carrier's (its readback), and the open ones by expiry (the
 -- reaper).
 CREATE INDEX continuations_swarm ON continuations (swarm_id, id);
+-- The carrier starts whose outcome a crash may have left unknown (the
+-- sweep at start).
+CREATE INDEX continuations_op ON continuations (carrier_op) WHERE carrier_op = 'in_flight';
+-- Workers whose pressure reached the threshold: the Auto Compact planner.
+CREATE INDEX workers_compact ON workers (id) WHERE continuity_state = 'compact_required';
 CREATE INDEX continuations_worker ON continuations (worker_id, id);
 CREATE INDEX continuations_target ON continuations (target_carrier, id) WHERE target_carrier <> '';
 CREATE INDEX continuations_expiry ON continuations (expires_at) WHERE state = 'pending' OR state = 'approved' OR state = 'reconcile_required';

@@ -1,0 +1,226 @@
+package swarm_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/store"
+	"github.com/continuo-dev/continuo/internal/store/stores"
+	"github.com/continuo-dev/continuo/internal/swarm"
+	"time"
+)
+
+// fakeRuntime records the carriers it was asked to start.
+type fakeRuntime struct {
+	mu     sync.Mutex
+	starts [][]string
+	fail   error
+}
+
+func (r *fakeRuntime) Start(_ context.Context, env []string) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.starts = append(r.starts, env)
+	if r.fail != nil {
+		return "", r.fail
+	}
+	return "host 4242 1", nil
+}
+
+func (r *fakeRuntime) env(i int, name string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, kv := range r.starts[i] {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// fakeMinter mints numbered tokens and records revocations.
+type fakeMinter struct {
+	mu      sync.Mutex
+	n       int
+	revoked []string
+}
+
+func (m *fakeMinter) Mint(_ context.Context, principalID string, ttl time.Duration) (string, string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.n++
+	return "cto_pat_carrier" + string(rune('a'+m.n)), "tok_" + string(rune('a'+m.n)), nil
+}
+
+func (m *fakeMinter) Revoke(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.revoked = append(m.revoked, id)
+	return nil
+}
+
+// compacting makes x compact_required at a safe boundary.
+func (f *fixture) compacting(x *w) {
+	f.t.Helper()
+	if _, err := f.svc.ReportContext(f.t.Context(), x.c, x.car, x.ref, swarm.ReportInput{Tokens: 2_000_000, Source: continuo.LedgerEstimate}); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fixture) openContinuation(workerID string) *continuo.Continuation {
+	f.t.Helper()
+	var cn *continuo.Continuation
+	storeRead(f, func(tx store.Tx) (err error) {
+		cn, err = tx.ContinuationOpen(f.t.Context(), workerID)
+		if errors.Is(err, store.ErrNotFound) {
+			cn, err = nil, nil
+		}
+		return err
+	})
+	return cn
+}
+
+func storeRead(f *fixture, fn func(tx store.Tx) error) {
+	f.t.Helper()
+	if err := f.store.Read(f.t.Context(), fn); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// TestPlanner: a compact_required worker at a safe boundary gets a
+// continuation and a started carrier — its ticket, swarm, worker and a
+// minted token in the carrier's environment — once; the carrier that
+// redeems it retires the old one, whose minted token is revoked; a failed
+// start leaves the continuation for the owner; a start in flight when its
+// server died is unknown, never started again.
+func TestPlanner(t *testing.T) { stores.Each(t, testPlanner) }
+
+func testPlanner(t *testing.T) {
+	rt, mint := &fakeRuntime{}, &fakeMinter{}
+	f := newFixture(t, func(o *swarm.Options) { o.Runtime, o.Minter = rt, mint })
+	ctx := t.Context()
+	inv := f.create(4, nil)
+	x := f.checkpointed(inv, "x")
+	f.compacting(x)
+	if err := f.svc.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	planned := func() {
+		t.Helper()
+		// The planner runs in the reaper's loop; a test drives it through
+		// the exported pass.
+		if err := swarm.PlanPass(ctx, f.svc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	planned()
+	planned() // nothing twice
+	if len(rt.starts) != 1 {
+		t.Fatalf("starts: %d", len(rt.starts))
+	}
+	cn := f.openContinuation(x.ref.WorkerID)
+	if cn == nil || cn.CarrierOp != continuo.OpSucceeded || cn.CarrierProc != "host 4242 1" || cn.CarrierToken != "tok_b" ||
+		cn.RequestedBy != "planner" {
+		t.Fatalf("the planner's continuation: %+v", cn)
+	}
+	if rt.env(0, "CONTINUO_SWARM_ID") != inv.Swarm.ID || rt.env(0, "CONTINUO_WORKER_ID") != x.ref.WorkerID ||
+		rt.env(0, "CONTINUO_TOKEN") != "cto_pat_carrierb" || !strings.HasPrefix(rt.env(0, "CONTINUO_CONTINUATION_TICKET"), "cto_cnt_") {
+		t.Fatalf("the carrier's environment: %v", rt.starts[0])
+	}
+	// The started carrier redeems; the planner's next round finds nothing.
+	carA := f.carrier()
+	b, err := f.svc.Redeem(ctx, x.c, carA, inv.Swarm.ID, rt.env(0, "CONTINUO_CONTINUATION_TICKET"))
+	if err != nil || b.Worker.Epoch != 1 {
+		t.Fatalf("redeem: %+v %v", b, err)
+	}
+	y := &w{c: x.c, car: carA, ref: swarm.WorkerRef{WorkerID: x.ref.WorkerID, Epoch: 1}}
+	if len(mint.revoked) != 0 {
+		t.Fatalf("revoked %v: the first carrier was not a started one", mint.revoked)
+	}
+	// It compacts in turn; its replacement retires it and revokes its token.
+	if _, err := f.svc.Checkpoint(ctx, y.c, y.car, y.ref, []byte(`{"summary":"epoch 1"}`)); err != nil {
+		t.Fatal(err)
+	}
+	f.compacting(y)
+	planned()
+	if len(rt.starts) != 2 {
+		t.Fatalf("starts: %d", len(rt.starts))
+	}
+	if _, err := f.svc.Redeem(ctx, x.c, f.carrier(), inv.Swarm.ID, rt.env(1, "CONTINUO_CONTINUATION_TICKET")); err != nil {
+		t.Fatal(err)
+	}
+	if len(mint.revoked) != 1 || mint.revoked[0] != "tok_b" {
+		t.Fatalf("revoked %v, want the retired carrier's tok_b", mint.revoked)
+	}
+
+	// A start that fails: the continuation awaits the owner, the token is
+	// revoked, and nothing is started again.
+	z := f.checkpointed(inv, "z")
+	rt.fail = errors.New("no such command")
+	f.compacting(z)
+	planned()
+	planned()
+	cz := f.openContinuation(z.ref.WorkerID)
+	if cz == nil || cz.State != continuo.ContinuationReconcileRequired || cz.CarrierOp != continuo.OpFailed || len(rt.starts) != 3 {
+		t.Fatalf("after a failed start: %+v, %d starts", cz, len(rt.starts))
+	}
+	if r, err := f.svc.ReconcileContinuation(ctx, f.owner, ownerCar, inv.Swarm.ID, cz.ID, "no_effect"); err != nil || r.State != continuo.ContinuationRevoked {
+		t.Fatalf("the owner's reconcile: %+v %v", r, err)
+	}
+
+	// A start in flight when its server died: unknown, reconcile_required.
+	rt.fail = nil
+	v := f.checkpointed(inv, "v")
+	f.compacting(v)
+	planned()
+	cv := f.openContinuation(v.ref.WorkerID)
+	if err := f.store.Write(ctx, func(tx store.Tx) error {
+		c, err := tx.ContinuationGet(ctx, cv.ID)
+		if err != nil {
+			return err
+		}
+		prev := c.Version
+		c.CarrierOp, c.CarrierProc, c.Version = continuo.OpInFlight, "dead-server", prev+1
+		return tx.ContinuationUpdate(ctx, c, prev)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	later := swarm.New(f.store, swarm.Options{Now: f.clock.now, Server: "later", Runtime: rt, Minter: mint,
+		Alive: func(s string) (bool, bool) { return s != "dead-server", true }})
+	t.Cleanup(later.Close)
+	if err := later.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := swarm.PlanPass(ctx, later); err != nil {
+		t.Fatal(err)
+	}
+	cv = f.openContinuation(v.ref.WorkerID)
+	if cv == nil || cv.State != continuo.ContinuationReconcileRequired || cv.CarrierOp != continuo.OpUnknown || len(rt.starts) != 4 {
+		t.Fatalf("after the server died in flight: %+v, %d starts", cv, len(rt.starts))
+	}
+}
+
+// TestPlannerManual: without a runtime the planner starts nothing: the
+// owner sees the worker compact_required.
+func TestPlannerManual(t *testing.T) { stores.Each(t, testPlannerManual) }
+
+func testPlannerManual(t *testing.T) {
+	f := newFixture(t)
+	inv := f.create(4, nil)
+	x := f.checkpointed(inv, "x")
+	f.compacting(x)
+	if err := swarm.PlanPass(t.Context(), f.svc); err != nil {
+		t.Fatal(err)
+	}
+	if cn := f.openContinuation(x.ref.WorkerID); cn != nil {
+		t.Fatalf("a manual runtime prepared %+v", cn)
+	}
+	st, _ := f.svc.SwarmStatus(t.Context(), f.owner, ownerCar, inv.Swarm.ID)
+	if st.Workers[0].ContinuityState != continuo.ContinuityCompactRequired {
+		t.Fatalf("the owner sees %s", st.Workers[0].ContinuityState)
+	}
+}
