@@ -2,7 +2,6 @@ package sqlite_test
 
 import (
 	"errors"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -50,21 +49,7 @@ func TestContinuityQueryPlans(t *testing.T) {
 		{"SELECT id FROM tasks WHERE swarm_id = ? AND worker_id = ? AND id > ? ORDER BY id LIMIT ?",
 			"SEARCH tasks USING COVERING INDEX tasks_worker (swarm_id=? AND worker_id=? AND id>?)", false},
 	} {
-		rows, err := raw.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+tc.q, 1, 2, 3, 4)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, notused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		p := strings.Join(plan, "; ")
+		p := queryPlan(t, raw, tc.q, 1, 2, 3, 4)
 		if !strings.Contains(p, tc.want) || strings.Contains(p, "TEMP B-TREE") != tc.sorts {
 			t.Errorf("%s\nplan: %s, want %s (a sort: %v)", tc.q, p, tc.want, tc.sorts)
 		}
@@ -83,10 +68,7 @@ func TestMigration0008FromV7(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "c.db")
 	raw := rawDB(t, path)
-	qs := []string{"CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL) STRICT"}
-	for _, m := range ms[:7] {
-		qs = append(qs, m.SQL, fmt.Sprintf("INSERT INTO schema_migrations (version, name) VALUES (%d, '%s')", m.Version, m.Name))
-	}
+	qs := schemaAt(ms, 7)
 	qs = append(qs,
 		"INSERT INTO groups (id, name, created_at) VALUES ('grp_1', 'g', 0)",
 		`INSERT INTO swarms (id, group_id, created_by, state, worker_limit, policy, revision, created_at, updated_at)

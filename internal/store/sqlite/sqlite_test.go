@@ -45,6 +45,27 @@ func TestConformance(t *testing.T) {
 
 // rawDB opens a second, independent handle on the database file, for looking
 // beneath the store.
+// queryPlan returns SQLite's plan of q with args, its steps joined by
+// "; ".
+func queryPlan(t *testing.T, raw *sql.DB, q string, args ...any) string {
+	t.Helper()
+	rows, err := raw.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	return strings.Join(plan, "; ")
+}
+
 func rawDB(t *testing.T, path string) *sql.DB {
 	t.Helper()
 	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
@@ -699,21 +720,7 @@ func TestBriefQueryPlans(t *testing.T) {
 		"SELECT id FROM messages WHERE session_id = ? AND kind IN (?) ORDER BY seq DESC LIMIT ?":                              "messages_kind",
 		"SELECT id FROM messages WHERE session_id = ? AND kind IN (?) AND status IN (?) ORDER BY seq DESC LIMIT ?":            "messages_",
 	} {
-		rows, err := raw.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+q, "ses_1", "decision", "open", 5)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, notused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		p := strings.Join(plan, "; ")
+		p := queryPlan(t, raw, q, "ses_1", "decision", "open", 5)
 		if !strings.Contains(p, "USING INDEX "+index) && !strings.Contains(p, "USING COVERING INDEX "+index) || strings.Contains(p, "TEMP B-TREE") {
 			t.Errorf("%s\nplan: %s, want a scan of %s without a sort", q, p, index)
 		}
@@ -737,21 +744,7 @@ func TestRunQueryPlans(t *testing.T) {
 		"UPDATE runs SET lease_until = ? WHERE owner = ? AND state IN ('queued', 'running')":                                                  "SEARCH runs USING INDEX runs_owner (owner=? AND state=?)",
 		"SELECT run_id, ROW_NUMBER() OVER (PARTITION BY check_name ORDER BY created_at DESC, run_id DESC) FROM evidence WHERE session_id = ?": "SEARCH evidence USING COVERING INDEX evidence_latest (session_id=?)",
 	} {
-		rows, err := raw.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+q, 1, 2, 3, 4)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, notused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		if p := strings.Join(plan, "; "); !strings.Contains(p, want) {
+		if p := queryPlan(t, raw, q, 1, 2, 3, 4); !strings.Contains(p, want) {
 			t.Errorf("%s\nplan: %s, want %s", q, p, want)
 		}
 	}

@@ -43,21 +43,7 @@ func TestSwarmQueryPlans(t *testing.T) {
 		{"SELECT id FROM workers WHERE swarm_id = ? ORDER BY id", "SEARCH workers USING COVERING INDEX workers_swarm (swarm_id=?)", false},
 		{"SELECT id FROM swarms WHERE group_id = ? ORDER BY id DESC LIMIT ?", "SEARCH swarms USING COVERING INDEX swarms_group (group_id=?)", false},
 	} {
-		rows, err := raw.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+tc.q, 1, 2, 3, 4)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, notused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		p := strings.Join(plan, "; ")
+		p := queryPlan(t, raw, tc.q, 1, 2, 3, 4)
 		if !strings.Contains(p, tc.want) || strings.Contains(p, "TEMP B-TREE") != tc.sorts {
 			t.Errorf("%s\nplan: %s, want %s (a sort: %v)", tc.q, p, tc.want, tc.sorts)
 		}
@@ -75,10 +61,7 @@ func TestMigration0007FromV6(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "c.db")
 	raw := rawDB(t, path)
-	qs := []string{"CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL) STRICT"}
-	for _, m := range ms[:6] {
-		qs = append(qs, m.SQL, fmt.Sprintf("INSERT INTO schema_migrations (version, name) VALUES (%d, '%s')", m.Version, m.Name))
-	}
+	qs := schemaAt(ms, 6)
 	qs = append(qs,
 		"INSERT INTO groups (id, name, created_at) VALUES ('grp_1', 'g', 0)",
 		"INSERT INTO projects (id, name, writable, created_at) VALUES ('prj_1', 'p', 1, 0)",
@@ -115,4 +98,14 @@ func TestMigration0007FromV6(t *testing.T) {
 	if err := raw.QueryRowContext(ctx, "SELECT max(version) FROM schema_migrations").Scan(&version); err != nil || version != store.SchemaVersion {
 		t.Errorf("schema version after migrate up = %d, %v; want %d", version, err, store.SchemaVersion)
 	}
+}
+
+// schemaAt returns the statements that make an empty database one at
+// schema version n, as a binary of that version left it.
+func schemaAt(ms []store.Migration, n int) []string {
+	qs := []string{"CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL) STRICT"}
+	for _, m := range ms[:n] {
+		qs = append(qs, m.SQL, fmt.Sprintf("INSERT INTO schema_migrations (version, name) VALUES (%d, '%s')", m.Version, m.Name))
+	}
+	return qs
 }
