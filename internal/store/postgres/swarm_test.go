@@ -88,10 +88,7 @@ func TestMigration0007FromV6(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	qs := []string{"CREATE TABLE schema_migrations (version bigint PRIMARY KEY, name text NOT NULL)"}
-	for _, m := range ms[:6] {
-		qs = append(qs, m.SQL, fmt.Sprintf("INSERT INTO schema_migrations (version, name) VALUES (%d, '%s')", m.Version, m.Name))
-	}
+	qs := schemaAt(ms, 6)
 	qs = append(qs,
 		"INSERT INTO groups (id, name, created_at) VALUES ('grp_1', 'g', 0)",
 		"INSERT INTO projects (id, name, writable, created_at) VALUES ('prj_1', 'p', 1, 0)",
@@ -129,4 +126,70 @@ func TestMigration0007FromV6(t *testing.T) {
 	})
 	db.Close()
 	open(t, url, nil) // at version 7 now: opens without migrate up
+}
+
+// schemaAt returns the statements that make an empty schema one at
+// schema version n, as a binary of that version left it.
+func schemaAt(ms []store.Migration, n int) []string {
+	qs := []string{"CREATE TABLE schema_migrations (version bigint PRIMARY KEY, name text NOT NULL)"}
+	for _, m := range ms[:n] {
+		qs = append(qs, m.SQL, fmt.Sprintf("INSERT INTO schema_migrations (version, name) VALUES (%d, '%s')", m.Version, m.Name))
+	}
+	return qs
+}
+
+// Migration 0008 adds the continuity tables and indexes: a version 7
+// database is refused until `migrate up`, then keeps its swarm, whose
+// worker's tasks list by worker and whose worker may now have a
+// continuation and a ledger.
+func TestMigration0008FromV7(t *testing.T) {
+	pgtest.BaseURL(t)
+	ctx := t.Context()
+	url := pgtest.Schema(t)
+	ms, err := postgres.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := append(schemaAt(ms, 7),
+		"INSERT INTO groups (id, name, created_at) VALUES ('grp_1', 'g', 0)",
+		`INSERT INTO swarms (id, group_id, created_by, state, worker_limit, policy, revision, created_at, updated_at)
+			VALUES ('swm_1', 'grp_1', 'prn_1', 'active', 8, '{}', 1, 0, 0)`,
+		`INSERT INTO workers (id, swarm_id, principal_id, label, epoch, carrier_hash, carrier_source, carrier_state, state,
+			continuity_state, join_hash, last_seen_at, revision, created_at, updated_at)
+			VALUES ('wkr_1', 'swm_1', 'prn_1', 'one', 1, 'carrier-1', 'carrier_key', 'active', 'idle', 'steady', 'join-1', 0, 1, 0, 0)`,
+		`INSERT INTO tasks (id, swarm_id, task_key, request_hash, prompt, worker_id, state, attempt, result_hash, revision,
+			created_at, updated_at, ended_at) VALUES ('tsk_1', 'swm_1', 'k', 'r', 'do k', 'wkr_1', 'result_ready', 1, 'h', 2, 0, 0, 0)`)
+	for _, q := range qs {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%.60s: %v", q, err)
+		}
+	}
+	conn.Close(ctx)
+	if _, err := postgres.Open(ctx, url, nil); !errors.Is(err, store.ErrSchema) {
+		t.Fatalf("Open of a version 7 database without migrate up = %v, want ErrSchema", err)
+	}
+	db := open(t, url, &postgres.Options{Migrate: store.MigrateUp})
+	w := &continuo.Worker{ID: "wkr_1", SwarmID: "swm_1", PrincipalID: "prn_1", Epoch: 1, CarrierHash: "carrier-1"}
+	c := storetest.Continuation(t, db, w)
+	storetest.MustWrite(t, db, func(tx store.Tx) error {
+		_, err := tx.LedgerAdd(ctx, continuo.LedgerEntry{WorkerID: w.ID, Epoch: 1, Source: continuo.LedgerTaskPrompt, Ref: "tsk_1",
+			Tokens: 10, At: storetest.Base})
+		return err
+	})
+	storetest.MustRead(t, db, func(tx store.Tx) error {
+		ks, err := tx.TaskList(ctx, store.TaskListParams{SwarmID: "swm_1", WorkerID: w.ID, Newest: true})
+		if err != nil || len(ks) != 1 || ks[0].ID != "tsk_1" {
+			t.Errorf("the worker's tasks after 0008: %v, %v", ks, err)
+		}
+		if got, err := tx.ContinuationOpen(ctx, w.ID); err != nil || got.ID != c.ID {
+			t.Errorf("ContinuationOpen after 0008: %v, %v", got, err)
+		}
+		return nil
+	})
+	db.Close()
+	open(t, url, nil) // at version 8 now: opens without migrate up
 }
