@@ -96,21 +96,6 @@ func taskOf(ctx context.Context, tx store.Tx, swarmID, taskID string) (*continuo
 	return t, err
 }
 
-// refresh reads a worker again after its row was locked (a READ COMMITTED
-// Write sees what committed meanwhile): still the same carrier at the same
-// epoch, or carrier_fenced.
-func (s *Service) refresh(ctx context.Context, tx store.Tx, w *continuo.Worker, ref WorkerRef) (*continuo.Worker, error) {
-	now, err := tx.WorkerGet(ctx, w.ID)
-	if err != nil {
-		return nil, err
-	}
-	if now.CarrierHash != w.CarrierHash || now.CarrierState == continuo.CarrierRetired || now.Epoch != ref.Epoch {
-		return nil, continuo.Errorf(continuo.CodeCarrierFenced, "worker %s moved to epoch %d: stop working as this worker", now.ID, now.Epoch).
-			With("epoch", now.Epoch).With("worker_id", now.ID)
-	}
-	return now, nil
-}
-
 // replaced reports whether the calling carrier is a retired carrier of
 // the worker a call names: a continuation replaced it, and the polite
 // answer to its next is "continued".

@@ -207,23 +207,22 @@ func (s *Service) Next(ctx context.Context, c *continuo.Caller, car Carrier, ref
 // claim redelivers the worker's current task (renewing its lease) or
 // claims the next queued one, in one Write. The Write runs at READ
 // COMMITTED on PostgreSQL (store.ReadCommitted): it locks the worker's row
-// first and reads it again, and every other decision is a guarded
+// first and only then reads it, and every other decision is a guarded
 // statement, so concurrent claimers take different tasks instead of
 // failing on each other's snapshots.
 func (s *Service) claim(ctx context.Context, c *continuo.Caller, car Carrier, ref WorkerRef) (*Delivery, error) {
 	var out *Delivery
 	err := s.db.Write(store.ReadCommitted(ctx), func(tx store.Tx) error {
-		b, err := s.carrierOf(ctx, tx, c, car, ref)
-		if err != nil {
-			return err
-		}
 		now := s.now()
 		// The worker's row first: two claims for one worker serialize on
-		// it, and the second reads what the first did.
-		if err := tx.WorkerTouch(ctx, ref.WorkerID, now); err != nil {
+		// it, and the second reads what the first did. An unknown worker
+		// touches nothing, and carrierOf says why in its own order; any
+		// refusal rolls the touch back.
+		if err := tx.WorkerTouch(ctx, ref.WorkerID, now); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
-		if b.w, err = s.refresh(ctx, tx, b.w, ref); err != nil {
+		b, err := s.carrierOf(ctx, tx, c, car, ref)
+		if err != nil {
 			return err
 		}
 		if b.w.CurrentTaskID != "" {
