@@ -103,7 +103,14 @@ type Continuation struct {
 	CarrierOp    CarrierOp
 	CarrierProc  string
 	CarrierToken string
+	// ApprovedBy is who approved it (the approval path): the owner's
+	// principal, ApprovedByPolicy, or "" while no one has.
+	ApprovedBy string
 }
+
+// ApprovedByPolicy is the ApprovedBy of a continuation its swarm's
+// auto_approve_managed policy approved.
+const ApprovedByPolicy = "policy"
 
 // CarrierOp is the state of the operation that starts a replacement
 // carrier: prepared → in_flight → succeeded | failed, or unknown when the

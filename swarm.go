@@ -168,6 +168,11 @@ type Worker struct {
 	Revision       int64
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+	// CountedTokens is the sum of the ledger's counted entries at the
+	// current epoch (task prompts and results, the capsule), which the
+	// swarm service adds as it counts and writes with the worker update it
+	// makes anyway: a next checks pressure without summing the ledger.
+	CountedTokens int64
 }
 
 // Carrier is one binding of a carrier to a worker at an epoch. A carrier

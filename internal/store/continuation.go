@@ -36,7 +36,8 @@ type ContinuationTx interface {
 	WorkersCompacting(ctx context.Context, limit int) ([]continuo.Worker, error)
 
 	// LedgerAdd inserts a count, unless one with the same (worker, epoch,
-	// source, ref) exists; it reports whether it was new.
+	// source, ref) exists; it reports whether it was new (and so whether
+	// the caller adds it to the worker's CountedTokens).
 	LedgerAdd(ctx context.Context, e continuo.LedgerEntry) (bool, error)
 	// LedgerReport records a reported figure: the entry of its (worker,
 	// epoch, source, ref) keeps the largest tokens ever reported (and the

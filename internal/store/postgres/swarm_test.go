@@ -193,3 +193,26 @@ func TestMigration0008FromV7(t *testing.T) {
 	db.Close()
 	open(t, url, nil) // at version 8 now: opens without migrate up
 }
+
+// Migration 0009 adds who approved a continuation and a worker's counted
+// tokens, computed from the ledger of its current epoch.
+func TestMigration0009FromV8(t *testing.T) {
+	pgtest.BaseURL(t)
+	ctx := t.Context()
+	url := pgtest.Schema(t)
+	ms, err := postgres.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range append(schemaAt(ms, 8), storetest.Migration0009Seed...) {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%.60s: %v", q, err)
+		}
+	}
+	conn.Close(ctx)
+	storetest.CheckMigration0009(t, open(t, url, &postgres.Options{Migrate: store.MigrateUp}))
+}

@@ -13,7 +13,7 @@ import (
 // continuationCols are the columns of continuations, in declaration order.
 const continuationCols = `id, swarm_id, worker_id, path, state, version, source_epoch, target_epoch, source_carrier,
 	target_carrier, target_source, ticket_hash, checkpoint_hash, capsule, capsule_hash, reason, requested_by, request_hash,
-	created_at, updated_at, expires_at, bound_at, carrier_op, carrier_proc, carrier_token`
+	created_at, updated_at, expires_at, bound_at, carrier_op, carrier_proc, carrier_token, approved_by`
 
 // continuationOpen keeps the open continuations. It is written as the
 // WHERE of the partial indexes continuations_open and
@@ -29,7 +29,7 @@ func scanContinuation(s scanner) (*continuo.Continuation, error) {
 	var bound sql.NullInt64
 	if err := s.Scan(&c.ID, &c.SwarmID, &c.WorkerID, &path, &state, &c.Version, &c.SourceEpoch, &c.TargetEpoch, &c.SourceCarrier,
 		&c.TargetCarrier, &source, &c.TicketHash, &c.CheckpointHash, &c.Capsule, &c.CapsuleHash, &c.Reason, &c.RequestedBy,
-		&c.RequestHash, &created, &updated, &expires, &bound, &op, &c.CarrierProc, &c.CarrierToken); err != nil {
+		&c.RequestHash, &created, &updated, &expires, &bound, &op, &c.CarrierProc, &c.CarrierToken, &c.ApprovedBy); err != nil {
 		return nil, err
 	}
 	c.Path, c.State, c.TargetSource = continuo.ContinuationPath(path), continuo.ContinuationState(state), continuo.CarrierSource(source)
@@ -42,10 +42,10 @@ func scanContinuation(s scanner) (*continuo.Continuation, error) {
 // continuations_open (one open continuation per worker) and
 // continuations_ticket are unique: any violated is ErrConflict.
 func (t *Tx) ContinuationCreate(ctx context.Context, c *continuo.Continuation) error {
-	_, err := t.exec(ctx, "INSERT INTO continuations ("+continuationCols+") VALUES ("+Placeholders(25)+")",
+	_, err := t.exec(ctx, "INSERT INTO continuations ("+continuationCols+") VALUES ("+Placeholders(26)+")",
 		c.ID, c.SwarmID, c.WorkerID, string(c.Path), string(c.State), c.Version, c.SourceEpoch, c.TargetEpoch, c.SourceCarrier,
 		c.TargetCarrier, string(c.TargetSource), c.TicketHash, c.CheckpointHash, c.Capsule, c.CapsuleHash, c.Reason, c.RequestedBy,
-		c.RequestHash, ms(c.CreatedAt), ms(c.UpdatedAt), ms(c.ExpiresAt), msPtr(c.BoundAt), string(c.CarrierOp), c.CarrierProc, c.CarrierToken)
+		c.RequestHash, ms(c.CreatedAt), ms(c.UpdatedAt), ms(c.ExpiresAt), msPtr(c.BoundAt), string(c.CarrierOp), c.CarrierProc, c.CarrierToken, c.ApprovedBy)
 	return err
 }
 
@@ -84,10 +84,10 @@ func (t *Tx) ContinuationUpdate(ctx context.Context, c *continuo.Continuation, p
 	}
 	return t.useOnce(ctx, "continuations", c.ID, store.ErrStale, `UPDATE continuations SET state = ?, version = ?,
 		target_carrier = ?, target_source = ?, capsule = ?, capsule_hash = ?, updated_at = ?, expires_at = ?, bound_at = ?,
-		carrier_op = ?, carrier_proc = ?, carrier_token = ?
+		carrier_op = ?, carrier_proc = ?, carrier_token = ?, approved_by = ?
 		WHERE id = ? AND version = ?`,
 		string(c.State), c.Version, c.TargetCarrier, string(c.TargetSource), c.Capsule, c.CapsuleHash, ms(c.UpdatedAt),
-		ms(c.ExpiresAt), msPtr(c.BoundAt), string(c.CarrierOp), c.CarrierProc, c.CarrierToken, c.ID, prevVersion)
+		ms(c.ExpiresAt), msPtr(c.BoundAt), string(c.CarrierOp), c.CarrierProc, c.CarrierToken, c.ApprovedBy, c.ID, prevVersion)
 }
 
 // ContinuationList implements store.ContinuationTx; a limit ≤ 0 is 100.

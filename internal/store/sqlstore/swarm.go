@@ -21,7 +21,7 @@ const (
 	revision, created_at, updated_at`
 	workerCols = `id, swarm_id, principal_id, label, epoch, carrier_hash, carrier_source, carrier_state, state,
 	continuity_state, current_task_id, join_hash, checkpoint, checkpoint_hash, checkpoint_at, last_seen_at,
-	revision, created_at, updated_at`
+	revision, created_at, updated_at, counted_tokens`
 	carrierCols = `hash, worker_id, swarm_id, epoch, source, state, bound_at, retired_at`
 )
 
@@ -87,7 +87,7 @@ func scanWorker(s scanner) (*continuo.Worker, error) {
 	var seen, created, updated int64
 	if err := s.Scan(&w.ID, &w.SwarmID, &w.PrincipalID, &w.Label, &w.Epoch, &w.CarrierHash, &source, &carrier, &state,
 		&continuity, &w.CurrentTaskID, &w.JoinHash, &w.Checkpoint, &w.CheckpointHash, &checkpointAt, &seen,
-		&w.Revision, &created, &updated); err != nil {
+		&w.Revision, &created, &updated, &w.CountedTokens); err != nil {
 		return nil, err
 	}
 	w.CarrierSource, w.CarrierState = continuo.CarrierSource(source), continuo.CarrierState(carrier)
@@ -99,10 +99,10 @@ func scanWorker(s scanner) (*continuo.Worker, error) {
 
 // WorkerCreate implements store.SwarmTx.
 func (t *Tx) WorkerCreate(ctx context.Context, w *continuo.Worker) error {
-	_, err := t.exec(ctx, "INSERT INTO workers ("+workerCols+") VALUES ("+Placeholders(19)+")",
+	_, err := t.exec(ctx, "INSERT INTO workers ("+workerCols+") VALUES ("+Placeholders(20)+")",
 		w.ID, w.SwarmID, w.PrincipalID, w.Label, w.Epoch, w.CarrierHash, string(w.CarrierSource), string(w.CarrierState), string(w.State),
 		string(w.ContinuityState), w.CurrentTaskID, w.JoinHash, w.Checkpoint, w.CheckpointHash, msPtr(w.CheckpointAt), ms(w.LastSeenAt),
-		w.Revision, ms(w.CreatedAt), ms(w.UpdatedAt))
+		w.Revision, ms(w.CreatedAt), ms(w.UpdatedAt), w.CountedTokens)
 	return err
 }
 
@@ -120,10 +120,10 @@ func (t *Tx) WorkerUpdate(ctx context.Context, w *continuo.Worker, prevRevision 
 	}
 	return t.useOnce(ctx, "workers", w.ID, store.ErrStale, `UPDATE workers SET epoch = ?, carrier_hash = ?, carrier_source = ?,
 		carrier_state = ?, state = ?, continuity_state = ?, current_task_id = ?, checkpoint = ?, checkpoint_hash = ?,
-		checkpoint_at = ?, last_seen_at = ?, revision = ?, updated_at = ? WHERE id = ? AND revision = ?`,
+		checkpoint_at = ?, last_seen_at = ?, revision = ?, updated_at = ?, counted_tokens = ? WHERE id = ? AND revision = ?`,
 		w.Epoch, w.CarrierHash, string(w.CarrierSource), string(w.CarrierState), string(w.State), string(w.ContinuityState),
 		w.CurrentTaskID, w.Checkpoint, w.CheckpointHash, msPtr(w.CheckpointAt), ms(w.LastSeenAt), w.Revision, ms(w.UpdatedAt),
-		w.ID, prevRevision)
+		w.CountedTokens, w.ID, prevRevision)
 }
 
 // WorkerTouch implements store.SwarmTx. A lost carrier that calls is

@@ -30,6 +30,7 @@ func continuationTests() []test {
 		{"List", testContinuationList},
 		{"ListLimit", testContinuationListLimit},
 		{"LedgerAdd", testLedgerAdd},
+		{"LedgerCountsTheWorker", testLedgerCountsTheWorker},
 		{"LedgerReport", testLedgerReport},
 		{"LedgerEntries", testLedgerEntries},
 		{"LedgerPrune", testLedgerPrune},
@@ -150,7 +151,7 @@ func testContinuationCreateGet(t *testing.T, s store.Store) {
 		c.SourceCarrier, c.TargetCarrier, c.TargetSource = "carrier \"ü\"", "carrier-next", continuo.CarrierFromMeta
 		c.TicketHash, c.CheckpointHash, c.Capsule, c.CapsuleHash = "ticket-hash", "cp-hash", `{"v":1,"label":"ü"}`, "capsule-hash"
 		c.Reason, c.RequestedBy, c.RequestHash = "pressure 0.9 \"ü\"", "planner", "req-hash"
-		c.CarrierOp, c.CarrierProc, c.CarrierToken = continuo.OpSucceeded, "host 42 7", "tok_x"
+		c.CarrierOp, c.CarrierProc, c.CarrierToken, c.ApprovedBy = continuo.OpSucceeded, "host 42 7", "tok_x", continuo.ApprovedByPolicy
 		c.CreatedAt, c.UpdatedAt, c.ExpiresAt, c.BoundAt = Base.Add(1500*time.Microsecond), bound, Base.Add(time.Hour+1500*time.Microsecond), &bound
 	})
 	bare := Continuation(t, s, f.W2, continuationApproval, func(c *continuo.Continuation) {
@@ -452,11 +453,11 @@ func testContinuationCarrierOps(t *testing.T, s store.Store) {
 	f := setupSwarm(t, s)
 	c := Continuation(t, s, f.W1)
 	MustWrite(t, s, func(tx store.Tx) error {
-		c.Version, c.CarrierOp, c.CarrierProc, c.CarrierToken = 2, continuo.OpInFlight, "server 1 2", "tok_a"
+		c.Version, c.CarrierOp, c.CarrierProc, c.CarrierToken, c.ApprovedBy = 2, continuo.OpInFlight, "server 1 2", "tok_a", "prn_owner"
 		return tx.ContinuationUpdate(ctx, c, 1)
 	})
 	got := mustContinuation(t, s, c.ID)
-	if got.CarrierOp != continuo.OpInFlight || got.CarrierProc != "server 1 2" || got.CarrierToken != "tok_a" {
+	if got.CarrierOp != continuo.OpInFlight || got.CarrierProc != "server 1 2" || got.CarrierToken != "tok_a" || got.ApprovedBy != "prn_owner" {
 		t.Fatalf("after update: %+v", got)
 	}
 	Continuation(t, s, f.W2)

@@ -234,3 +234,25 @@ func testLedgerConcurrent(t *testing.T, s store.Store) {
 		ledgerEntry(f.W1.ID, 1, continuo.LedgerTaskPrompt, "", int64(10*(winner+1)), Base),
 	}, normLedger)
 }
+
+// A worker's CountedTokens are what its last WorkerUpdate wrote (the
+// swarm service adds its counts): a count alone leaves them.
+func testLedgerCountsTheWorker(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := setupSwarm(t, s)
+	counted := func(what string, want int64) *continuo.Worker {
+		t.Helper()
+		w := mustGet(t, s, "WorkerGet", func(tx store.Tx) (*continuo.Worker, error) { return tx.WorkerGet(ctx, f.W1.ID) })
+		if w.CountedTokens != want {
+			t.Fatalf("%s: counted %d tokens, want %d", what, w.CountedTokens, want)
+		}
+		return w
+	}
+	w := counted("a new worker", 0)
+	ledgerAdd(t, s, ledgerEntry(w.ID, w.Epoch, continuo.LedgerTaskPrompt, "tsk_1", 100, Base))
+	w = counted("after a count alone", 0)
+	next := *w
+	next.Revision, next.CountedTokens = w.Revision+1, 1<<40
+	MustWrite(t, s, func(tx store.Tx) error { return tx.WorkerUpdate(ctx, &next, w.Revision) })
+	counted("after an update", 1<<40)
+}
