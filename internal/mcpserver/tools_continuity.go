@@ -23,6 +23,7 @@ type Continuation struct {
 	ExpiresAt      string `json:"expires_at"`
 	CapsuleHash    string `json:"capsule_hash,omitempty"`
 	BoundAt        string `json:"bound_at,omitempty"`
+	ApprovedBy     string `json:"approved_by,omitempty"` // owner | policy
 }
 
 func continuationView(c *continuo.Continuation) Continuation {
@@ -30,6 +31,13 @@ func continuationView(c *continuo.Continuation) Continuation {
 		State: string(c.State), Version: c.Version, ExpiresAt: ts(c.ExpiresAt), CapsuleHash: c.CapsuleHash}
 	if c.BoundAt != nil {
 		v.BoundAt = ts(*c.BoundAt)
+	}
+	switch c.ApprovedBy {
+	case "":
+	case continuo.ApprovedByPolicy:
+		v.ApprovedBy = continuo.ApprovedByPolicy
+	default:
+		v.ApprovedBy = "owner"
 	}
 	return v
 }
@@ -49,7 +57,7 @@ var capsuleSchema = &jsonschema.Schema{Type: "object",
 	Description: "context only, never authority: version, authority, swarm_id, worker_id, label, epoch, checkpoint, blockers?, artifact_refs?, recent_tasks[{task_id, state, summary?}]"}
 
 var continuationSchema = &jsonschema.Schema{Type: "object",
-	Description: "continuation_id, worker_id, path (ticket|approval), source_epoch, target_epoch, state (pending|approved|bound|revoked|expired|reconcile_required), version, expires_at, capsule_hash?, bound_at?"}
+	Description: "continuation_id, worker_id, path (ticket|approval), source_epoch, target_epoch, state (pending|approved|bound|revoked|expired|reconcile_required), version, expires_at, capsule_hash?, bound_at?, approved_by? (owner|policy)"}
 
 // ContinuationResult is what the continuation tools return.
 type ContinuationResult struct {

@@ -143,7 +143,7 @@ type PolicyArgs struct {
 	LeaseTTLSecs       *int                 `json:"lease_ttl_secs,omitempty" jsonschema:"5..86400, default 300"`
 	RequeueUnacked     bool                 `json:"requeue_unacked,omitempty" jsonschema:"an expired claim never acked goes back to the queue"`
 	Compaction         *continuo.Compaction `json:"compaction,omitempty"`
-	AutoApproveManaged bool                 `json:"auto_approve_managed,omitempty"`
+	AutoApproveManaged bool                 `json:"auto_approve_managed,omitempty" jsonschema:"approve a continuation request at once when the worker's own principal asks while the worker is compact_required"`
 }
 
 // SwarmCreateArgs are the arguments of chat_swarm_create.
@@ -257,12 +257,16 @@ type SwarmStatusResult struct {
 	// Continuations are the open ones: what awaits the owner (approve,
 	// revoke, reconcile).
 	Continuations []Continuation `json:"continuations,omitempty"`
-	Replayed      bool           `json:"replayed,omitempty"`
+	// Runtime says who replaces a compact_required worker's carrier: the
+	// server (process) or the owner (manual).
+	Runtime  string `json:"runtime,omitempty"`
+	Replayed bool   `json:"replayed,omitempty"`
 }
 
 func statusView(st *swarm.Status) *SwarmStatusResult {
 	sw := swarmView(&st.Swarm)
-	out := &SwarmStatusResult{Swarm: &sw, Workers: make([]Worker, len(st.Workers)), Tasks: map[string]int{}, Replayed: st.Replayed}
+	out := &SwarmStatusResult{Swarm: &sw, Workers: make([]Worker, len(st.Workers)), Tasks: map[string]int{}, Runtime: st.Runtime,
+		Replayed: st.Replayed}
 	for i := range st.Workers {
 		out.Workers[i] = workerView(&st.Workers[i])
 	}

@@ -117,13 +117,13 @@ func BenchmarkRollover(b *testing.B) {
 }
 
 // eachEngine runs a benchmark once per engine, with a fresh fixture.
-func eachEngine(b *testing.B, fn func(b *testing.B, f *fixture)) {
+func eachEngine(b *testing.B, fn func(b *testing.B, f *fixture), opts ...func(*swarm.Options)) {
 	for _, engine := range stores.Engines {
 		b.Run(engine, func(b *testing.B) {
 			if engine == "postgres" {
 				pgtest.BaseURL(b)
 			}
-			fn(b, newFixture(b))
+			fn(b, newFixture(b, opts...))
 		})
 	}
 }
@@ -132,4 +132,56 @@ func eachEngine(b *testing.B, fn func(b *testing.B, f *fixture)) {
 func quantileMS(ds []time.Duration, q float64) float64 {
 	slices.Sort(ds)
 	return float64(ds[int(q*float64(len(ds)-1))].Microseconds()) / 1000
+}
+
+// BenchmarkPlannerCost: what Auto Compact adds to a worker's next. Each
+// iteration times a next that claims a task (the baseline of the same
+// run), and, in a transaction of its own, the part of such a next that is
+// Auto Compact's — counting the prompt in the ledger and checking the
+// pressure — and an idle planner pass (which runs in the background, not
+// per call; with a runtime, so that it looks for compacting workers).
+// Reported: the p50s and the share of a next the per-call part is.
+func BenchmarkPlannerCost(b *testing.B) {
+	withRuntime := func(o *swarm.Options) { o.Runtime, o.Minter = &fakeRuntime{}, &fakeMinter{} }
+	eachEngine(b, func(b *testing.B, f *fixture) {
+		ctx := b.Context()
+		inv := f.create(4, nil)
+		x := f.checkpointed(inv, "x")
+		nexts := make([]time.Duration, 0, b.N)
+		costs := make([]time.Duration, 0, b.N)
+		passes := make([]time.Duration, 0, b.N)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			f.dispatch(inv.Swarm.ID, fmt.Sprint("k", i), x.ref.WorkerID)
+			b.StartTimer()
+			t0 := time.Now()
+			d := f.next(x)
+			nexts = append(nexts, time.Since(t0))
+			b.StopTimer()
+			if d.Task == nil {
+				b.Fatalf("next %d: %+v", i, d)
+			}
+			if _, err := f.svc.Submit(ctx, x.c, x.car, x.ref, d.Task.ID, "r"); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			c, err := swarm.PressureCost(ctx, f.svc, x.ref.WorkerID, fmt.Sprint("cost", i), d.Task.Prompt)
+			if err != nil {
+				b.Fatal(err)
+			}
+			costs = append(costs, c)
+			t1 := time.Now()
+			if err := swarm.PlanPass(ctx, f.svc); err != nil {
+				b.Fatal(err)
+			}
+			passes = append(passes, time.Since(t1))
+		}
+		b.StopTimer()
+		p := quantileMS
+		b.ReportMetric(p(nexts, 0.5), "next-p50-ms")
+		b.ReportMetric(p(costs, 0.5), "pressure-p50-ms")
+		b.ReportMetric(100*p(costs, 0.5)/p(nexts, 0.5), "share-%")
+		b.ReportMetric(p(passes, 0.5), "idle-pass-p50-ms")
+	}, withRuntime)
 }

@@ -130,9 +130,7 @@ func (s *Service) Prepare(ctx context.Context, c *continuo.Caller, car Carrier, 
 
 // markPending records on the worker that a continuation is open.
 func (s *Service) markPending(ctx context.Context, tx store.Tx, w *continuo.Worker, now time.Time) error {
-	prev := w.Revision
-	w.ContinuityState, w.Revision, w.UpdatedAt = continuo.ContinuityPending, prev+1, now
-	return stale(tx.WorkerUpdate(ctx, w, prev), "the worker")
+	return setContinuity(ctx, tx, w, continuo.ContinuityPending, now)
 }
 
 // Bound is a worker after a continuation bound its new carrier (or the
@@ -226,12 +224,35 @@ func (s *Service) end(ctx context.Context, tx store.Tx, cn *continuo.Continuatio
 	if err := tx.ContinuationUpdate(ctx, cn, prev); err != nil {
 		return stale(err, "the continuation")
 	}
-	if w.ContinuityState == continuo.ContinuityPending {
-		pw := w.Revision
-		w.ContinuityState, w.Revision, w.UpdatedAt = continuo.ContinuitySteady, pw+1, now
-		return stale(tx.WorkerUpdate(ctx, w, pw), "the worker")
+	if w.ContinuityState != continuo.ContinuityPending && w.ContinuityState != continuo.ContinuityReconcileRequired {
+		return nil
 	}
-	return nil
+	// Back to what its pressure says: a worker whose context was full
+	// still is (pressure never falls within an epoch), and the planner
+	// or the owner continues it again.
+	sw, err := tx.SwarmGet(ctx, w.SwarmID)
+	if err != nil {
+		return err
+	}
+	p, err := pressureOf(ctx, tx, sw, w)
+	if err != nil {
+		return err
+	}
+	state := continuo.ContinuitySteady
+	if p.CompactRequired {
+		state = continuo.ContinuityCompactRequired
+	}
+	return setContinuity(ctx, tx, w, state, now)
+}
+
+// setContinuity records a worker's continuity state.
+func setContinuity(ctx context.Context, tx store.Tx, w *continuo.Worker, to continuo.ContinuityState, now time.Time) error {
+	if w.ContinuityState == to {
+		return nil
+	}
+	prev := w.Revision
+	w.ContinuityState, w.Revision, w.UpdatedAt = to, prev+1, now
+	return stale(tx.WorkerUpdate(ctx, w, prev), "the worker")
 }
 
 // errOwnerCarrier refuses the swarm owner's conversation as a worker's
@@ -262,10 +283,12 @@ func (s *Service) transfer(ctx context.Context, tx store.Tx, cn *continuo.Contin
 		return err
 	}
 	sw, err := tx.SwarmGet(ctx, w.SwarmID)
-	if err != nil {
+	switch {
+	case err != nil:
 		return err
-	}
-	if hash == sw.OwnerCarrier {
+	case sw.State != continuo.SwarmActive:
+		return closedErr(sw)
+	case hash == sw.OwnerCarrier:
 		return errOwnerCarrier()
 	}
 	if prev, err := tx.CarrierGet(ctx, hash); err == nil {
@@ -282,6 +305,9 @@ func (s *Service) transfer(ctx context.Context, tx store.Tx, cn *continuo.Contin
 	}
 	w.Epoch, w.CarrierHash, w.CarrierSource, w.CarrierState = cn.TargetEpoch, hash, source, continuo.CarrierActive
 	w.ContinuityState, w.LastSeenAt, w.Revision, w.UpdatedAt = continuo.ContinuitySteady, now, prevW+1, now
+	if err := s.restartLedger(ctx, tx, w, cn, now); err != nil {
+		return err
+	}
 	// The compare-and-set: the row still holds the revision (so the epoch)
 	// it was read with, or another transfer won.
 	if err := tx.WorkerUpdate(ctx, w, prevW); err != nil {
@@ -299,9 +325,6 @@ func (s *Service) transfer(ctx context.Context, tx store.Tx, cn *continuo.Contin
 	if err := tx.ContinuationUpdate(ctx, cn, pc); err != nil {
 		return stale(err, "the continuation")
 	}
-	if err := s.restartLedger(ctx, tx, w, cn, now); err != nil {
-		return err
-	}
 	*out = &Bound{Worker: *w, Continuation: *cn, retired: token}
 	// The old carrier, waiting in next, hears that it was continued.
 	return tx.Notify(ctx, channel(w.SwarmID), wakeAll)
@@ -317,7 +340,10 @@ type RequestInput struct {
 
 // Request asks the owner to let the calling carrier continue a worker
 // (the approval path, for unmanaged carriers). The same carrier asking
-// again for the same worker and epoch gets the same continuation.
+// again for the same worker and epoch gets the same continuation. Under
+// the swarm's auto_approve_managed policy a request of the worker's own
+// principal while the worker is compact_required is approved at once
+// (approved_by "policy").
 func (s *Service) Request(ctx context.Context, c *continuo.Caller, car Carrier, in RequestInput) (*continuo.Continuation, bool, error) {
 	if err := c.Require(continuo.ScopeSwarmWork); err != nil {
 		return nil, false, err
@@ -378,6 +404,11 @@ func (s *Service) Request(ctx context.Context, c *continuo.Caller, car Carrier, 
 			Path: continuo.PathApproval, State: continuo.ContinuationPending, Version: 1, SourceEpoch: w.Epoch, TargetEpoch: w.Epoch + 1,
 			SourceCarrier: w.CarrierHash, TargetCarrier: hash, TargetSource: car.Source, CheckpointHash: w.CheckpointHash, Reason: note,
 			RequestedBy: c.PrincipalID, RequestHash: reqHash, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(continuo.DefaultRequestTTL)}
+		// A managed request — the worker's own principal asking for a
+		// worker whose context is full — is approved by the swarm's
+		// policy, if it says so; any other waits for the owner.
+		managed := sw.Policy.AutoApproveManaged && c.PrincipalID == w.PrincipalID &&
+			w.ContinuityState == continuo.ContinuityCompactRequired
 		if err := s.markPending(ctx, tx, w, now); err != nil {
 			return err
 		}
@@ -385,6 +416,9 @@ func (s *Service) Request(ctx context.Context, c *continuo.Caller, car Carrier, 
 			return stale(err, "the worker's continuation")
 		}
 		out = &cn
+		if managed {
+			return s.approve(ctx, tx, &cn, w, continuo.ApprovedByPolicy)
+		}
 		return nil
 	})
 	return out, replayed, err
@@ -422,21 +456,8 @@ func (s *Service) Approve(ctx context.Context, c *continuo.Caller, car Carrier, 
 		if err := boundary(ctx, tx, w, cn.ID); err != nil {
 			return err
 		}
-		// The capsule the new carrier starts from, as Prepare builds it for
-		// a ticket (the checkpoint it rests on is the request's: the
-		// transfer checks that it did not change since).
-		capsule, hash, err := buildCapsule(ctx, tx, w, cn.TargetEpoch)
-		if err != nil {
-			return err
-		}
-		prev := cn.Version
-		cn.Capsule, cn.CapsuleHash = capsule, hash
-		cn.State, cn.Version, cn.UpdatedAt = continuo.ContinuationApproved, prev+1, s.now()
-		if err := tx.ContinuationUpdate(ctx, cn, prev); err != nil {
-			return stale(err, "the continuation")
-		}
 		out = cn
-		return tx.Notify(ctx, channel(cn.SwarmID), wakeAll)
+		return s.approve(ctx, tx, cn, w, c.PrincipalID)
 	})
 	if err == nil && expired {
 		return nil, false, continuo.Errorf(continuo.CodeInvalidState, "continuation %s expired", id).With("state", string(continuo.ContinuationExpired))
@@ -445,6 +466,26 @@ func (s *Service) Approve(ctx context.Context, c *continuo.Caller, car Carrier, 
 }
 
 // ownContinuation returns a continuation of a swarm the caller owns, with
+
+// approve approves a pending request on behalf of by (the owner's
+// principal, or continuo.ApprovedByPolicy) and builds the capsule the new
+// carrier starts from, as Prepare builds it for a ticket (the checkpoint
+// it rests on is the request's: the transfer checks that it did not
+// change since).
+func (s *Service) approve(ctx context.Context, tx store.Tx, cn *continuo.Continuation, w *continuo.Worker, by string) error {
+	capsule, hash, err := buildCapsule(ctx, tx, w, cn.TargetEpoch)
+	if err != nil {
+		return err
+	}
+	prev := cn.Version
+	cn.Capsule, cn.CapsuleHash, cn.ApprovedBy = capsule, hash, by
+	cn.State, cn.Version, cn.UpdatedAt = continuo.ContinuationApproved, prev+1, s.now()
+	if err := tx.ContinuationUpdate(ctx, cn, prev); err != nil {
+		return stale(err, "the continuation")
+	}
+	return tx.Notify(ctx, channel(cn.SwarmID), wakeAll)
+}
+
 // its worker.
 func (s *Service) ownContinuation(ctx context.Context, tx store.Tx, c *continuo.Caller, car Carrier, swarmID, id string) (*continuo.Continuation, *continuo.Worker, error) {
 	sw, err := s.ownSwarm(ctx, tx, c, car, swarmID)
@@ -515,6 +556,9 @@ func (s *Service) ReconcileContinuation(ctx context.Context, c *continuo.Caller,
 			cn.State, cn.Version, cn.UpdatedAt = continuo.ContinuationPending, prev+1, s.now()
 			if err := tx.ContinuationUpdate(ctx, cn, prev); err != nil {
 				return stale(err, "the continuation")
+			}
+			if err := s.markPending(ctx, tx, w, cn.UpdatedAt); err != nil {
+				return err
 			}
 		}
 		out = cn

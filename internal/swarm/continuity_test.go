@@ -2,6 +2,7 @@ package swarm_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -480,4 +481,122 @@ func testReceiptAfterReplacement(t *testing.T) {
 	if again, err := f.svc.Redeem(ctx, x.c, last, inv.Swarm.ID, p3.Ticket); err != nil || !again.Replayed || again.Worker.Epoch != 3 {
 		t.Fatalf("the current carrier's replay: %+v %v", again, err)
 	}
+}
+
+// TestAutoApproveManaged: under auto_approve_managed a request of the
+// worker's own principal while the worker is compact_required is approved
+// in the request itself (approved_by policy) and binds on the requester's
+// readback; a request while the worker is steady, one from another
+// principal of the group, and any request without the policy wait for the
+// owner, whose approval is recorded as the owner's.
+func TestAutoApproveManaged(t *testing.T) { stores.Each(t, testAutoApproveManaged) }
+
+func testAutoApproveManaged(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	policy := continuo.DefaultSwarmPolicy()
+	policy.AutoApproveManaged = true
+	inv := f.create(4, &policy)
+	x := f.checkpointed(inv, "x")
+	request := func(c *continuo.Caller, car swarm.Carrier) *continuo.Continuation {
+		t.Helper()
+		cn, _, err := f.svc.Request(ctx, c, car, swarm.RequestInput{SwarmID: inv.Swarm.ID, WorkerID: x.ref.WorkerID, SourceEpoch: x.ref.Epoch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cn
+	}
+	waits := func(what string, cn *continuo.Continuation) {
+		t.Helper()
+		if cn.State != continuo.ContinuationPending || cn.ApprovedBy != "" || cn.Version != 1 {
+			t.Fatalf("%s: %+v", what, cn)
+		}
+		if _, _, err := f.svc.Revoke(ctx, f.owner, ownerCar, inv.Swarm.ID, cn.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waits("the worker's principal while the worker is steady", request(x.c, f.carrier()))
+	f.compacting(x)
+	waits("another principal of the group", request(f.member(), f.carrier()))
+	newCar := f.carrier()
+	cn := request(x.c, newCar)
+	if cn.State != continuo.ContinuationApproved || cn.ApprovedBy != continuo.ApprovedByPolicy || cn.Version != 2 || cn.CapsuleHash == "" {
+		t.Fatalf("a managed request under the policy: %+v", cn)
+	}
+	b, err := f.svc.ContinuationStatus(ctx, x.c, newCar, inv.Swarm.ID)
+	if err != nil || b.Continuation.State != continuo.ContinuationBound || b.Worker.Epoch != 1 || b.Continuation.ApprovedBy != continuo.ApprovedByPolicy {
+		t.Fatalf("the requester's readback: %+v %v", b, err)
+	}
+	if d := f.next(x); d.State != swarm.NextContinued {
+		t.Fatalf("the old carrier: %+v", d)
+	}
+
+	// Without the policy the owner approves, and is recorded.
+	inv2 := f.create(4, nil)
+	y := f.checkpointed(inv2, "y")
+	f.compacting(y)
+	cn2, _, err := f.svc.Request(ctx, y.c, f.carrier(), swarm.RequestInput{SwarmID: inv2.Swarm.ID, WorkerID: y.ref.WorkerID})
+	if err != nil || cn2.State != continuo.ContinuationPending {
+		t.Fatalf("a managed request without the policy: %+v %v", cn2, err)
+	}
+	ap, _, err := f.svc.Approve(ctx, f.owner, ownerCar, inv2.Swarm.ID, cn2.ID, cn2.Version)
+	if err != nil || ap.ApprovedBy != f.owner.PrincipalID {
+		t.Fatalf("the owner's approval: %+v %v", ap, err)
+	}
+}
+
+// TestCountedTokens: the running sum a next checks pressure with is the
+// ledger's sum of counted entries — after claims, redeliveries, submits,
+// replays, and a rollover, which starts it again from the capsule.
+func TestCountedTokens(t *testing.T) { stores.Each(t, testCountedTokens) }
+
+func testCountedTokens(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	inv := f.create(4, nil)
+	x := f.checkpointed(inv, "x")
+	same := func(what string) {
+		t.Helper()
+		storeRead(f, func(tx store.Tx) error {
+			w, err := tx.WorkerGet(ctx, x.ref.WorkerID)
+			if err != nil {
+				return err
+			}
+			es, err := tx.LedgerEntries(ctx, w.ID, w.Epoch)
+			if err != nil {
+				return err
+			}
+			var sum int64
+			for _, e := range es {
+				if !e.Source.Reported() {
+					sum += e.Tokens
+				}
+			}
+			if sum == 0 || w.CountedTokens != sum {
+				t.Fatalf("%s: the worker counted %d tokens, its ledger %d", what, w.CountedTokens, sum)
+			}
+			return nil
+		})
+	}
+	for i := range 3 {
+		f.dispatch(inv.Swarm.ID, fmt.Sprint("k", i), "")
+		d := f.next(x)
+		if again := f.next(x); !again.Redelivery {
+			t.Fatalf("no redelivery: %+v", again)
+		}
+		for range 2 {
+			if _, err := f.svc.Submit(ctx, x.c, x.car, x.ref, d.Task.ID, strings.Repeat("result ", 100*(i+1))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := f.svc.ReportContext(ctx, x.c, x.car, x.ref, swarm.ReportInput{Tokens: 10, Source: continuo.LedgerEstimate}); err != nil {
+			t.Fatal(err)
+		}
+		same(fmt.Sprint("after task ", i))
+	}
+	p := f.prepare(inv, x)
+	if _, err := f.svc.Redeem(ctx, x.c, f.carrier(), inv.Swarm.ID, p.Ticket); err != nil {
+		t.Fatal(err)
+	}
+	same("after the rollover")
 }

@@ -1,7 +1,39 @@
 package swarm
 
-import "context"
+import (
+	"context"
+	"time"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/store"
+)
 
 // PlanPass runs one planner pass (the reaper's loop runs it in the
 // server).
 func PlanPass(ctx context.Context, s *Service) error { return s.planPass(ctx) }
+
+// PressureCost times, inside one Write, what a claiming next does for
+// Auto Compact: count the task's prompt in the worker's ledger and check
+// its pressure against the threshold (BenchmarkPlannerCost).
+func PressureCost(ctx context.Context, s *Service, workerID, ref, prompt string) (time.Duration, error) {
+	var d time.Duration
+	err := s.db.Write(ctx, func(tx store.Tx) error {
+		w, err := tx.WorkerGet(ctx, workerID)
+		if err != nil {
+			return err
+		}
+		sw, err := tx.SwarmGet(ctx, w.SwarmID)
+		if err != nil {
+			return err
+		}
+		now := s.now()
+		t0 := time.Now()
+		if err := count(ctx, tx, w, continuo.LedgerTaskPrompt, ref, prompt, now); err != nil {
+			return err
+		}
+		err = s.checkPressure(ctx, tx, &bound{sw: sw, w: w}, now)
+		d = time.Since(t0)
+		return err
+	})
+	return d, err
+}

@@ -266,6 +266,10 @@ type Status struct {
 	Workers       []continuo.Worker
 	Counts        map[continuo.TaskState]int
 	Continuations []continuo.Continuation // open ones: what awaits the owner
+	// Runtime is the carrier runtime that replaces a compact_required
+	// worker's carrier: RuntimeProcess (the planner starts one) or
+	// RuntimeManual (none: the owner continues the worker).
+	Runtime string
 	// Replayed is set by a close of a swarm closed already.
 	Replayed bool
 }
@@ -282,8 +286,20 @@ func (s *Service) SwarmStatus(ctx context.Context, c *continuo.Caller, car Carri
 		out, err = status(ctx, tx, sw)
 		return err
 	})
+	if out != nil {
+		out.Runtime = RuntimeManual
+		if s.runtime != nil && s.minter != nil {
+			out.Runtime = RuntimeProcess
+		}
+	}
 	return out, err
 }
+
+// The carrier runtimes (CONTRACT.md §8).
+const (
+	RuntimeManual  = "manual"
+	RuntimeProcess = "process"
+)
 
 // status reads a swarm's workers and task counts.
 func status(ctx context.Context, tx store.Tx, sw *continuo.Swarm) (*Status, error) {
@@ -455,7 +471,9 @@ func (s *Service) Cancel(ctx context.Context, c *continuo.Caller, car Carrier, s
 // returns it as it is (replayed).
 func (s *Service) CloseSwarm(ctx context.Context, c *continuo.Caller, car Carrier, swarmID string) (*Status, error) {
 	var out *Status
+	var tokens []string
 	err := s.db.Write(ctx, func(tx store.Tx) error {
+		tokens = nil
 		sw, err := s.ownSwarm(ctx, tx, c, car, swarmID)
 		if err != nil {
 			return err
@@ -481,6 +499,23 @@ func (s *Service) CloseSwarm(ctx context.Context, c *continuo.Caller, car Carrie
 			if err := tx.SwarmUpdate(ctx, sw, prev); err != nil {
 				return stale(err, "the swarm")
 			}
+			// No carrier binds in a closed swarm: its open continuations
+			// are revoked, and the tokens of carriers started for them
+			// with them (after the commit).
+			for i := range st.Continuations {
+				cn := &st.Continuations[i]
+				w, err := tx.WorkerGet(ctx, cn.WorkerID)
+				if err != nil {
+					return err
+				}
+				if err := s.end(ctx, tx, cn, w, continuo.ContinuationRevoked); err != nil {
+					return err
+				}
+				if cn.CarrierToken != "" {
+					tokens = append(tokens, cn.CarrierToken)
+				}
+			}
+			st.Continuations = nil
 			if err := tx.Notify(ctx, channel(sw.ID), wakeAll); err != nil {
 				return err
 			}
@@ -490,5 +525,10 @@ func (s *Service) CloseSwarm(ctx context.Context, c *continuo.Caller, car Carrie
 		out = st
 		return nil
 	})
+	if err == nil {
+		for _, t := range tokens {
+			s.revoke(ctx, t)
+		}
+	}
 	return out, err
 }

@@ -23,10 +23,11 @@ import (
 
 // Runtime starts replacement carriers.
 type Runtime interface {
-	// Start starts a carrier whose environment holds env (NAME=value) on
-	// top of the runtime's own minimal one, and returns the started
-	// process's identity (proc.Ident).
-	Start(ctx context.Context, env []string) (string, error)
+	// Start starts a carrier of the worker name (its ID, which names its
+	// log) whose environment holds env (NAME=value) on top of the
+	// runtime's own minimal one, and returns the started process's
+	// identity (proc.Ident).
+	Start(ctx context.Context, name string, env []string) (string, error)
 }
 
 // Minter mints and revokes the tokens of the carriers a runtime starts.
@@ -126,7 +127,7 @@ func (s *Service) replace(ctx context.Context, workerID string) error {
 	if err := s.setOp(ctx, cn.ID, continuo.OpPrepared, continuo.OpInFlight, s.self, tokenID); err != nil {
 		return errors.Join(err, s.minter.Revoke(ctx, tokenID))
 	}
-	ident, err := s.runtime.Start(ctx, []string{"CONTINUO_CONTINUATION_TICKET=" + ticket, "CONTINUO_SWARM_ID=" + cn.SwarmID,
+	ident, err := s.runtime.Start(ctx, cn.WorkerID, []string{"CONTINUO_CONTINUATION_TICKET=" + ticket, "CONTINUO_SWARM_ID=" + cn.SwarmID,
 		"CONTINUO_WORKER_ID=" + cn.WorkerID, "CONTINUO_TOKEN=" + token})
 	if err != nil {
 		s.log.Warn("swarm: a replacement carrier did not start", "worker", cn.WorkerID, "continuation", cn.ID, "err", err)
@@ -172,10 +173,19 @@ func (s *Service) unknownOp(ctx context.Context, id string, op continuo.CarrierO
 		}
 		prev := cn.Version
 		cn.CarrierOp, cn.Version, cn.UpdatedAt = op, prev+1, s.now()
-		if cn.State.Open() {
+		open := cn.State.Open()
+		if open {
 			cn.State = continuo.ContinuationReconcileRequired
 		}
-		return stale(tx.ContinuationUpdate(ctx, cn, prev), "the continuation")
+		if err := tx.ContinuationUpdate(ctx, cn, prev); err != nil || !open {
+			return stale(err, "the continuation")
+		}
+		// The worker shows the owner that its continuation awaits them.
+		w, err := tx.WorkerGet(ctx, cn.WorkerID)
+		if err != nil || w.Epoch != cn.SourceEpoch {
+			return err
+		}
+		return setContinuity(ctx, tx, w, continuo.ContinuityReconcileRequired, cn.UpdatedAt)
 	})
 }
 

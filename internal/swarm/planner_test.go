@@ -21,7 +21,7 @@ type fakeRuntime struct {
 	fail   error
 }
 
-func (r *fakeRuntime) Start(_ context.Context, env []string) (string, error) {
+func (r *fakeRuntime) Start(_ context.Context, _ string, env []string) (string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.starts = append(r.starts, env)
@@ -84,6 +84,22 @@ func (f *fixture) openContinuation(workerID string) *continuo.Continuation {
 	return cn
 }
 
+// continuity is worker x's continuity state, as the owner sees it.
+func (f *fixture) continuity(inv *swarm.Invited, x *w) continuo.ContinuityState {
+	f.t.Helper()
+	st, err := f.svc.SwarmStatus(f.t.Context(), f.owner, ownerCar, inv.Swarm.ID)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for _, w := range st.Workers {
+		if w.ID == x.ref.WorkerID {
+			return w.ContinuityState
+		}
+	}
+	f.t.Fatalf("no worker %s", x.ref.WorkerID)
+	return ""
+}
+
 func storeRead(f *fixture, fn func(tx store.Tx) error) {
 	f.t.Helper()
 	if err := f.store.Read(f.t.Context(), fn); err != nil {
@@ -104,6 +120,9 @@ func testPlanner(t *testing.T) {
 	f := newFixture(t, func(o *swarm.Options) { o.Runtime, o.Minter = rt, mint })
 	ctx := t.Context()
 	inv := f.create(4, nil)
+	if st, _ := f.svc.SwarmStatus(ctx, f.owner, ownerCar, inv.Swarm.ID); st.Runtime != swarm.RuntimeProcess {
+		t.Fatalf("runtime %q", st.Runtime)
+	}
 	x := f.checkpointed(inv, "x")
 	f.compacting(x)
 	if err := f.svc.Sweep(ctx); err != nil {
@@ -168,8 +187,16 @@ func testPlanner(t *testing.T) {
 	if cz == nil || cz.State != continuo.ContinuationReconcileRequired || cz.CarrierOp != continuo.OpFailed || len(rt.starts) != 3 {
 		t.Fatalf("after a failed start: %+v, %d starts", cz, len(rt.starts))
 	}
+	if got := f.continuity(inv, z); got != continuo.ContinuityReconcileRequired {
+		t.Fatalf("the worker whose carrier did not start is %s", got)
+	}
 	if r, err := f.svc.ReconcileContinuation(ctx, f.owner, ownerCar, inv.Swarm.ID, cz.ID, "no_effect"); err != nil || r.State != continuo.ContinuationRevoked {
 		t.Fatalf("the owner's reconcile: %+v %v", r, err)
+	}
+	// No carrier runs for it, and its context is still full: the planner
+	// tries again (below, when the command works).
+	if got := f.continuity(inv, z); got != continuo.ContinuityCompactRequired {
+		t.Fatalf("after no_effect the worker is %s", got)
 	}
 
 	// A start in flight when its server died: unknown, reconcile_required.
@@ -199,13 +226,19 @@ func testPlanner(t *testing.T) {
 		t.Fatal(err)
 	}
 	cv = f.openContinuation(v.ref.WorkerID)
-	if cv == nil || cv.State != continuo.ContinuationReconcileRequired || cv.CarrierOp != continuo.OpUnknown || len(rt.starts) != 4 {
+	if cz := f.openContinuation(z.ref.WorkerID); cz == nil || cz.CarrierOp != continuo.OpSucceeded {
+		t.Fatalf("z's second continuation: %+v", cz)
+	}
+	if cv == nil || cv.State != continuo.ContinuationReconcileRequired || cv.CarrierOp != continuo.OpUnknown || len(rt.starts) != 5 {
 		t.Fatalf("after the server died in flight: %+v, %d starts", cv, len(rt.starts))
 	}
 }
 
-// TestPlannerManual: without a runtime the planner starts nothing: the
-// owner sees the worker compact_required.
+// TestPlannerManual: a runtime that cannot start carriers (the manual
+// one) is blocked explicitly, with no effect and no fallback: the planner
+// prepares nothing and starts nothing, the compact_required worker takes
+// no new work (a task targeted at it stays queued), and the owner is shown
+// the worker compact_required under the manual runtime.
 func TestPlannerManual(t *testing.T) { stores.Each(t, testPlannerManual) }
 
 func testPlannerManual(t *testing.T) {
@@ -213,14 +246,72 @@ func testPlannerManual(t *testing.T) {
 	inv := f.create(4, nil)
 	x := f.checkpointed(inv, "x")
 	f.compacting(x)
-	if err := swarm.PlanPass(t.Context(), f.svc); err != nil {
-		t.Fatal(err)
+	task := f.dispatch(inv.Swarm.ID, "k", x.ref.WorkerID)
+	for range 2 {
+		if err := swarm.PlanPass(t.Context(), f.svc); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.svc.Sweep(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if d := f.next(x); d.State != swarm.NextCompactRequired || d.Task != nil {
+			t.Fatalf("the compact_required worker's next: %+v", d)
+		}
 	}
 	if cn := f.openContinuation(x.ref.WorkerID); cn != nil {
 		t.Fatalf("a manual runtime prepared %+v", cn)
 	}
+	if ts := f.task(inv.Swarm.ID, task.ID); ts.Task.State != continuo.TaskQueued {
+		t.Fatalf("the task targeted at it is %s", ts.Task.State)
+	}
 	st, _ := f.svc.SwarmStatus(t.Context(), f.owner, ownerCar, inv.Swarm.ID)
-	if st.Workers[0].ContinuityState != continuo.ContinuityCompactRequired {
-		t.Fatalf("the owner sees %s", st.Workers[0].ContinuityState)
+	if st.Workers[0].ContinuityState != continuo.ContinuityCompactRequired || st.Runtime != swarm.RuntimeManual {
+		t.Fatalf("the owner sees %s under runtime %q", st.Workers[0].ContinuityState, st.Runtime)
+	}
+}
+
+// TestCloseRevokesContinuations: closing a swarm revokes its open
+// continuations — a started carrier's ticket and an approved request
+// alike — and the token minted for the started carrier; neither binds
+// afterwards.
+func TestCloseRevokesContinuations(t *testing.T) { stores.Each(t, testCloseRevokesContinuations) }
+
+func testCloseRevokesContinuations(t *testing.T) {
+	rt, mint := &fakeRuntime{}, &fakeMinter{}
+	f := newFixture(t, func(o *swarm.Options) { o.Runtime, o.Minter = rt, mint })
+	ctx := t.Context()
+	inv := f.create(4, nil)
+	x, y := f.checkpointed(inv, "x"), f.checkpointed(inv, "y")
+	f.compacting(x)
+	if err := swarm.PlanPass(ctx, f.svc); err != nil || len(rt.starts) != 1 {
+		t.Fatalf("planned %d starts: %v", len(rt.starts), err)
+	}
+	cx := f.openContinuation(x.ref.WorkerID)
+	yCar := f.carrier()
+	cy, _, err := f.svc.Request(ctx, y.c, yCar, swarm.RequestInput{SwarmID: inv.Swarm.ID, WorkerID: y.ref.WorkerID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.svc.Approve(ctx, f.owner, ownerCar, inv.Swarm.ID, cy.ID, cy.Version); err != nil {
+		t.Fatal(err)
+	}
+	st, err := f.svc.CloseSwarm(ctx, f.owner, ownerCar, inv.Swarm.ID)
+	if err != nil || len(st.Continuations) != 0 {
+		t.Fatalf("close: %+v %v", st, err)
+	}
+	for _, id := range []string{cx.ID, cy.ID} {
+		var cn *continuo.Continuation
+		storeRead(f, func(tx store.Tx) (err error) { cn, err = tx.ContinuationGet(ctx, id); return err })
+		if cn.State != continuo.ContinuationRevoked {
+			t.Fatalf("continuation %s after the close: %s", id, cn.State)
+		}
+	}
+	if len(mint.revoked) != 1 || mint.revoked[0] != cx.CarrierToken {
+		t.Fatalf("revoked %v, want the started carrier's %s", mint.revoked, cx.CarrierToken)
+	}
+	_, err = f.svc.Redeem(ctx, x.c, f.carrier(), inv.Swarm.ID, rt.env(0, "CONTINUO_CONTINUATION_TICKET"))
+	wantCode(t, err, continuo.CodeTicketInvalid, "the started carrier redeeming after the close")
+	if b, err := f.svc.ContinuationStatus(ctx, y.c, yCar, inv.Swarm.ID); err == nil && b.Continuation.State == continuo.ContinuationBound {
+		t.Fatalf("the approved request bound after the close: %+v", b)
 	}
 }

@@ -66,15 +66,22 @@ func pressureOf(ctx context.Context, tx store.Tx, sw *continuo.Swarm, w *continu
 	return p, nil
 }
 
-// count adds a task's prompt or result to its worker's ledger, once.
+// count adds a task's prompt or result to its worker's ledger, once, and
+// to w.CountedTokens, which the caller's WorkerUpdate that follows writes.
 func count(ctx context.Context, tx store.Tx, w *continuo.Worker, source continuo.LedgerSource, ref, text string, at time.Time) error {
-	_, err := tx.LedgerAdd(ctx, continuo.LedgerEntry{WorkerID: w.ID, Epoch: w.Epoch, Source: source, Ref: ref, Tokens: tokensOf(text), At: at})
+	n := tokensOf(text)
+	added, err := tx.LedgerAdd(ctx, continuo.LedgerEntry{WorkerID: w.ID, Epoch: w.Epoch, Source: source, Ref: ref, Tokens: n, At: at})
+	if added {
+		w.CountedTokens += n
+	}
 	return err
 }
 
-// restartLedger starts a new carrier's epoch from the capsule it read,
-// and forgets epochs before the previous one (the ledger stays bounded).
+// restartLedger starts a new carrier's epoch (w is at it, not written
+// yet) from the capsule it read, and forgets epochs before the previous
+// one (the ledger stays bounded).
 func (s *Service) restartLedger(ctx context.Context, tx store.Tx, w *continuo.Worker, cn *continuo.Continuation, at time.Time) error {
+	w.CountedTokens = 0
 	if err := count(ctx, tx, w, continuo.LedgerCapsule, cn.ID, cn.Capsule, at); err != nil {
 		return err
 	}
@@ -150,15 +157,15 @@ func (s *Service) ContextStatus(ctx context.Context, c *continuo.Caller, car Car
 	return out, err
 }
 
-// checkPressure marks the worker compact_required once its pressure
-// reached the swarm's threshold.
+// checkPressure marks the worker compact_required once what the server
+// counted reached the swarm's threshold, after a count: from the worker's
+// running sum, without reading the ledger (a reported figure is checked
+// when it is reported, and never falls).
 func (s *Service) checkPressure(ctx context.Context, tx store.Tx, b *bound, now time.Time) error {
-	if b.w.ContinuityState != continuo.ContinuitySteady {
+	pc := b.sw.Policy.Compaction
+	if b.w.ContinuityState != continuo.ContinuitySteady || pc.BudgetTokens <= 0 ||
+		float64(b.w.CountedTokens+pc.ReserveTokens)/float64(pc.BudgetTokens) < pc.Threshold {
 		return nil
-	}
-	p, err := pressureOf(ctx, tx, b.sw, b.w)
-	if err != nil || !p.CompactRequired {
-		return err
 	}
 	return markCompact(ctx, tx, b.w, now)
 }

@@ -273,6 +273,9 @@ func (s *Service) claim(ctx context.Context, c *continuo.Caller, car Carrier, re
 		}
 		b.w.State, b.w.CurrentTaskID, b.w.CarrierState = continuo.WorkerBusy, t.ID, continuo.CarrierActive
 		b.w.LastSeenAt, b.w.Revision, b.w.UpdatedAt = now, prevW+1, now
+		if err := count(ctx, tx, b.w, continuo.LedgerTaskPrompt, t.ID, t.Prompt+t.Payload, now); err != nil {
+			return err
+		}
 		if err := tx.WorkerUpdate(ctx, b.w, prevW); err != nil {
 			return stale(err, "the worker")
 		}
@@ -283,9 +286,6 @@ func (s *Service) claim(ctx context.Context, c *continuo.Caller, car Carrier, re
 			return stale(err, "the task")
 		}
 		out = &Delivery{State: NextTask, Task: t, Attempt: &a}
-		if err := count(ctx, tx, b.w, continuo.LedgerTaskPrompt, t.ID, t.Prompt+t.Payload, now); err != nil {
-			return err
-		}
 		return s.checkPressure(ctx, tx, b, now)
 	})
 	return out, err
@@ -490,14 +490,14 @@ func (s *Service) Submit(ctx context.Context, c *continuo.Caller, car Carrier, r
 		if !holds(b.w, t, a) {
 			return notHeld(b.w, t)
 		}
+		now := s.now()
+		if err := count(ctx, tx, b.w, continuo.LedgerTaskResult, t.ID, result, now); err != nil {
+			return err
+		}
 		if err := s.settle(ctx, tx, b, t, a, func(now time.Time) {
 			t.State, t.Result, t.ResultHash, t.Reason, t.EndedAt = continuo.TaskResultReady, stored, hash, "", &now
 			a.State = continuo.AttemptSubmitted
 		}, &out); err != nil {
-			return err
-		}
-		now := s.now()
-		if err := count(ctx, tx, b.w, continuo.LedgerTaskResult, t.ID, result, now); err != nil {
 			return err
 		}
 		return s.checkPressure(ctx, tx, b, now)
