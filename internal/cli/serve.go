@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -84,7 +83,7 @@ func (e *env) wire(o openOptions) (*app, error) {
 	if sc := e.cfg.Swarm; sc.Runtime == "process" && o.mcpURL != "" {
 		// Auto Compact starts replacement carriers itself.
 		sopts.Runtime = &swarm.ProcessRuntime{Argv: sc.ProcessCommand, EnvNames: sc.ProcessEnv, Server: o.mcpURL, Dir: e.dataDir,
-			Output: logWriter{e.log}}
+			LogDir: filepath.Join(e.dataDir, "carriers")}
 		sopts.Minter = carrierMinter{a.auth}
 	}
 	a.swarm = swarm.New(s, sopts)
@@ -521,15 +520,3 @@ func (m carrierMinter) Mint(ctx context.Context, principalID string, ttl time.Du
 }
 
 func (m carrierMinter) Revoke(ctx context.Context, id string) error { return m.a.RevokeToken(ctx, id) }
-
-// logWriter logs what a started carrier prints, a line at a time.
-type logWriter struct{ log *slog.Logger }
-
-func (w logWriter) Write(p []byte) (int, error) {
-	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
-		if line != "" {
-			w.log.Info("carrier", "out", line)
-		}
-	}
-	return len(p), nil
-}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"net"
 	"os/exec"
 	"strings"
 	"testing"
@@ -133,5 +134,49 @@ func TestReferenceWorker(t *testing.T) {
 	}
 	if bytes.Contains([]byte(a.out.String()+out), []byte(fakeKey)) {
 		t.Error("a worker printed the model's key")
+	}
+}
+
+// TestWorkerOutlivesServer: a `continuo worker` waiting in next when its
+// server is SIGKILLed retries until the server is back on its address,
+// and goes on carrying the worker: the task dispatched after the restart
+// reaches it, at the same epoch, and runs once.
+func TestWorkerOutlivesServer(t *testing.T) {
+	model := providertest.NewServer(t, providertest.Script{Deltas: []string{"Looks ", "good."}, APIKey: fakeKey})
+	config := delegationConfig(t, map[string]string{"chat": "openai-chat " + model.BaseURL()})
+	dd, work := dataDir(t, "sqlite"), gitRepo(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	env := []string{"E2E_MODEL_KEY=" + fakeKey}
+	srv := startEnv(t, dd, work, env, "--config", config, "--listen", addr)
+	admin := srv.Admin
+	owner := connectAt(t, srv.URL, admin, "2026-07-28")
+	created := must(t, owner, "chat_swarm_create", map[string]any{"worker_limit": 1})
+	swarmID := created["swarm"].(map[string]any)["swarm_id"].(string)
+	a := startWorker(t, dd, srv, swarmID, "CONTINUO_INVITE="+created["invite"].(string))
+	must(t, owner, "chat_swarm_dispatch", map[string]any{"swarm_id": swarmID, "task_key": "before", "prompt": "Review change one"})
+	collectAll(t, owner, swarmID, 1)
+
+	srv.kill()
+	srv = startEnv(t, dd, work, env, "--config", config, "--listen", addr)
+	owner = connectAt(t, srv.URL, admin, "2026-07-28")
+	must(t, owner, "chat_swarm_dispatch", map[string]any{"swarm_id": swarmID, "task_key": "after", "prompt": "Review change two"})
+	if r := collectAll(t, owner, swarmID, 1); r[0] != "Looks good." {
+		t.Errorf("the result after the restart is %q", r[0])
+	}
+	st := must(t, owner, "chat_swarm_status", map[string]any{"swarm_id": swarmID})
+	if ws := st["workers"].([]any); len(ws) != 1 || ws[0].(map[string]any)["epoch"] != float64(0) {
+		t.Fatalf("workers after the restart: %v", ws)
+	}
+	if n := len(model.Requests()); n != 2 {
+		t.Errorf("the model got %d requests for 2 tasks", n)
+	}
+	must(t, owner, "chat_swarm_close", map[string]any{"swarm_id": swarmID})
+	if out, err := a.exited(t); err != nil || !strings.Contains(out, "stopped (closed)") || !strings.Contains(out, "retrying") {
+		t.Fatalf("the worker: %v\n%s", err, out)
 	}
 }

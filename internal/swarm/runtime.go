@@ -2,8 +2,9 @@ package swarm
 
 import (
 	"context"
-	"io"
+	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/continuo-dev/continuo/internal/run/proc"
 )
@@ -13,17 +14,19 @@ import (
 // process group, with a minimal environment — PATH, HOME, the variables
 // the operator named, CONTINUO_SERVER and what the planner adds (the
 // ticket, the swarm, the worker, the carrier's own token) — never a secret
-// in argv, never the server's environment.
+// in argv, never the server's environment. A carrier is detached: it
+// outlives the server that started it (a restart does not take a worker's
+// carrier away), and writes its output to LogDir/<name>.log.
 type ProcessRuntime struct {
 	Argv     []string
 	EnvNames []string // passed through from the server's environment
 	Server   string   // the MCP URL the carrier connects to
 	Dir      string   // its working directory
-	Output   io.Writer
+	LogDir   string   // where its log is appended
 }
 
 // Start implements Runtime.
-func (p *ProcessRuntime) Start(_ context.Context, env []string) (string, error) {
+func (p *ProcessRuntime) Start(_ context.Context, name string, env []string) (string, error) {
 	e := make([]string, 0, len(p.EnvNames)+len(env)+3)
 	for _, name := range append([]string{"PATH", "HOME"}, p.EnvNames...) {
 		if v, ok := os.LookupEnv(name); ok {
@@ -34,7 +37,15 @@ func (p *ProcessRuntime) Start(_ context.Context, env []string) (string, error) 
 		e = append(e, "CONTINUO_SERVER="+p.Server)
 	}
 	e = append(e, env...)
-	pr, err := proc.Start(proc.Spec{Argv: p.Argv, Dir: p.Dir, Env: e, Output: p.Output})
+	if err := os.MkdirAll(p.LogDir, 0o700); err != nil {
+		return "", fmt.Errorf("swarm: the carriers' log directory: %w", err)
+	}
+	log, err := os.OpenFile(filepath.Join(p.LogDir, filepath.Base(name)+".log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("swarm: a carrier's log: %w", err)
+	}
+	defer log.Close() // the carrier has its own copy
+	pr, err := proc.Start(proc.Spec{Argv: p.Argv, Dir: p.Dir, Env: e, Detach: true, Log: log})
 	if err != nil {
 		return "", err
 	}

@@ -33,7 +33,10 @@ type Config struct {
 	Wait time.Duration
 	// RunTimeout bounds one task's provider turn; 0 means 300 s.
 	RunTimeout time.Duration
-	Logger     *slog.Logger
+	// Patience is how long a call that fails short of an answer (the
+	// server restarting, a connection cut) is retried; 0 means 2 min.
+	Patience time.Duration
+	Logger   *slog.Logger
 }
 
 // Stopped says why a worker stopped without an error.
@@ -67,10 +70,13 @@ func Run(ctx context.Context, c hook.Caller, cfg Config) (Stopped, error) {
 	if cfg.RunTimeout <= 0 {
 		cfg.RunTimeout = 300 * time.Second
 	}
+	if cfg.Patience <= 0 {
+		cfg.Patience = 2 * time.Minute
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	w := &worker{cfg: cfg, c: c, key: newKey(), log: cfg.Logger}
+	w := &worker{cfg: cfg, c: patient{c, cfg.Patience, cfg.Logger}, key: newKey(), log: cfg.Logger}
 	if err := w.join(ctx); err != nil {
 		return "", err
 	}
@@ -86,6 +92,42 @@ func Run(ctx context.Context, c hook.Caller, cfg Config) (Stopped, error) {
 			w.log.Info("worker stops", "worker", w.id, "why", stop)
 			return stop, nil
 		}
+	}
+}
+
+// patient retries a call that failed short of an answer until patience
+// runs out. Every call a worker makes is safe to repeat — join by carrier
+// and material, next by redelivery, ack and checkpoint as states, submit
+// by content, start_coding_agent by its idempotency key, the rest reads —
+// so a retry after a lost answer does nothing twice, and a carrier lives
+// through its server's restart.
+type patient struct {
+	hook.Caller
+	patience time.Duration
+	log      *slog.Logger
+}
+
+func (p patient) Call(ctx context.Context, tool string, args map[string]any, out any) error {
+	var since time.Time
+	delay := 100 * time.Millisecond
+	for {
+		err := p.Caller.Call(ctx, tool, args, out)
+		var te *hook.ToolError
+		switch {
+		case err == nil || errors.As(err, &te) || ctx.Err() != nil:
+			return err
+		case since.IsZero():
+			since = time.Now()
+		case time.Since(since) > p.patience:
+			return err
+		}
+		p.log.Warn("worker: no answer; retrying", "tool", tool, "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 5*time.Second)
 	}
 }
 

@@ -17,7 +17,7 @@
 // # When the server dies
 //
 // On Linux the leader is started with Pdeathsig = SIGKILL, so it dies with
-// the server however the server dies. Its children and grandchildren do
+// the server however the server dies (unless it is detached: Spec.Detach). Its children and grandchildren do
 // not (a parent-death signal is per process and is not inherited); they stay
 // in the group, and the server that takes over the run calls KillGroup with
 // the recorded Ident, which kills them without touching a later, unrelated
@@ -79,6 +79,13 @@ type Spec struct {
 	// output. A Write that fails makes the rest of the output be read and
 	// discarded, so that the process never blocks on a full pipe.
 	Output io.Writer
+	// Detach makes the process outlive the server (Start only): it gets no
+	// parent-death signal, and its stdout and stderr go to Log, a file it
+	// keeps writing when the server is gone, instead of a pipe to Output
+	// (whose write end breaks with the server, and would kill the process
+	// at its next write). Output must be nil; a nil Log is /dev/null.
+	Detach bool
+	Log    *os.File
 }
 
 // Process is a started command: the leader of its own process group.
@@ -140,6 +147,9 @@ func startProcess(s Spec, pipes bool) (_ *Process, stdinW, stdoutR *os.File, err
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if s.Detach && (pipes || s.Output != nil) {
+		return nil, nil, nil, errors.New("proc: a detached process writes to its Log: no pipes, no Output")
+	}
 	out := s.Output
 	if out == nil {
 		out = io.Discard
@@ -164,11 +174,15 @@ func startProcess(s Spec, pipes bool) (_ *Process, stdinW, stdoutR *os.File, err
 		}
 		return r, w, nil
 	}
-	pr, pw, err := pipe("output")
-	if err != nil {
-		return nil, nil, nil, err
+	var pr, pw *os.File
+	if s.Detach {
+		pw = s.Log // nil: /dev/null
+	} else {
+		if pr, pw, err = pipe("output"); err != nil {
+			return nil, nil, nil, err
+		}
+		childEnds, parentEnds = append(childEnds, pw), append(parentEnds, pr)
 	}
-	childEnds, parentEnds = append(childEnds, pw), append(parentEnds, pr)
 	cmd := &exec.Cmd{
 		Path: path,
 		Args: slices.Clone(s.Argv),
@@ -177,8 +191,11 @@ func startProcess(s Spec, pipes bool) (_ *Process, stdinW, stdoutR *os.File, err
 		Env:         append(make([]string, 0, len(s.Env)), s.Env...),
 		Stdin:       nil, // /dev/null
 		Stdout:      pw,  // an *os.File is given to the child as it is:
-		Stderr:      pw,  // both descriptors are the same pipe
-		SysProcAttr: sysProcAttr(),
+		Stderr:      pw,  // both descriptors are the same pipe (or Log)
+		SysProcAttr: sysProcAttr(s.Detach),
+	}
+	if pw == nil {
+		cmd.Stdout, cmd.Stderr = nil, nil // a typed nil *os.File is not /dev/null
 	}
 	if pipes {
 		inR, inW, err := pipe("stdin")
@@ -215,7 +232,11 @@ func startProcess(s Spec, pipes bool) (_ *Process, stdinW, stdoutR *os.File, err
 	}
 	p.ident = HostID() + " " + strconv.Itoa(p.pid) + " " + strconv.FormatUint(p.start, 10)
 	copied := make(chan struct{})
-	go p.copyOutput(pr, out, copied)
+	if pr != nil {
+		go p.copyOutput(pr, out, copied)
+	} else {
+		close(copied)
+	}
 	go p.reap(pr, copied)
 	return p, stdinW, stdoutR, nil
 }
@@ -255,6 +276,11 @@ func (p *Process) reap(pr *os.File, copied <-chan struct{}) {
 	p.mu.Unlock()
 	if !pinned {
 		close(p.exited)
+	}
+	if pr == nil { // detached: no output pipe
+		p.code, p.err = p.result(err)
+		close(p.done)
+		return
 	}
 	t := time.NewTimer(WaitDelay)
 	select {

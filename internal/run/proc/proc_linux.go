@@ -17,10 +17,14 @@ import (
 	"unsafe"
 )
 
-func sysProcAttr() *syscall.SysProcAttr {
+func sysProcAttr(detach bool) *syscall.SysProcAttr {
 	// Setpgid: the check is its own group, so that it and everything it
 	// starts is signalled at once, and nothing of the server is.
-	// Pdeathsig: the leader dies with the server (see the package comment).
+	// Pdeathsig: the leader dies with the server (see the package comment),
+	// unless it is detached.
+	if detach {
+		return &syscall.SysProcAttr{Setpgid: true}
+	}
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 

@@ -27,18 +27,30 @@ import (
 const helperEnv = "CONTINUO_PROC_TEST_HELPER"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(helperEnv) == "server" {
-		helperServer()
+	switch os.Getenv(helperEnv) {
+	case "server":
+		helperServer(Spec{Argv: []string{"sh", "-c", "sleep 300 & sleep 300 & wait"}, Dir: "/", Env: testEnv()})
+		return
+	case "detached":
+		log, err := os.OpenFile(os.Getenv("HELPER_LOG"), os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			fmt.Println("error:", err)
+			os.Exit(2)
+		}
+		script := `while [ ! -e "$FLAG" ]; do sleep 0.01; done; echo "written after the server died"; exec sleep 300`
+		helperServer(Spec{Argv: []string{"sh", "-c", script}, Dir: "/", Env: testEnv("FLAG=" + os.Getenv("HELPER_FLAG")),
+			Detach: true, Log: log})
 		return
 	}
 	os.Exit(m.Run())
 }
 
-// helperServer stands in for a Continuo server: it starts a check with
-// background children, prints its own identity and the check's, and blocks
-// until its stdin ends (or it is killed, which is the point).
-func helperServer() {
-	p, err := Start(Spec{Argv: []string{"sh", "-c", "sleep 300 & sleep 300 & wait"}, Dir: "/", Env: testEnv()})
+// helperServer stands in for a Continuo server: it starts s (a check with
+// background children, or a detached process), prints its own identity and
+// the process's, and blocks until its stdin ends (or it is killed, which
+// is the point).
+func helperServer(s Spec) {
+	p, err := Start(s)
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(2)
@@ -539,48 +551,7 @@ func TestKillGroupChecksTheStartTime(t *testing.T) {
 // leader: then no process has the group's id, and only the start times keep
 // KillGroup from a group that is not the recorded one.
 func TestServerDeath(t *testing.T) {
-	const prSetChildSubreaper = 36
-	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
-		t.Fatalf("PR_SET_CHILD_SUBREAPER: %v", e)
-	}
-	t.Cleanup(func() { syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 0, 0) })
-	helper := exec.Command(os.Args[0], "-test.run=^$")
-	helper.Env = append(os.Environ(), helperEnv+"=server")
-	stdin, err := helper.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stdin.Close()
-	stdout, err := helper.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	helper.Stderr = os.Stderr
-	if err := helper.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan string, 2)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	read := func() string {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatal("the helper ended without printing")
-			}
-			return l
-		case <-time.After(deadline):
-			t.Fatal("the helper printed nothing")
-		}
-		return ""
-	}
-	server, ident := read(), read()
-	t.Cleanup(func() { _, _ = KillGroup(ident) })
+	helper, server, ident := startHelper(t, helperEnv+"=server")
 	_, pgid, leaderStart, err := parseIdent(ident)
 	if err != nil {
 		t.Fatalf("helper printed %q: %v", ident, err)
@@ -637,6 +608,97 @@ func TestServerDeath(t *testing.T) {
 	if n, err := KillGroup(ident); n != 0 || err != nil {
 		t.Errorf("KillGroup again = %d, %v", n, err)
 	}
+}
+
+// TestDetachedOutlivesServer: a detached process (a carrier the swarm
+// runtime started) gets no parent-death signal: when its "server" is
+// SIGKILLed it lives on, and what it writes afterwards reaches its log.
+func TestDetachedOutlivesServer(t *testing.T) {
+	dir := t.TempDir()
+	logPath, flag := filepath.Join(dir, "carrier.log"), filepath.Join(dir, "go")
+	if err := os.WriteFile(logPath, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	helper, _, ident := startHelper(t, helperEnv+"=detached", "HELPER_LOG="+logPath, "HELPER_FLAG="+flag)
+	_, pgid, _, err := parseIdent(ident)
+	if err != nil {
+		t.Fatalf("helper printed %q: %v", ident, err)
+	}
+	if err := helper.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = helper.Wait()
+	if err := os.WriteFile(flag, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the detached process to write after its server died", func() bool {
+		b, _ := os.ReadFile(logPath)
+		return strings.Contains(string(b), "written after the server died")
+	})
+	if alive, known := Alive(ident); !alive || !known {
+		t.Fatalf("Alive(detached) = %v, %v after its server died", alive, known)
+	}
+	if n, err := KillGroup(ident); n != 1 || err != nil {
+		t.Errorf("KillGroup = %d, %v; want the one sleep", n, err)
+	}
+	var ws syscall.WaitStatus
+	if _, err := syscall.Wait4(pgid, &ws, 0, nil); err != nil || ws.Signal() != syscall.SIGKILL {
+		t.Errorf("reaping the orphan %d: %v, %v", pgid, err, ws)
+	}
+	if _, err := Start(Spec{Argv: []string{"true"}, Dir: "/", Env: testEnv(), Detach: true, Output: io.Discard}); err == nil {
+		t.Error("a detached process with an Output started")
+	}
+}
+
+// startHelper re-executes the test binary as a "server" (helperServer)
+// with env, while this process is a child subreaper — so that what the
+// helper leaves behind is reparented here, for the test to reap — and
+// returns it with the identities it printed: its own and its process's.
+func startHelper(t *testing.T, env ...string) (helper *exec.Cmd, server, ident string) {
+	t.Helper()
+	const prSetChildSubreaper = 36
+	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
+		t.Fatalf("PR_SET_CHILD_SUBREAPER: %v", e)
+	}
+	t.Cleanup(func() { syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 0, 0) })
+	helper = exec.Command(os.Args[0], "-test.run=^$")
+	helper.Env = append(os.Environ(), env...)
+	stdin, err := helper.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close() })
+	stdout, err := helper.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	helper.Stderr = os.Stderr
+	if err := helper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 2)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	read := func() string {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("the helper ended without printing")
+			}
+			return l
+		case <-time.After(deadline):
+			t.Fatal("the helper printed nothing")
+		}
+		return ""
+	}
+	server, ident = read(), read()
+	t.Cleanup(func() { _, _ = KillGroup(ident) })
+	return helper, server, ident
 }
 
 // TestStartOnAnEndingThread: Start called from a goroutine that exits

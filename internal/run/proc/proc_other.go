@@ -19,7 +19,7 @@ import (
 // reach the leader only, Stop kills it (there is no SIGTERM to send), start
 // times are "0", Alive cannot tell and KillGroup does nothing.
 
-func sysProcAttr() *syscall.SysProcAttr { return nil }
+func sysProcAttr(bool) *syscall.SysProcAttr { return nil }
 
 func startCmd(cmd *exec.Cmd) error { return cmd.Start() }
 

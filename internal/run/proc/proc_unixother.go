@@ -14,7 +14,7 @@ import (
 // is still its own and is signalled as one, start times are "0", and
 // KillGroup does nothing.
 
-func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+func sysProcAttr(bool) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
 func startCmd(cmd *exec.Cmd) error { return cmd.Start() }
 
