@@ -138,6 +138,7 @@ type LoginLink struct {
 	CreatedAt   time.Time
 	ExpiresAt   time.Time
 	UsedAt      *time.Time
+	Scopes      []Scope // what a browser signed in with it may do
 }
 
 // WebSession is a signed-in browser (the consent page, the dashboard): its
@@ -149,4 +150,9 @@ type WebSession struct {
 	CreatedAt   time.Time
 	ExpiresAt   time.Time
 	RevokedAt   *time.Time
+	// Scopes are what the browser may do: the scopes of the login link or
+	// the token it signed in with. TokenID is that token's ("" for a
+	// link): the session ends when the token is revoked or expires.
+	Scopes  []Scope
+	TokenID string
 }

@@ -25,9 +25,10 @@ type LoginLinkInfo struct {
 }
 
 // CreateLoginLink makes a single-use sign-in link for an existing
-// principal, valid for ttl (0: the default, 10 min; at most 24 h). The link
+// principal, valid for ttl (0: the default, 10 min; at most 24 h), whose
+// browser session may do what scopes say (none: sessions:read). The link
 // points at the issuer, so OAuth must be on.
-func (s *Service) CreateLoginLink(ctx context.Context, principal string, ttl time.Duration) (*LoginLinkInfo, error) {
+func (s *Service) CreateLoginLink(ctx context.Context, principal string, ttl time.Duration, scopes []continuo.Scope) (*LoginLinkInfo, error) {
 	if s.Issuer() == "" {
 		return nil, continuo.Errorf(continuo.CodeInvalidState,
 			"sign-in links need the server's public URL: set server.public_url, or listen on a loopback address")
@@ -38,10 +39,18 @@ func (s *Service) CreateLoginLink(ctx context.Context, principal string, ttl tim
 	if ttl == 0 {
 		ttl = s.oauth.LoginTTL
 	}
+	if len(scopes) == 0 {
+		scopes = []continuo.Scope{continuo.ScopeSessionsRead}
+	}
+	for _, sc := range scopes {
+		if !slices.Contains(continuo.AllScopes(), sc) {
+			return nil, continuo.Invalid("scopes", "unknown scope %q", sc)
+		}
+	}
 	secret := loginSecret.new()
 	now := s.now()
 	link := &continuo.LoginLink{ID: continuo.NewID(continuo.PrefixLoginLink, now), Hash: loginSecret.hash(secret),
-		CreatedAt: now, ExpiresAt: now.Add(ttl)}
+		CreatedAt: now, ExpiresAt: now.Add(ttl), Scopes: scopes}
 	err := s.store.Write(ctx, func(tx store.Tx) error {
 		p, err := tx.PrincipalGetByName(ctx, principal)
 		if errors.Is(err, store.ErrNotFound) {
@@ -105,7 +114,8 @@ func (s *Service) SignIn(ctx context.Context, secret string) (string, *continuo.
 	var principal *continuo.Principal
 	err := s.store.Write(ctx, func(tx store.Tx) error {
 		now := s.now()
-		var pid string
+		var pid, tokenID string
+		var scopes []continuo.Scope
 		switch {
 		case loginSecret.is(secret):
 			l, err := s.usableLink(ctx, tx, secret)
@@ -118,7 +128,7 @@ func (s *Service) SignIn(ctx context.Context, secret string) (string, *continuo.
 			} else if err != nil {
 				return err
 			}
-			pid = l.PrincipalID
+			pid, scopes = l.PrincipalID, l.Scopes
 		case strings.HasPrefix(secret, TokenPrefix) && len(secret) <= 128:
 			k, err := tx.TokenGetByHash(ctx, hashToken(secret))
 			if errors.Is(err, store.ErrNotFound) {
@@ -132,7 +142,7 @@ func (s *Service) SignIn(ctx context.Context, secret string) (string, *continuo.
 			if !slices.Contains(k.Scopes, continuo.ScopeSessionsRead) && !slices.Contains(k.Scopes, continuo.ScopeAdmin) {
 				return continuo.Errorf(continuo.CodeForbidden, "this token cannot sign in: it needs sessions:read or admin")
 			}
-			pid = k.PrincipalID
+			pid, scopes, tokenID = k.PrincipalID, k.Scopes, k.ID
 		default:
 			return ErrBadToken
 		}
@@ -143,7 +153,7 @@ func (s *Service) SignIn(ctx context.Context, secret string) (string, *continuo.
 		sec := sessionSecret.new()
 		if err := tx.WebSessionCreate(ctx, &continuo.WebSession{ID: continuo.NewID(continuo.PrefixWebSession, now),
 			Hash: sessionSecret.hash(sec), PrincipalID: p.ID, CreatedAt: now,
-			ExpiresAt: now.Add(ttl(s.oauth.SessionTTL, defaultSessionTTL))}); err != nil {
+			ExpiresAt: now.Add(ttl(s.oauth.SessionTTL, defaultSessionTTL)), Scopes: scopes, TokenID: tokenID}); err != nil {
 			return err
 		}
 		session, principal = sec, p
@@ -165,10 +175,11 @@ func signInErr(err error) error {
 	return fmt.Errorf("sign in: %w", err)
 }
 
-// WebSession resolves a browser session's cookie to its caller. A browser
-// session reads (the consent page, the dashboard): the caller holds
-// sessions:read only; its TokenID is the session's wss_… ID. ErrBadToken
-// when it is missing, expired or revoked.
+// WebSession resolves a browser session's cookie to its caller, who holds
+// the scopes the session signed in with (sessions:read for a session from
+// before they were recorded); its TokenID is the session's wss_… ID.
+// ErrBadToken when it is missing, expired or revoked, or the token it
+// signed in with is.
 func (s *Service) WebSession(ctx context.Context, secret string) (*continuo.Caller, error) {
 	if !sessionSecret.is(secret) {
 		return nil, ErrBadToken
@@ -179,15 +190,28 @@ func (s *Service) WebSession(ctx context.Context, secret string) (*continuo.Call
 		if err != nil {
 			return err
 		}
-		if w.RevokedAt != nil || !s.now().Before(w.ExpiresAt) {
+		now := s.now()
+		if w.RevokedAt != nil || !now.Before(w.ExpiresAt) {
 			return ErrBadToken
+		}
+		if w.TokenID != "" {
+			k, err := tx.TokenGet(ctx, w.TokenID)
+			if err != nil {
+				return err
+			}
+			if k.RevokedAt != nil || (k.ExpiresAt != nil && !now.Before(*k.ExpiresAt)) {
+				return ErrBadToken
+			}
 		}
 		p, err := tx.PrincipalGet(ctx, w.PrincipalID)
 		if err != nil {
 			return err
 		}
-		c = &continuo.Caller{PrincipalID: p.ID, Principal: p.Name, GroupID: p.GroupID,
-			Scopes: []continuo.Scope{continuo.ScopeSessionsRead}, TokenID: w.ID}
+		scopes := w.Scopes
+		if len(scopes) == 0 {
+			scopes = []continuo.Scope{continuo.ScopeSessionsRead}
+		}
+		c = &continuo.Caller{PrincipalID: p.ID, Principal: p.Name, GroupID: p.GroupID, Scopes: scopes, TokenID: w.ID}
 		return nil
 	})
 	if errors.Is(err, store.ErrNotFound) || errors.Is(err, ErrBadToken) {

@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +18,7 @@ func TestLoginLink(t *testing.T) { stores.Each(t, testLoginLink) }
 
 func testLoginLink(t *testing.T) {
 	e := setupOAuth(t, auth.OAuthOptions{})
-	l, err := e.a.CreateLoginLink(e.ctx, "alice", 0)
+	l, err := e.a.CreateLoginLink(e.ctx, "alice", 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func testLoginLink(t *testing.T) {
 		t.Fatalf("peek at a used link: %v", err)
 	}
 
-	l, err = e.a.CreateLoginLink(e.ctx, "alice", time.Minute)
+	l, err = e.a.CreateLoginLink(e.ctx, "alice", time.Minute, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,11 +53,11 @@ func testLoginLink(t *testing.T) {
 	if _, _, err := e.a.SignIn(e.ctx, l.Code); !errors.Is(err, auth.ErrBadToken) {
 		t.Fatalf("expired link: %v", err)
 	}
-	if _, err := e.a.CreateLoginLink(e.ctx, "nobody", 0); code(err) != continuo.CodeNotFound {
+	if _, err := e.a.CreateLoginLink(e.ctx, "nobody", 0, nil); code(err) != continuo.CodeNotFound {
 		t.Fatalf("link for an unknown principal: %v", err)
 	}
 	for _, ttl := range []time.Duration{-time.Second, 25 * time.Hour} {
-		if _, err := e.a.CreateLoginLink(e.ctx, "alice", ttl); code(err) != continuo.CodeInvalidInput {
+		if _, err := e.a.CreateLoginLink(e.ctx, "alice", ttl, nil); code(err) != continuo.CodeInvalidInput {
 			t.Errorf("ttl %v: %v", ttl, err)
 		}
 	}
@@ -66,7 +67,7 @@ func testLoginLink(t *testing.T) {
 		}
 	}
 	off, _, _ := setup(t)
-	if _, err := off.CreateLoginLink(e.ctx, "alice", 0); code(err) != continuo.CodeInvalidState {
+	if _, err := off.CreateLoginLink(e.ctx, "alice", 0, nil); code(err) != continuo.CodeInvalidState {
 		t.Fatalf("login link with OAuth off: %v", err)
 	}
 }
@@ -76,7 +77,7 @@ func TestLoginLinkRace(t *testing.T) { stores.Each(t, testLoginLinkRace) }
 
 func testLoginLinkRace(t *testing.T) {
 	e := setupOAuth(t, auth.OAuthOptions{})
-	l, err := e.a.CreateLoginLink(e.ctx, "alice", 0)
+	l, err := e.a.CreateLoginLink(e.ctx, "alice", 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,5 +184,71 @@ func testWebSession(t *testing.T) {
 	// A session secret is no bearer token.
 	if _, err := e.a.Authenticate(e.ctx, s2); !errors.Is(err, auth.ErrBadToken) {
 		t.Fatalf("session as bearer: %v", err)
+	}
+}
+
+// A browser session acts with the scopes of what signed it in — a token's
+// scopes, or the login link's (sessions:read when it names none) — and a
+// session signed in with a token ends when the token is revoked or
+// expires.
+func TestWebSessionScopes(t *testing.T) { stores.Each(t, testWebSessionScopes) }
+
+func testWebSessionScopes(t *testing.T) {
+	e := setupOAuth(t, auth.OAuthOptions{})
+	scopes := func(secret string) []continuo.Scope {
+		t.Helper()
+		s, _, err := e.a.SignIn(e.ctx, secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := e.a.WebSession(e.ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Scopes
+	}
+	owner, err := e.a.CreateToken(e.ctx, "alice", []continuo.Scope{continuo.ScopeSessionsRead, continuo.ScopeSwarmOwn}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := scopes(owner.Token); !slices.Equal(got, []continuo.Scope{continuo.ScopeSessionsRead, continuo.ScopeSwarmOwn}) {
+		t.Errorf("a session of an owner token holds %v", got)
+	}
+	for _, c := range []struct {
+		give, want []continuo.Scope
+	}{{nil, []continuo.Scope{continuo.ScopeSessionsRead}}, {[]continuo.Scope{continuo.ScopeAdmin}, []continuo.Scope{continuo.ScopeAdmin}}} {
+		l, err := e.a.CreateLoginLink(e.ctx, "alice", 0, c.give)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := scopes(l.Code); !slices.Equal(got, c.want) {
+			t.Errorf("a session of a link made with %v holds %v", c.give, got)
+		}
+	}
+	if _, err := e.a.CreateLoginLink(e.ctx, "alice", 0, []continuo.Scope{"root"}); code(err) != continuo.CodeInvalidInput {
+		t.Errorf("a link with an unknown scope: %v", err)
+	}
+
+	s, _, err := e.a.SignIn(e.ctx, owner.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.a.RevokeToken(e.ctx, owner.TokenID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.a.WebSession(e.ctx, s); !errors.Is(err, auth.ErrBadToken) {
+		t.Fatalf("the session of a revoked token: %v", err)
+	}
+	short, err := e.a.CreateToken(e.ctx, "alice", []continuo.Scope{continuo.ScopeSessionsRead}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _, err = e.a.SignIn(e.ctx, short.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.clk.t = e.clk.t.Add(time.Minute)
+	if _, err := e.a.WebSession(e.ctx, s); !errors.Is(err, auth.ErrBadToken) {
+		t.Fatalf("the session of an expired token: %v", err)
 	}
 }

@@ -30,14 +30,19 @@ func (e *env) withOAuth(fn func(a *auth.Service) error) error {
 }
 
 func runLoginLink(e *env, args []string) error {
-	fs := e.flags("login-link", "login-link --principal NAME [--ttl 10m]")
+	fs := e.flags("login-link", "login-link --principal NAME [--ttl 10m] [--scopes S1,S2]")
 	principal := fs.String("principal", "", "the principal `name` who signs in (required)")
 	ttl := fs.Duration("ttl", 10*time.Minute, "how long the link stays valid (at most 1h)")
+	scopes := fs.String("scopes", string(continuo.ScopeSessionsRead), "what the signed-in browser may do on the dashboard, comma-separated `scopes`: "+scopeList())
 	if _, err := e.parse(fs, args, 0); err != nil {
 		return err
 	}
 	if *principal == "" {
 		return fmt.Errorf("%w: login-link needs --principal", errUsage)
+	}
+	sc, err := continuo.ParseScopes(*scopes)
+	if err != nil {
+		return err
 	}
 	if *ttl <= 0 || *ttl > time.Hour {
 		return continuo.Invalid("ttl", "must be more than 0 and at most 1h")
@@ -46,7 +51,7 @@ func runLoginLink(e *env, args []string) error {
 		return continuo.Invalid("server.public_url", "set server.public_url (the address browsers reach this server at) to make sign-in links")
 	}
 	return e.withOAuth(func(a *auth.Service) error {
-		l, err := a.CreateLoginLink(e.ctx, *principal, *ttl)
+		l, err := a.CreateLoginLink(e.ctx, *principal, *ttl, sc)
 		if err != nil {
 			return err
 		}

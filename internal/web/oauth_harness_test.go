@@ -132,7 +132,7 @@ func (o *oauthServer) register(name string, redirectURIs ...string) string {
 // loginLink makes a login link for a principal (the operator's command).
 func (o *oauthServer) loginLink(principal string) *auth.LoginLinkInfo {
 	o.t.Helper()
-	l, err := o.auth.CreateLoginLink(o.t.Context(), principal, 0)
+	l, err := o.auth.CreateLoginLink(o.t.Context(), principal, 0, nil)
 	if err != nil {
 		o.t.Fatal(err)
 	}

@@ -66,6 +66,7 @@ func testLoginLinkCreateGet(t *testing.T, s store.Store) {
 	p := signInPrincipal(t, s)
 	want := newLoginLink(p.ID, "link-1")
 	want.CreatedAt, want.ExpiresAt = Base.Add(1500*time.Millisecond), Base.Add(10*time.Minute+1500*time.Millisecond)
+	want.Scopes = []continuo.Scope{continuo.ScopeSessionsRead, continuo.ScopeSwarmOwn}
 	MustWrite(t, s, func(tx store.Tx) error { return tx.LoginLinkCreate(ctx, want) })
 	same(t, "LoginLinkGetByHash", *getLoginLink(t, s, "link-1"), *want, normLoginLink)
 	_, err := read(t, s, func(tx store.Tx) (*continuo.LoginLink, error) { return tx.LoginLinkGetByHash(ctx, "no-such-link") })
@@ -117,6 +118,7 @@ func testWebSessionCreateGet(t *testing.T, s store.Store) {
 	p := signInPrincipal(t, s)
 	want := newWebSession(p.ID, "session-1")
 	want.CreatedAt, want.ExpiresAt = Base.Add(2500*time.Millisecond), Base.Add(12*time.Hour+2500*time.Millisecond)
+	want.Scopes, want.TokenID = []continuo.Scope{continuo.ScopeSessionsRead, continuo.ScopeAdmin}, "tok_1"
 	MustWrite(t, s, func(tx store.Tx) error { return tx.WebSessionCreate(ctx, want) })
 	same(t, "WebSessionGetByHash", *getWebSession(t, s, "session-1"), *want, normWebSession)
 	_, err := read(t, s, func(tx store.Tx) (*continuo.WebSession, error) { return tx.WebSessionGetByHash(ctx, "no-such-session") })
