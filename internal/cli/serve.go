@@ -294,6 +294,7 @@ func runServe(e *env, args []string) error {
 	srv := &http.Server{
 		Handler: endStreams(streams, web.Handler(web.Options{MCP: mcpSrv, Auth: a.auth, Ready: a.store.Ping, Metrics: a.metrics, Logger: e.log,
 			PublicHost: publicHost, PublicURL: e.cfg.Server.PublicURL, Sessions: sessions, OAuth: a.auth, Key: key,
+			Dashboard:      &web.Dashboard{Workflow: a.workflow, Runs: a.runs, Swarm: a.swarm, Auth: a.auth},
 			AllowedOrigins: e.cfg.Server.AllowedOrigins, Limits: web.Limits{MaxSessions: e.cfg.Server.MaxSessions,
 				MaxSessionsPerPrincipal: e.cfg.Server.MaxSessionsPerPrincipal,
 				SessionIdle:             time.Duration(e.cfg.Server.SessionIdleSecs) * time.Second}})),

@@ -59,6 +59,9 @@ type Options struct {
 	Key []byte
 	// Now is the clock of the registration rate limit; nil means time.Now.
 	Now func() time.Time
+	// Dashboard serves the dashboard at / (with OAuth's sign-in); nil:
+	// only the landing page.
+	Dashboard *Dashboard
 }
 
 // statelessFrom is the first MCP protocol version without sessions. Requests
@@ -117,9 +120,14 @@ func Handler(o Options) http.Handler {
 	mux := http.NewServeMux()
 	guard := func(h http.Handler) http.Handler { return hostGuard(o.PublicHost, h) }
 	challenge := `Bearer realm="continuo"`
+	landingPage := true
 	if o.OAuth != nil && o.OAuth.Issuer() != "" {
 		edge := newOAuthEdge(o)
 		edge.routes(mux, guard)
+		if o.Dashboard != nil {
+			(&dash{edge: edge, svc: o.Dashboard, log: o.Logger, publicURL: o.PublicURL}).routes(mux, guard)
+			landingPage = false
+		}
 		// RFC 9728 §5.1: the challenge names the metadata that says where
 		// to get a token.
 		challenge = `Bearer resource_metadata="` + edge.resourceMetadata() + `"`
@@ -145,10 +153,12 @@ func Handler(o Options) http.Handler {
 		mux.Handle("GET /metrics", o.Metrics.Handler())
 		o.Metrics.GaugeFunc("continuo_mcp_sessions", "Stateful MCP sessions this process holds.", func() float64 { return float64(sessions.Count()) })
 	}
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_ = landing.Execute(w, map[string]string{"MCP": mcpURL(o.PublicURL, r), "Version": mcpserver.Version})
-	})
+	if landingPage {
+		mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			_ = landing.Execute(w, map[string]string{"MCP": mcpURL(o.PublicURL, r), "Version": mcpserver.Version})
+		})
+	}
 	h := jsonErrors(mux)
 	if o.Metrics != nil {
 		h = instrument(o.Metrics, h)
@@ -162,6 +172,7 @@ var landing = template.Must(template.New("landing").Parse(`<!doctype html>
 <p>Durable continuity for AI work. Connect an MCP client to <code>{{.MCP}}</code> with a bearer token
 (<code>continuo token create --principal NAME --scopes sessions:read,sessions:write --grant PROJECT:write --json</code>),
 or add it as a connector in ChatGPT or Claude, which sign in with OAuth (<code>continuo login-link --principal NAME</code> makes a sign-in link).</p>
+{{if .SignIn}}<p><a href="{{.SignIn}}">Sign in</a> to the dashboard with a sign-in link or a personal access token.</p>{{end}}
 <p><a href="/healthz">healthz</a> · <a href="/readyz">readyz</a> · <a href="/metrics">metrics</a></p>
 </body></html>
 `))

@@ -35,3 +35,22 @@ func FormFields(page, id string) (url.Values, bool) {
 	}
 	return nil, false
 }
+
+var actionRE = regexp.MustCompile(`(?s)<form [^>]*id="([^"]+)"[^>]*>`)
+var actionAttrRE = regexp.MustCompile(`action="([^"]*)"`)
+
+// FormAction returns the action of the page's form with the given id
+// (unescaped), and false when the page has no such form.
+func FormAction(page, id string) (string, bool) {
+	for _, m := range actionRE.FindAllStringSubmatch(page, -1) {
+		if m[1] != id {
+			continue
+		}
+		a := actionAttrRE.FindStringSubmatch(m[0])
+		if a == nil {
+			return "", true
+		}
+		return html.UnescapeString(a[1]), true
+	}
+	return "", false
+}
