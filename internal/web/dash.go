@@ -63,8 +63,8 @@ func dashArea(f func(d *dash, handle dashRoute)) { dashAreas = append(dashAreas,
 
 func (d *dash) routes(mux *http.ServeMux, guard func(http.Handler) http.Handler) {
 	handle := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, guard(h)) }
-	handle("GET /ui/dash.css", serveAsset("dash.css", "text/css; charset=utf-8"))
-	handle("GET /ui/dash.js", serveAsset("dash.js", "text/javascript; charset=utf-8"))
+	handle("GET /ui/dash.css", serveAsset("*.css", "text/css; charset=utf-8"))
+	handle("GET /ui/dash.js", serveAsset("*.js", "text/javascript; charset=utf-8"))
 	handle("GET /{$}", d.home)
 	for _, area := range dashAreas {
 		area(d, handle)
@@ -318,11 +318,22 @@ func parseDash() (map[string]*template.Template, error) {
 	return out, nil
 }
 
-// serveAsset serves an embedded file of templates/dash.
-func serveAsset(name, contentType string) http.HandlerFunc {
-	b, err := templateFS.ReadFile("templates/dash/" + name)
-	if err != nil {
-		panic(err)
+// serveAsset serves the embedded files of templates/dash that match
+// pattern, one after the other in name order: dash.css first, then an
+// area's own (dash-swarm.css).
+func serveAsset(pattern, contentType string) http.HandlerFunc {
+	files, err := fs.Glob(templateFS, "templates/dash/"+pattern)
+	if err != nil || len(files) == 0 {
+		panic("web: no dashboard asset " + pattern)
+	}
+	sort.Strings(files)
+	var b []byte
+	for _, f := range files {
+		part, err := templateFS.ReadFile(f)
+		if err != nil {
+			panic(err)
+		}
+		b = append(append(b, part...), '\n')
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", contentType)
