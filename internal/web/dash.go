@@ -319,14 +319,20 @@ func parseDash() (map[string]*template.Template, error) {
 }
 
 // serveAsset serves the embedded files of templates/dash that match
-// pattern, one after the other in name order: dash.css first, then an
-// area's own (dash-swarm.css).
+// pattern, one after the other: the base file (dash.css) first, then the
+// areas' own in name order (swarm.css).
 func serveAsset(pattern, contentType string) http.HandlerFunc {
 	files, err := fs.Glob(templateFS, "templates/dash/"+pattern)
 	if err != nil || len(files) == 0 {
 		panic("web: no dashboard asset " + pattern)
 	}
-	sort.Strings(files)
+	sort.Slice(files, func(i, j int) bool { // the base file (dash.css, dash.js) first
+		bi, bj := strings.HasPrefix(files[i], "templates/dash/dash."), strings.HasPrefix(files[j], "templates/dash/dash.")
+		if bi != bj {
+			return bi
+		}
+		return files[i] < files[j]
+	})
 	var b []byte
 	for _, f := range files {
 		part, err := templateFS.ReadFile(f)
