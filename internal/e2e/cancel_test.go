@@ -213,14 +213,20 @@ func TestCancelledCallPostgres(t *testing.T) {
 // connectAt opens an MCP client session at protocol version v.
 func connectAt(t *testing.T, url, tok, v string) *mcp.ClientSession {
 	t.Helper()
-	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url,
-		HTTPClient: &http.Client{Transport: bearerTransport{tok}}, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: v})
+	cs, err := dialAt(context.Background(), url, tok, v)
 	if err != nil {
 		t.Fatalf("connect %s at %s: %v", url, v, err)
 	}
 	t.Cleanup(func() { cs.Close() })
 	return cs
+}
+
+// dialAt is connectAt for code that has no test to fail (a carrier
+// process): the session, or why there is none.
+func dialAt(ctx context.Context, url, tok, v string) (*mcp.ClientSession, error) {
+	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+	return c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url,
+		HTTPClient: &http.Client{Transport: bearerTransport{tok}}, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: v})
 }
 
 // rawPost posts a JSON-RPC body to the MCP endpoint.
