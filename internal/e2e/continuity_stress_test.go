@@ -40,6 +40,7 @@ const (
 	carrierTicket  = "CONTINUO_E2E_TICKET"
 	carrierKeyEnv  = "CONTINUO_E2E_CARRIER_KEY"
 	carrierExecLog = "CONTINUO_E2E_EXEC_LOG"
+	carrierLose    = "CONTINUO_E2E_LOSE_REDEEM" // set: the first answer to the redeem is dropped, as if lost with its server
 )
 
 // carrierPatience is how long a carrier keeps calling a server that does
@@ -48,7 +49,7 @@ const carrierPatience = 90 * time.Second
 
 // stressEvent is one line a carrier reports on stdout.
 type stressEvent struct {
-	Ev        string  `json:"ev"` // redeemed, refused, ready, task, task_end, exit
+	Ev        string  `json:"ev"` // lost_answer, redeemed, refused, ready, task, task_end, exit
 	WorkerID  string  `json:"worker_id,omitempty"`
 	Epoch     float64 `json:"epoch,omitempty"`
 	Replayed  bool    `json:"replayed,omitempty"`
@@ -75,7 +76,7 @@ type stressCarrier struct {
 func carrierMain() int {
 	c := &stressCarrier{urlFile: os.Getenv(carrierURLFile), token: os.Getenv(carrierToken), key: os.Getenv(carrierKeyEnv),
 		execLog: os.Getenv(carrierExecLog), out: json.NewEncoder(os.Stdout)}
-	if err := c.run(os.Getenv(carrierSwarm), os.Getenv(carrierTicket)); err != nil {
+	if err := c.run(os.Getenv(carrierSwarm), os.Getenv(carrierTicket), os.Getenv(carrierLose) != ""); err != nil {
 		fmt.Fprintln(os.Stderr, "carrier:", err)
 		return 1
 	}
@@ -125,8 +126,15 @@ func (c *stressCarrier) call(tool string, args map[string]any) (result, error) {
 
 // run redeems the ticket, checkpoints, and works the worker's tasks until
 // it is told to stop.
-func (c *stressCarrier) run(swarmID, ticket string) error {
-	r, err := c.call("chat_swarm_join", map[string]any{"swarm_id": swarmID, "continuation_ticket": ticket, "carrier_key": c.key})
+func (c *stressCarrier) run(swarmID, ticket string, lose bool) error {
+	redeem := map[string]any{"swarm_id": swarmID, "continuation_ticket": ticket, "carrier_key": c.key}
+	r, err := c.call("chat_swarm_join", redeem)
+	if err == nil && lose && !r.IsError {
+		// The answer never reached this carrier: it asks again.
+		c.report(stressEvent{Ev: "lost_answer", Epoch: r.Data["worker"].(map[string]any)["epoch"].(float64)})
+		c.lost++
+		r, err = c.call("chat_swarm_join", redeem)
+	}
 	if err != nil {
 		return err
 	}
@@ -438,6 +446,9 @@ func (s *stress) spawn(ticket string) *carrierProc {
 	p.cmd = exec.Command(s.self)
 	p.cmd.Env = append(os.Environ(), carrierEnv+"=1", carrierURLFile+"="+s.urlFile, carrierToken+"="+s.workerTok,
 		carrierSwarm+"="+s.o.swarmID, carrierTicket+"="+ticket, carrierKeyEnv+"="+p.key, carrierExecLog+"="+s.execLog)
+	if s.rng.IntN(20) == 0 {
+		p.cmd.Env = append(p.cmd.Env, carrierLose+"=1")
+	}
 	p.cmd.Stderr = &p.stderr
 	out, err := p.cmd.StdoutPipe()
 	if err != nil {
@@ -738,7 +749,7 @@ func (s *stress) rollover() {
 		switch w := s.worker(); w["epoch"] {
 		case from + 1:
 		case from:
-			if e, ok := next.said(func(e stressEvent) bool { return e.Ev == "redeemed" || e.Ev == "ready" }); ok {
+			if e, ok := next.said(func(e stressEvent) bool { return e.Ev == "lost_answer" || e.Ev == "redeemed" || e.Ev == "ready" }); ok {
 				t.Fatalf("step %d: carrier %s said %v, and the worker is at epoch %v", s.n.steps, next.key, e, from)
 			}
 			if _, refused := next.said(is("refused")); !refused && s.rng.IntN(2) == 0 {
@@ -788,6 +799,9 @@ func (s *stress) rollover() {
 	if e, ok := winner.said(is("redeemed")); ok {
 		if e.WorkerID != s.workerID || e.Epoch != from+1 || e.Replayed && e.Lost == 0 {
 			t.Fatalf("step %d: the winner's redeem: %v", s.n.steps, e)
+		}
+		if l, ok := winner.said(is("lost_answer")); ok && (!e.Replayed || l.Epoch != e.Epoch) {
+			t.Fatalf("step %d: the winner redeemed at epoch %v, lost that answer and asked again: %v", s.n.steps, l.Epoch, e)
 		}
 		if e.Replayed {
 			s.n.replayed++
