@@ -37,22 +37,43 @@ func pageLimit(n int) int {
 	return min(n, MaxPageSize)
 }
 
-// paged cuts the rows of a query that asked for limit+1 into a page; key
-// is the cursor of a row.
-func paged[R, T any](rows []R, limit int, key func(R) string, item func(R) (T, error)) (*Page[T], error) {
-	p := &Page[T]{Items: make([]T, 0, min(len(rows), limit))}
-	if len(rows) > limit {
-		p.Next = key(rows[limit])
-		rows = rows[:limit]
+// listing is how the operator's listing of T reads its rows R.
+type listing[R, T any] struct {
+	prefix string                                   // the cursor is a name (""), or an ID with this prefix
+	rows   func(l *lookups, limit int) ([]R, error) // at most limit rows from the page's From
+	key    func(R) string                           // a row's cursor
+	item   func(l *lookups, r R) (T, error)         // what the operator sees of a row
+}
+
+// readPage reads one page of a listing, from from, in one read.
+func readPage[R, T any](ctx context.Context, s *Service, from string, limit int, ls listing[R, T]) (*Page[T], error) {
+	if err := validFrom(from, ls.prefix); err != nil {
+		return nil, err
 	}
-	for _, r := range rows {
-		it, err := item(r)
+	limit = pageLimit(limit)
+	var out *Page[T]
+	err := s.store.Read(ctx, func(tx store.Tx) error {
+		l := newLookups(ctx, tx)
+		rows, err := ls.rows(l, limit+1) // one more: the next page's From
 		if err != nil {
-			return nil, err
+			return err
 		}
-		p.Items = append(p.Items, it)
-	}
-	return p, nil
+		p := &Page[T]{Items: make([]T, 0, min(len(rows), limit))}
+		if len(rows) > limit {
+			p.Next = ls.key(rows[limit])
+			rows = rows[:limit]
+		}
+		for _, r := range rows {
+			it, err := ls.item(l, r)
+			if err != nil {
+				return err
+			}
+			p.Items = append(p.Items, it)
+		}
+		out = p
+		return nil
+	})
+	return out, err
 }
 
 // validFrom checks a page cursor: "" or a name (NameQuery) or an ID with
@@ -150,32 +171,24 @@ type PrincipalQuery struct {
 
 // PrincipalPage lists principals by name. An unknown group is not_found.
 func (s *Service) PrincipalPage(ctx context.Context, q PrincipalQuery) (*Page[PrincipalInfo], error) {
-	if err := validFrom(q.From, ""); err != nil {
-		return nil, err
-	}
-	limit := pageLimit(q.Limit)
-	var out *Page[PrincipalInfo]
-	err := s.store.Read(ctx, func(tx store.Tx) error {
-		l := newLookups(ctx, tx)
-		var groupID string
-		if q.Group != "" {
-			g, err := groupByName(ctx, tx, q.Group)
-			if err != nil {
-				return err
+	return readPage(ctx, s, q.From, q.Limit, listing[continuo.Principal, PrincipalInfo]{
+		rows: func(l *lookups, limit int) ([]continuo.Principal, error) {
+			p := store.PrincipalPage{From: q.From, Limit: limit}
+			if q.Group != "" {
+				g, err := groupByName(l.ctx, l.tx, q.Group)
+				if err != nil {
+					return nil, err
+				}
+				p.GroupID = g.ID
 			}
-			groupID = g.ID
-		}
-		rows, err := tx.PrincipalPage(ctx, store.PrincipalPage{From: q.From, GroupID: groupID, Limit: limit + 1})
-		if err != nil {
-			return err
-		}
-		out, err = paged(rows, limit, func(p continuo.Principal) string { return p.Name }, func(p continuo.Principal) (PrincipalInfo, error) {
+			return l.tx.PrincipalPage(l.ctx, p)
+		},
+		key: func(p continuo.Principal) string { return p.Name },
+		item: func(l *lookups, p continuo.Principal) (PrincipalInfo, error) {
 			group, err := l.groupName(&p)
 			return PrincipalInfo{PrincipalID: p.ID, Name: p.Name, GroupID: p.GroupID, Group: group, CreatedAt: p.CreatedAt}, err
-		})
-		return err
+		},
 	})
-	return out, err
 }
 
 func groupByName(ctx context.Context, tx store.Tx, name string) (*continuo.Group, error) {
@@ -212,20 +225,14 @@ type ProjectAccess struct {
 // GroupPage lists groups by name, each with its first principals and the
 // projects it may reach, by project name.
 func (s *Service) GroupPage(ctx context.Context, q NameQuery) (*Page[GroupInfo], error) {
-	if err := validFrom(q.From, ""); err != nil {
-		return nil, err
-	}
-	limit := pageLimit(q.Limit)
-	var out *Page[GroupInfo]
-	err := s.store.Read(ctx, func(tx store.Tx) error {
-		l := newLookups(ctx, tx)
-		rows, err := tx.GroupPage(ctx, store.NamePage{From: q.From, Limit: limit + 1})
-		if err != nil {
-			return err
-		}
-		out, err = paged(rows, limit, func(g continuo.Group) string { return g.Name }, func(g continuo.Group) (GroupInfo, error) {
+	return readPage(ctx, s, q.From, q.Limit, listing[continuo.Group, GroupInfo]{
+		rows: func(l *lookups, limit int) ([]continuo.Group, error) {
+			return l.tx.GroupPage(l.ctx, store.NamePage{From: q.From, Limit: limit})
+		},
+		key: func(g continuo.Group) string { return g.Name },
+		item: func(l *lookups, g continuo.Group) (GroupInfo, error) {
 			info := GroupInfo{GroupID: g.ID, Name: g.Name, CreatedAt: g.CreatedAt, Principals: []string{}, Projects: []ProjectAccess{}}
-			ps, err := tx.PrincipalPage(ctx, store.PrincipalPage{GroupID: g.ID, Limit: GroupPrincipals + 1})
+			ps, err := l.tx.PrincipalPage(l.ctx, store.PrincipalPage{GroupID: g.ID, Limit: GroupPrincipals + 1})
 			if err != nil {
 				return info, err
 			}
@@ -236,7 +243,7 @@ func (s *Service) GroupPage(ctx context.Context, q NameQuery) (*Page[GroupInfo],
 				}
 				info.Principals = append(info.Principals, p.Name)
 			}
-			grants, err := tx.GrantList(ctx, g.ID)
+			grants, err := l.tx.GrantList(l.ctx, g.ID)
 			if err != nil {
 				return info, err
 			}
@@ -249,10 +256,8 @@ func (s *Service) GroupPage(ctx context.Context, q NameQuery) (*Page[GroupInfo],
 			}
 			slices.SortFunc(info.Projects, func(a, b ProjectAccess) int { return strings.Compare(a.Project, b.Project) })
 			return info, nil
-		})
-		return err
+		},
 	})
-	return out, err
 }
 
 // ---- projects ----
@@ -276,25 +281,19 @@ type GroupAccess struct {
 
 // ProjectPage lists the registered projects by name, each with its grants.
 func (s *Service) ProjectPage(ctx context.Context, q NameQuery) (*Page[ProjectInfo], error) {
-	if err := validFrom(q.From, ""); err != nil {
-		return nil, err
-	}
-	limit := pageLimit(q.Limit)
-	var out *Page[ProjectInfo]
-	err := s.store.Read(ctx, func(tx store.Tx) error {
-		l := newLookups(ctx, tx)
-		rows, err := tx.ProjectPage(ctx, store.NamePage{From: q.From, Limit: limit + 1})
-		if err != nil {
-			return err
-		}
-		out, err = paged(rows, limit, func(p continuo.Project) string { return p.Name }, func(p continuo.Project) (ProjectInfo, error) {
+	return readPage(ctx, s, q.From, q.Limit, listing[continuo.Project, ProjectInfo]{
+		rows: func(l *lookups, limit int) ([]continuo.Project, error) {
+			return l.tx.ProjectPage(l.ctx, store.NamePage{From: q.From, Limit: limit})
+		},
+		key: func(p continuo.Project) string { return p.Name },
+		item: func(l *lookups, p continuo.Project) (ProjectInfo, error) {
 			info := ProjectInfo{ProjectID: p.ID, Name: p.Name, Root: p.Root, Checks: []string{}, Writable: p.Writable,
 				CreatedAt: p.CreatedAt, Grants: []GroupAccess{}}
 			for name := range p.Checks {
 				info.Checks = append(info.Checks, name)
 			}
 			slices.Sort(info.Checks)
-			grants, err := tx.GrantListProject(ctx, p.ID)
+			grants, err := l.tx.GrantListProject(l.ctx, p.ID)
 			if err != nil {
 				return info, err
 			}
@@ -307,10 +306,8 @@ func (s *Service) ProjectPage(ctx context.Context, q NameQuery) (*Page[ProjectIn
 			}
 			slices.SortFunc(info.Grants, func(a, b GroupAccess) int { return strings.Compare(a.Group, b.Group) })
 			return info, nil
-		})
-		return err
+		},
 	})
-	return out, err
 }
 
 // ---- tokens ----
@@ -328,42 +325,35 @@ type TokenQuery struct {
 // TokenPage lists tokens newest first (never a secret). An unknown
 // principal is not_found.
 func (s *Service) TokenPage(ctx context.Context, q TokenQuery) (*Page[TokenInfo], error) {
-	if err := validFrom(q.From, continuo.PrefixToken); err != nil {
-		return nil, err
-	}
-	limit := pageLimit(q.Limit)
 	now := s.now()
-	var out *Page[TokenInfo]
-	err := s.store.Read(ctx, func(tx store.Tx) error {
-		l := newLookups(ctx, tx)
-		p := store.TokenPage{From: q.From, Limit: limit + 1}
-		if q.Principal != "" {
-			pr, err := tx.PrincipalGetByName(ctx, q.Principal)
-			if errors.Is(err, store.ErrNotFound) {
-				return continuo.NotFound("principal", q.Principal)
-			} else if err != nil {
-				return err
+	return readPage(ctx, s, q.From, q.Limit, listing[continuo.Token, TokenInfo]{
+		prefix: continuo.PrefixToken,
+		rows: func(l *lookups, limit int) ([]continuo.Token, error) {
+			p := store.TokenPage{From: q.From, Limit: limit}
+			if q.Principal != "" {
+				pr, err := l.tx.PrincipalGetByName(l.ctx, q.Principal)
+				if errors.Is(err, store.ErrNotFound) {
+					return nil, continuo.NotFound("principal", q.Principal)
+				} else if err != nil {
+					return nil, err
+				}
+				p.PrincipalID = pr.ID
 			}
-			p.PrincipalID = pr.ID
-		}
-		if q.Live {
-			p.LiveAt = &now
-		}
-		rows, err := tx.TokenPage(ctx, p)
-		if err != nil {
-			return err
-		}
-		out, err = paged(rows, limit, func(k continuo.Token) string { return k.ID }, func(k continuo.Token) (TokenInfo, error) {
+			if q.Live {
+				p.LiveAt = &now
+			}
+			return l.tx.TokenPage(l.ctx, p)
+		},
+		key: func(k continuo.Token) string { return k.ID },
+		item: func(l *lookups, k continuo.Token) (TokenInfo, error) {
 			pr, err := l.principal(k.PrincipalID)
 			if err != nil {
 				return TokenInfo{}, err
 			}
 			group, err := l.groupName(pr)
 			return tokenInfo(k, *pr, group, now), err
-		})
-		return err
+		},
 	})
-	return out, err
 }
 
 // tokenInfo is what the operator sees of a token of principal p, whose
@@ -419,23 +409,17 @@ type IDQuery struct {
 
 // OAuthClientPage lists OAuth clients newest first.
 func (s *Service) OAuthClientPage(ctx context.Context, q IDQuery) (*Page[ClientDetail], error) {
-	if err := validFrom(q.From, continuo.PrefixOAuthClient); err != nil {
-		return nil, err
-	}
-	limit := pageLimit(q.Limit)
-	var out *Page[ClientDetail]
-	err := s.store.Read(ctx, func(tx store.Tx) error {
-		rows, err := tx.OAuthClientPage(ctx, store.IDPage{From: q.From, Limit: limit + 1})
-		if err != nil {
-			return err
-		}
-		out, err = paged(rows, limit, func(r store.OAuthClientGrants) string { return r.Client.ID }, func(r store.OAuthClientGrants) (ClientDetail, error) {
+	return readPage(ctx, s, q.From, q.Limit, listing[store.OAuthClientGrants, ClientDetail]{
+		prefix: continuo.PrefixOAuthClient,
+		rows: func(l *lookups, limit int) ([]store.OAuthClientGrants, error) {
+			return l.tx.OAuthClientPage(l.ctx, store.IDPage{From: q.From, Limit: limit})
+		},
+		key: func(r store.OAuthClientGrants) string { return r.Client.ID },
+		item: func(_ *lookups, r store.OAuthClientGrants) (ClientDetail, error) {
 			return ClientDetail{ClientInfo: clientInfo(r.Client, r.ActiveGrants), ID: r.Client.ID,
 				RedirectURIs: slices.Clone(r.Client.RedirectURIs)}, nil
-		})
-		return err
+		},
 	})
-	return out, err
 }
 
 // GrantQuery asks for a page of OAuth grants newest first, from From (a
@@ -449,26 +433,21 @@ type GrantQuery struct {
 // OAuthGrantPage lists OAuth grants newest first. An unknown client is
 // not_found.
 func (s *Service) OAuthGrantPage(ctx context.Context, q GrantQuery) (*Page[GrantInfo], error) {
-	if err := validFrom(q.From, continuo.PrefixOAuthGrant); err != nil {
-		return nil, err
-	}
-	limit := pageLimit(q.Limit)
-	var out *Page[GrantInfo]
-	err := s.store.Read(ctx, func(tx store.Tx) error {
-		l := newLookups(ctx, tx)
-		p := store.OAuthGrantPage{From: q.From, Limit: limit + 1}
-		if q.Client != "" {
-			c, err := clientByRef(ctx, tx, q.Client)
-			if err != nil {
-				return err
+	return readPage(ctx, s, q.From, q.Limit, listing[continuo.OAuthGrant, GrantInfo]{
+		prefix: continuo.PrefixOAuthGrant,
+		rows: func(l *lookups, limit int) ([]continuo.OAuthGrant, error) {
+			p := store.OAuthGrantPage{From: q.From, Limit: limit}
+			if q.Client != "" {
+				c, err := clientByRef(l.ctx, l.tx, q.Client)
+				if err != nil {
+					return nil, err
+				}
+				p.ClientID = c.ID
 			}
-			p.ClientID = c.ID
-		}
-		rows, err := tx.OAuthGrantPage(ctx, p)
-		if err != nil {
-			return err
-		}
-		out, err = paged(rows, limit, func(g continuo.OAuthGrant) string { return g.ID }, func(g continuo.OAuthGrant) (GrantInfo, error) {
+			return l.tx.OAuthGrantPage(l.ctx, p)
+		},
+		key: func(g continuo.OAuthGrant) string { return g.ID },
+		item: func(l *lookups, g continuo.OAuthGrant) (GrantInfo, error) {
 			c, err := l.client(g.ClientID)
 			if err != nil {
 				return GrantInfo{}, err
@@ -479,8 +458,6 @@ func (s *Service) OAuthGrantPage(ctx context.Context, q GrantQuery) (*Page[Grant
 			}
 			group, err := l.groupName(pr)
 			return grantInfo(g, *c, *pr, group), err
-		})
-		return err
+		},
 	})
-	return out, err
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/continuo-dev/continuo"
-
 	"github.com/continuo-dev/continuo/internal/store"
 )
 
@@ -15,64 +14,69 @@ import (
 
 var errPageLimit = errors.New("sqlstore: a page needs a limit of at least 1")
 
-// page is a query's WHERE clause being built, and its arguments.
+// page is a page's query being built: its WHERE conditions and their
+// arguments.
 type page struct {
 	where []string
 	args  []any
 }
 
-func (p *page) and(cond string, args ...any) {
-	p.where = append(p.where, cond)
-	p.args = append(p.args, args...)
+// fromName starts a page ordered by name, from from.
+func fromName(from string) *page { return (&page{}).and("name >= ?", from) }
+
+// fromID starts a page ordered by col descending (newest first), from
+// from (none: from the newest), of the rows whose ofCol is of when of is
+// set.
+func fromID(col, from, ofCol, of string) *page {
+	p := &page{}
+	if from != "" {
+		p.and(col+" <= ?", from)
+	}
+	if of != "" {
+		p.and(ofCol+" = ?", of)
+	}
+	return p
 }
 
-// sql is " WHERE …" (or nothing), then order and LIMIT ?.
-func (p *page) sql(order string, limit int) (string, []any) {
-	q := ""
+func (p *page) and(cond string, args ...any) *page {
+	p.where = append(p.where, cond)
+	p.args = append(p.args, args...)
+	return p
+}
+
+// pageList runs query (SELECT … FROM …) with the page's WHERE, then
+// order and the limit.
+func pageList[T any](t *Tx, ctx context.Context, scan func(scanner) (*T, error), query string, p *page, order string, limit int) ([]T, error) {
+	if limit < 1 {
+		return nil, errPageLimit
+	}
 	for i, w := range p.where {
 		if i == 0 {
-			q += " WHERE " + w
+			query += " WHERE " + w
 		} else {
-			q += " AND " + w
+			query += " AND " + w
 		}
 	}
-	return q + " ORDER BY " + order + " LIMIT ?", append(p.args, limit)
+	return list(t, ctx, scan, query+" ORDER BY "+order+" LIMIT ?", append(p.args, limit)...)
 }
 
 // GroupPage implements store.AdminTx.
 func (t *Tx) GroupPage(ctx context.Context, p store.NamePage) ([]continuo.Group, error) {
-	if p.Limit < 1 {
-		return nil, errPageLimit
-	}
-	var w page
-	w.and("name >= ?", p.From)
-	q, args := w.sql("name", p.Limit)
-	return list(t, ctx, scanGroup, "SELECT id, name, created_at FROM groups"+q, args...)
+	return pageList(t, ctx, scanGroup, "SELECT id, name, created_at FROM groups", fromName(p.From), "name", p.Limit)
 }
 
 // PrincipalPage implements store.AdminTx.
 func (t *Tx) PrincipalPage(ctx context.Context, p store.PrincipalPage) ([]continuo.Principal, error) {
-	if p.Limit < 1 {
-		return nil, errPageLimit
-	}
-	var w page
-	w.and("name >= ?", p.From)
+	w := fromName(p.From)
 	if p.GroupID != "" {
 		w.and("group_id = ?", p.GroupID)
 	}
-	q, args := w.sql("name", p.Limit)
-	return list(t, ctx, scanPrincipal, "SELECT "+principalCols+" FROM principals"+q, args...)
+	return pageList(t, ctx, scanPrincipal, "SELECT "+principalCols+" FROM principals", w, "name", p.Limit)
 }
 
 // ProjectPage implements store.AdminTx.
 func (t *Tx) ProjectPage(ctx context.Context, p store.NamePage) ([]continuo.Project, error) {
-	if p.Limit < 1 {
-		return nil, errPageLimit
-	}
-	var w page
-	w.and("name >= ?", p.From)
-	q, args := w.sql("name", p.Limit)
-	return list(t, ctx, scanProject, "SELECT "+projectCols+" FROM projects"+q, args...)
+	return pageList(t, ctx, scanProject, "SELECT "+projectCols+" FROM projects", fromName(p.From), "name", p.Limit)
 }
 
 // GrantListProject implements store.AdminTx.
@@ -82,21 +86,11 @@ func (t *Tx) GrantListProject(ctx context.Context, projectID string) ([]continuo
 
 // TokenPage implements store.AdminTx.
 func (t *Tx) TokenPage(ctx context.Context, p store.TokenPage) ([]continuo.Token, error) {
-	if p.Limit < 1 {
-		return nil, errPageLimit
-	}
-	var w page
-	if p.From != "" {
-		w.and("id <= ?", p.From)
-	}
-	if p.PrincipalID != "" {
-		w.and("principal_id = ?", p.PrincipalID)
-	}
+	w := fromID("id", p.From, "principal_id", p.PrincipalID)
 	if p.LiveAt != nil {
 		w.and("revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)", ms(*p.LiveAt))
 	}
-	q, args := w.sql("id DESC", p.Limit)
-	return list(t, ctx, scanToken, "SELECT "+tokenCols+" FROM tokens"+q, args...)
+	return pageList(t, ctx, scanToken, "SELECT "+tokenCols+" FROM tokens", w, "id DESC", p.Limit)
 }
 
 // plus is a scanner that reads more columns after those its caller scans.
@@ -110,14 +104,6 @@ func (p plus) Scan(dest ...any) error { return p.s.Scan(append(dest, p.more...).
 // OAuthClientPage implements store.AdminTx: each client's count is one
 // range of the oauth_grants_client index.
 func (t *Tx) OAuthClientPage(ctx context.Context, p store.IDPage) ([]store.OAuthClientGrants, error) {
-	if p.Limit < 1 {
-		return nil, errPageLimit
-	}
-	var w page
-	if p.From != "" {
-		w.and("c.id <= ?", p.From)
-	}
-	q, args := w.sql("c.id DESC", p.Limit)
 	scan := func(s scanner) (*store.OAuthClientGrants, error) {
 		var n int64
 		c, err := scanOAuthClient(plus{s, []any{&n}})
@@ -126,22 +112,13 @@ func (t *Tx) OAuthClientPage(ctx context.Context, p store.IDPage) ([]store.OAuth
 		}
 		return &store.OAuthClientGrants{Client: *c, ActiveGrants: int(n)}, nil
 	}
-	return list(t, ctx, scan, "SELECT "+oauthClientCols+
-		", (SELECT COUNT(*) FROM oauth_grants g WHERE g.client_id = c.id AND g.revoked_at IS NULL) FROM oauth_clients c"+q, args...)
+	return pageList(t, ctx, scan, "SELECT "+oauthClientCols+
+		", (SELECT COUNT(*) FROM oauth_grants g WHERE g.client_id = c.id AND g.revoked_at IS NULL) FROM oauth_clients c",
+		fromID("c.id", p.From, "", ""), "c.id DESC", p.Limit)
 }
 
 // OAuthGrantPage implements store.AdminTx.
 func (t *Tx) OAuthGrantPage(ctx context.Context, p store.OAuthGrantPage) ([]continuo.OAuthGrant, error) {
-	if p.Limit < 1 {
-		return nil, errPageLimit
-	}
-	var w page
-	if p.From != "" {
-		w.and("id <= ?", p.From)
-	}
-	if p.ClientID != "" {
-		w.and("client_id = ?", p.ClientID)
-	}
-	q, args := w.sql("id DESC", p.Limit)
-	return list(t, ctx, scanOAuthGrant, "SELECT "+oauthGrantCols+" FROM oauth_grants"+q, args...)
+	return pageList(t, ctx, scanOAuthGrant, "SELECT "+oauthGrantCols+" FROM oauth_grants",
+		fromID("id", p.From, "client_id", p.ClientID), "id DESC", p.Limit)
 }
