@@ -97,10 +97,8 @@ func (s *Service) CreatePrincipal(ctx context.Context, name, group string) (*con
 	}
 	var p *continuo.Principal
 	err := s.store.Write(ctx, func(tx store.Tx) error {
-		g, err := tx.GroupGetByName(ctx, group)
-		if errors.Is(err, store.ErrNotFound) {
-			return continuo.NotFound("group", group)
-		} else if err != nil {
+		g, err := groupByName(ctx, tx, group)
+		if err != nil {
 			return err
 		}
 		p = &continuo.Principal{ID: continuo.NewID(continuo.PrefixPrincipal, s.now()), Name: name, GroupID: g.ID, CreatedAt: s.now()}
@@ -269,7 +267,7 @@ func patCaller(ctx context.Context, tx store.Tx, hash string, now time.Time) (*c
 	if err != nil {
 		return nil, nil, err
 	}
-	if k.RevokedAt != nil || (k.ExpiresAt != nil && !now.Before(*k.ExpiresAt)) {
+	if tokenState(k, now) != "active" {
 		return nil, nil, ErrBadToken
 	}
 	p, err := tx.PrincipalGet(ctx, k.PrincipalID)
@@ -337,15 +335,7 @@ func (s *Service) Tokens(ctx context.Context) ([]TokenInfo, error) {
 		now := s.now()
 		for _, k := range toks {
 			p := principals[k.PrincipalID]
-			state := "active"
-			switch {
-			case k.RevokedAt != nil:
-				state = "revoked"
-			case k.ExpiresAt != nil && !now.Before(*k.ExpiresAt):
-				state = "expired"
-			}
-			out = append(out, TokenInfo{TokenID: k.ID, Principal: p.Name, PrincipalID: k.PrincipalID, Group: groups[p.GroupID],
-				Scopes: k.Scopes, CreatedAt: k.CreatedAt, ExpiresAt: k.ExpiresAt, RevokedAt: k.RevokedAt, State: state})
+			out = append(out, tokenInfo(k, p, groups[p.GroupID], now))
 		}
 		return nil
 	})

@@ -58,13 +58,7 @@ func (s *Service) OAuthClients(ctx context.Context) ([]ClientInfo, error) {
 			}
 		}
 		for _, c := range cs {
-			n := active[c.ID]
-			if c.RevokedAt != nil {
-				n = 0
-			}
-			out = append(out, ClientInfo{ClientID: c.ClientID, Kind: string(c.Kind), Name: c.Name,
-				RedirectHosts: redirectHosts(c.RedirectURIs), Scopes: c.Scopes, CreatedAt: c.CreatedAt,
-				UsedAt: c.UsedAt, RevokedAt: c.RevokedAt, ActiveGrants: n})
+			out = append(out, clientInfo(c, active[c.ID]))
 		}
 		return nil
 	})
@@ -72,6 +66,17 @@ func (s *Service) OAuthClients(ctx context.Context) ([]ClientInfo, error) {
 		return nil, fmt.Errorf("list oauth clients: %w", err)
 	}
 	return out, nil
+}
+
+// clientInfo is what the operator sees of a client with active grants
+// not revoked (none once the client itself is revoked).
+func clientInfo(c continuo.OAuthClient, active int) ClientInfo {
+	if c.RevokedAt != nil {
+		active = 0
+	}
+	return ClientInfo{ClientID: c.ClientID, Kind: string(c.Kind), Name: c.Name,
+		RedirectHosts: redirectHosts(c.RedirectURIs), Scopes: c.Scopes, CreatedAt: c.CreatedAt,
+		UsedAt: c.UsedAt, RevokedAt: c.RevokedAt, ActiveGrants: active}
 }
 
 // redirectHosts names where a client's redirect URIs lead: their hosts, or
@@ -125,14 +130,8 @@ func (s *Service) OAuthGrants(ctx context.Context) ([]GrantInfo, error) {
 			groupNames[g.ID] = g.Name
 		}
 		for _, g := range gs {
-			c, p := clients[g.ClientID], principals[g.PrincipalID]
-			state := "active"
-			if g.RevokedAt != nil || c.RevokedAt != nil {
-				state = "revoked"
-			}
-			out = append(out, GrantInfo{GrantID: g.ID, ClientID: c.ClientID, ClientName: c.Name, Principal: p.Name,
-				Group: groupNames[p.GroupID], Scopes: g.Scopes, Resource: g.Resource, CreatedAt: g.CreatedAt,
-				RevokedAt: g.RevokedAt, State: state})
+			p := principals[g.PrincipalID]
+			out = append(out, grantInfo(g, clients[g.ClientID], p, groupNames[p.GroupID]))
 		}
 		return nil
 	})
@@ -140,6 +139,31 @@ func (s *Service) OAuthGrants(ctx context.Context) ([]GrantInfo, error) {
 		return nil, fmt.Errorf("list oauth grants: %w", err)
 	}
 	return out, nil
+}
+
+// grantInfo is what the operator sees of a grant of client c to
+// principal p, whose group is named group.
+func grantInfo(g continuo.OAuthGrant, c continuo.OAuthClient, p continuo.Principal, group string) GrantInfo {
+	state := "active"
+	if g.RevokedAt != nil || c.RevokedAt != nil {
+		state = "revoked"
+	}
+	return GrantInfo{GrantID: g.ID, ClientID: c.ClientID, ClientName: c.Name, Principal: p.Name,
+		Group: group, Scopes: g.Scopes, Resource: g.Resource, CreatedAt: g.CreatedAt,
+		RevokedAt: g.RevokedAt, State: state}
+}
+
+// clientByRef finds a client by its client_id or, for a metadata client,
+// its row ID (ocl_…); not_found otherwise.
+func clientByRef(ctx context.Context, tx store.Tx, id string) (*continuo.OAuthClient, error) {
+	c, err := tx.OAuthClientGetByClientID(ctx, id)
+	if errors.Is(err, store.ErrNotFound) && continuo.ValidID(continuo.PrefixOAuthClient, id) {
+		c, err = tx.OAuthClientGet(ctx, id) // a metadata client by its row ID
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, continuo.NotFound("client", id)
+	}
+	return c, err
 }
 
 // RevokeOAuth revokes what id names: a grant (ogr_…) and its tokens, or a
@@ -163,13 +187,8 @@ func (s *Service) RevokeOAuth(ctx context.Context, id string) (kind string, n in
 			}
 			return revoked, err
 		}
-		c, err := tx.OAuthClientGetByClientID(ctx, id)
-		if errors.Is(err, store.ErrNotFound) && continuo.ValidID(continuo.PrefixOAuthClient, id) {
-			c, err = tx.OAuthClientGet(ctx, id) // a metadata client by its row ID
-		}
-		if errors.Is(err, store.ErrNotFound) {
-			return false, continuo.NotFound("client", id)
-		} else if err != nil {
+		c, err := clientByRef(ctx, tx, id)
+		if err != nil {
 			return false, err
 		}
 		if c.RevokedAt == nil {

@@ -77,33 +77,44 @@ func (s *Service) AddProject(ctx context.Context, spec ProjectSpec, grants map[s
 	return p, nil
 }
 
-// Grant gives a group access to a project (replacing an earlier grant).
+// projectByRef finds a project by ID or name; not_found otherwise.
+func projectByRef(ctx context.Context, tx store.Tx, ref string) (*continuo.Project, error) {
+	var p *continuo.Project
+	var err error
+	if continuo.ValidID(continuo.PrefixProject, ref) {
+		p, err = tx.ProjectGet(ctx, ref)
+	} else {
+		p, err = tx.ProjectGetByName(ctx, ref)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, continuo.NotFound("project", ref)
+	}
+	return p, err
+}
+
+// Grant gives a group access to a project (by ID or name), replacing an
+// earlier grant.
 func (s *Service) Grant(ctx context.Context, project, group string, access continuo.Access) error {
 	return s.store.Write(ctx, func(tx store.Tx) error {
-		p, err := tx.ProjectGetByName(ctx, project)
-		if errors.Is(err, store.ErrNotFound) {
-			return continuo.NotFound("project", project)
-		} else if err != nil {
+		p, err := projectByRef(ctx, tx, project)
+		if err != nil {
 			return err
 		}
 		return grant(ctx, tx, p.ID, group, access)
 	})
 }
 
-// Revoke takes a group's grant on a project away. The group's sessions in
-// the project stay, unseen by it, until it is granted the project again.
+// Revoke takes a group's grant on a project (by ID or name) away. The
+// group's sessions in the project stay, unseen by it, until it is granted
+// the project again.
 func (s *Service) Revoke(ctx context.Context, project, group string) error {
 	return s.store.Write(ctx, func(tx store.Tx) error {
-		p, err := tx.ProjectGetByName(ctx, project)
-		if errors.Is(err, store.ErrNotFound) {
-			return continuo.NotFound("project", project)
-		} else if err != nil {
+		p, err := projectByRef(ctx, tx, project)
+		if err != nil {
 			return err
 		}
-		g, err := tx.GroupGetByName(ctx, group)
-		if errors.Is(err, store.ErrNotFound) {
-			return continuo.NotFound("group", group)
-		} else if err != nil {
+		g, err := groupByName(ctx, tx, group)
+		if err != nil {
 			return err
 		}
 		err = tx.GrantDelete(ctx, p.ID, g.ID)
@@ -118,10 +129,8 @@ func grant(ctx context.Context, tx store.Tx, projectID, group string, access con
 	if !access.Valid() {
 		return continuo.Invalid("grant", "access must be read or write, not %q", access)
 	}
-	g, err := tx.GroupGetByName(ctx, group)
-	if errors.Is(err, store.ErrNotFound) {
-		return continuo.NotFound("group", group)
-	} else if err != nil {
+	g, err := groupByName(ctx, tx, group)
+	if err != nil {
 		return err
 	}
 	return tx.GrantSet(ctx, continuo.Grant{ProjectID: projectID, GroupID: g.ID, Access: access})
@@ -183,16 +192,8 @@ func (s *Service) ProjectsOf(ctx context.Context, c *continuo.Caller) ([]Visible
 // reach with at least the given access. A project the group has no grant on
 // is reported exactly like one that does not exist.
 func (s *Service) ResolveProject(ctx context.Context, tx store.Tx, c *continuo.Caller, ref string, need continuo.Access) (*continuo.Project, continuo.Access, error) {
-	var p *continuo.Project
-	var err error
-	if continuo.ValidID(continuo.PrefixProject, ref) {
-		p, err = tx.ProjectGet(ctx, ref)
-	} else {
-		p, err = tx.ProjectGetByName(ctx, ref)
-	}
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, "", continuo.NotFound("project", ref)
-	} else if err != nil {
+	p, err := projectByRef(ctx, tx, ref)
+	if err != nil {
 		return nil, "", err
 	}
 	access, err := s.Access(ctx, tx, c, p.ID)

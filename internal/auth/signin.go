@@ -136,7 +136,7 @@ func (s *Service) SignIn(ctx context.Context, secret string) (string, *continuo.
 			} else if err != nil {
 				return err
 			}
-			if k.RevokedAt != nil || (k.ExpiresAt != nil && !now.Before(*k.ExpiresAt)) {
+			if tokenState(k, now) != "active" {
 				return ErrBadToken
 			}
 			if !slices.Contains(k.Scopes, continuo.ScopeSessionsRead) && !slices.Contains(k.Scopes, continuo.ScopeAdmin) {
@@ -199,7 +199,7 @@ func (s *Service) WebSession(ctx context.Context, secret string) (*continuo.Call
 			if err != nil {
 				return err
 			}
-			if k.RevokedAt != nil || (k.ExpiresAt != nil && !now.Before(*k.ExpiresAt)) {
+			if tokenState(k, now) != "active" {
 				return ErrBadToken
 			}
 		}

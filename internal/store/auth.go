@@ -8,6 +8,8 @@ import (
 
 // AuthTx holds identities: groups, principals and their tokens.
 type AuthTx interface {
+	AdminTx // the operator's listings, a page at a time
+
 	GroupCreate(ctx context.Context, g *continuo.Group) error
 	GroupGet(ctx context.Context, id string) (*continuo.Group, error)
 	GroupGetByName(ctx context.Context, name string) (*continuo.Group, error)

@@ -94,6 +94,7 @@ func Run(t *testing.T, f Factory) {
 		{"SignIn", signInTests()},
 		{"Project", projectTests()},
 		{"Grant", grantTests()},
+		{"Admin", adminTests()},
 		{"SessionRef", sessionRefTests()},
 		{"Session", sessionTests()},
 		{"SessionList", sessionListTests()},
