@@ -1022,5 +1022,9 @@ func (s *stress) finish(began time.Time, seed uint64) {
 		t.Errorf("%d continuations and %d carriers after %d prepares and %v transfers", rows["continuations"], rows["carriers"], s.n.prepares, s.epoch)
 	case large-small > len(strconv.Itoa(int(s.epoch)))-1:
 		t.Errorf("capsules grow: %d..%d bytes besides their tasks and checkpoint", small, large)
+	case stored > 2*slices.Max(s.capsules):
+		// The current carrier's capsule, and at most one prepared for the
+		// next: a superseded or ended continuation keeps only its hash.
+		t.Errorf("%d capsule bytes stored after %v rollovers: they pile up", stored, s.epoch)
 	}
 }

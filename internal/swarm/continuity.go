@@ -217,10 +217,11 @@ func (s *Service) expire(ctx context.Context, tx store.Tx, cn *continuo.Continua
 }
 
 // end settles an open continuation (revoked or expired) and returns its
-// worker to steady.
+// worker to what its pressure says.
 func (s *Service) end(ctx context.Context, tx store.Tx, cn *continuo.Continuation, w *continuo.Worker, to continuo.ContinuationState) error {
 	now, prev := s.now(), cn.Version
-	cn.State, cn.Version, cn.UpdatedAt = to, prev+1, now
+	// It binds nothing now: nobody reads its capsule again (the hash stays).
+	cn.State, cn.Version, cn.UpdatedAt, cn.Capsule = to, prev+1, now, ""
 	if err := tx.ContinuationUpdate(ctx, cn, prev); err != nil {
 		return stale(err, "the continuation")
 	}
@@ -299,7 +300,7 @@ func (s *Service) transfer(ctx context.Context, tx store.Tx, cn *continuo.Contin
 	}
 	now := s.now()
 	old, prevW := w.CarrierHash, w.Revision
-	token, err := retiredToken(ctx, tx, w, old)
+	token, err := supersede(ctx, tx, w, old, now)
 	if err != nil {
 		return err
 	}

@@ -600,3 +600,54 @@ func testCountedTokens(t *testing.T) {
 	}
 	same("after the rollover")
 }
+
+// TestCapsulesDoNotPileUp: after rollovers, a revoke and a lapse, only
+// the continuation that bound the worker's current carrier still holds a
+// capsule; every other keeps its hash.
+func TestCapsulesDoNotPileUp(t *testing.T) { stores.Each(t, testCapsulesDoNotPileUp) }
+
+func testCapsulesDoNotPileUp(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	inv := f.create(4, nil)
+	x := f.checkpointed(inv, "x")
+	p := f.prepare(inv, x)
+	if _, _, err := f.svc.Revoke(ctx, f.owner, ownerCar, inv.Swarm.ID, p.Continuation.ID); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		p := f.prepare(inv, x)
+		car := f.carrier()
+		b, err := f.svc.Redeem(ctx, x.c, car, inv.Swarm.ID, p.Ticket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x = &w{c: x.c, car: car, ref: swarm.WorkerRef{WorkerID: b.Worker.ID, Epoch: b.Worker.Epoch}}
+	}
+	storeRead(f, func(tx store.Tx) error {
+		cs, err := tx.ContinuationList(ctx, store.ContinuationListParams{WorkerID: x.ref.WorkerID})
+		if err != nil {
+			return err
+		}
+		held := 0
+		for _, c := range cs {
+			if c.CapsuleHash == "" {
+				t.Errorf("continuation %s (%s) lost its capsule's hash", c.ID, c.State)
+			}
+			if c.Capsule != "" {
+				held++
+				if c.State != continuo.ContinuationBound || c.TargetEpoch != x.ref.Epoch {
+					t.Errorf("continuation %s (%s, epoch %d) still holds its capsule", c.ID, c.State, c.TargetEpoch)
+				}
+			}
+		}
+		if len(cs) != 4 || held != 1 {
+			t.Errorf("%d continuations, %d holding a capsule", len(cs), held)
+		}
+		return nil
+	})
+	// The current carrier's receipt still reads its capsule.
+	if b, err := f.svc.ContinuationStatus(ctx, x.c, x.car, inv.Swarm.ID); err == nil && b.Continuation.Capsule == "" {
+		t.Errorf("the current carrier's receipt has no capsule")
+	}
+}

@@ -210,15 +210,27 @@ func (s *Service) sweepOps(ctx context.Context) error {
 	return first
 }
 
-// retiredToken returns the token of the carrier a continuation of w
-// started, when that carrier is old (the one being retired), or "".
-func retiredToken(ctx context.Context, tx store.Tx, w *continuo.Worker, old string) (string, error) {
+// supersede is the bound continuation that made old (the carrier being
+// retired) w's carrier, when one did: its capsule is dropped (its hash
+// stays), since no one will read it again — its carrier's receipt is
+// fenced from now on — so that a worker's stored capsules do not pile up
+// with its rollovers. It returns the token of that carrier if the planner
+// started it, or "".
+func supersede(ctx context.Context, tx store.Tx, w *continuo.Worker, old string, now time.Time) (string, error) {
 	cs, err := tx.ContinuationList(ctx, store.ContinuationListParams{WorkerID: w.ID, TargetCarrier: old,
 		States: []continuo.ContinuationState{continuo.ContinuationBound}, Limit: 1})
 	if err != nil || len(cs) == 0 {
 		return "", err
 	}
-	return cs[0].CarrierToken, nil
+	prev := cs[0]
+	if prev.Capsule != "" {
+		v := prev.Version
+		prev.Capsule, prev.Version, prev.UpdatedAt = "", v+1, now
+		if err := tx.ContinuationUpdate(ctx, &prev, v); err != nil {
+			return "", stale(err, "the superseded continuation")
+		}
+	}
+	return prev.CarrierToken, nil
 }
 
 // revoke revokes a retired carrier's token, after the transfer committed.
