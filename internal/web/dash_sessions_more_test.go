@@ -131,25 +131,10 @@ func testDashboardGoal(t *testing.T) {
 	w := newSessionsWorld(t)
 	ctx := t.Context()
 	s := w.start(t, "Release 2.0", "ship it")
-	g, _, err := w.s.wf.CreateGoal(ctx, w.ac, workflow.NewGoalInput{SessionID: s.ID, Title: "Ship 2.0", Objective: "Release version 2.0\nto everyone",
-		CompletionConditions: []string{"tag pushed", "notes published"},
-		Steps:                []workflow.GoalStepInput{{ID: "freeze", Title: "Freeze"}, {ID: "test", Title: "Test"}, {ID: "docs", Title: "Docs"}},
-		IdempotencyKey:       "g"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cur := "test"
-	g, _, err = w.s.wf.CheckpointGoal(ctx, w.ac, workflow.CheckpointInput{GoalID: g.ID, ExpectedRevision: g.Revision, IdempotencyKey: "c1",
-		CompletedStepIDs: []string{"freeze"}, CurrentStepID: &cur, Summary: "frozen on Monday"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, _, err = w.s.wf.ReviseGoalPlan(ctx, w.ac, workflow.ReviseInput{GoalID: g.ID, ExpectedRevision: g.Revision, IdempotencyKey: "r1",
-		Reason: "docs move to the website", Steps: []workflow.GoalStepInput{{ID: "test", Title: "Test everything"}, {ID: "freeze", Title: "Freeze"},
-			{ID: "site", Title: "Website"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := w.goal(t, s.ID, workflow.NewGoalInput{Title: "Ship 2.0", Objective: "Release version 2.0\nto everyone",
+		CompletionConditions: []string{"tag pushed", "notes published"}}, "freeze", "Freeze", "test", "Test", "docs", "Docs")
+	g = w.checkpoint(t, g, []string{"freeze"}, "test", "frozen on Monday")
+	g = w.revise(t, g, "docs move to the website", "test", "Test everything", "freeze", "Freeze", "site", "Website")
 	b := w.s.browser(w.alice)
 	sp := b.page("/s/" + s.ID)
 	r := b.page(sessionsLink(t, sessionsSection(t, sp.body, "h2", "goals"), "/g/"+g.ID))
@@ -192,18 +177,10 @@ func TestDashboardGoalHistoryCut(t *testing.T) { stores.Each(t, testDashboardGoa
 // page says how many older changes it does not show.
 func testDashboardGoalHistoryCut(t *testing.T) {
 	w := newSessionsWorld(t)
-	ctx := t.Context()
 	s := w.start(t, "Long goal", "begin")
-	g, _, err := w.s.wf.CreateGoal(ctx, w.ac, workflow.NewGoalInput{SessionID: s.ID, Title: "Many checkpoints", Objective: "o",
-		Steps: []workflow.GoalStepInput{{ID: "a", Title: "A"}}, IdempotencyKey: "g"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := w.goal(t, s.ID, workflow.NewGoalInput{Title: "Many checkpoints", Objective: "o"}, "a", "A")
 	for i := range workflow.MaxPlanHistory + 2 {
-		if g, _, err = w.s.wf.CheckpointGoal(ctx, w.ac, workflow.CheckpointInput{GoalID: g.ID, ExpectedRevision: g.Revision,
-			IdempotencyKey: fmt.Sprint("c", i), Summary: fmt.Sprint("checkpoint ", i)}); err != nil {
-			t.Fatal(err)
-		}
+		g = w.checkpoint(t, g, nil, "", fmt.Sprint("checkpoint ", i))
 	}
 	body := w.s.browser(w.alice).page("/g/" + g.ID).body
 	sessionsHas(t, "history", body, "10 changes", "2 older changes are not shown", "checkpoint 9", "no change to the steps")
@@ -225,20 +202,9 @@ func (w *sessionsWorld) sessionsPages(t *testing.T, title, text string) (pages [
 	if _, _, err := w.s.wf.ResolveMessage(ctx, w.ac, s.ID, todo.ID, text); err != nil {
 		t.Fatal(err)
 	}
-	g, _, err := w.s.wf.CreateGoal(ctx, w.ac, workflow.NewGoalInput{SessionID: s.ID, Title: title, Objective: text, CompletionConditions: []string{text},
-		Steps: []workflow.GoalStepInput{{ID: "one", Title: title}}, IdempotencyKey: "g"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cur := "one"
-	if g, _, err = w.s.wf.CheckpointGoal(ctx, w.ac, workflow.CheckpointInput{GoalID: g.ID, ExpectedRevision: g.Revision, IdempotencyKey: "c",
-		CurrentStepID: &cur, Summary: text}); err != nil {
-		t.Fatal(err)
-	}
-	if g, _, err = w.s.wf.ReviseGoalPlan(ctx, w.ac, workflow.ReviseInput{GoalID: g.ID, ExpectedRevision: g.Revision, IdempotencyKey: "r",
-		Reason: text, Steps: []workflow.GoalStepInput{{ID: "one", Title: text}, {ID: "two", Title: title}}}); err != nil {
-		t.Fatal(err)
-	}
+	g := w.goal(t, s.ID, workflow.NewGoalInput{Title: title, Objective: text, CompletionConditions: []string{text}}, "one", title)
+	g = w.checkpoint(t, g, nil, "one", text)
+	g = w.revise(t, g, text, "one", text, "two", title)
 	return []string{"/p/webapp", "/p/webapp?q=" + url.QueryEscape(title), "/s/" + s.ID, "/s/" + s.ID + "/m/" + m.ID,
 		"/s/" + s.ID + "/m/" + q.ID, "/g/" + g.ID}, s
 }

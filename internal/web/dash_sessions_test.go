@@ -62,6 +62,51 @@ func (w *sessionsWorld) note(t *testing.T, sid string, kind continuo.Kind, text 
 	return w.post(t, workflow.Post{SessionID: sid, Kind: kind, Text: text})
 }
 
+// goal creates a goal in session sid with steps (id, title, id, title, …),
+// keyed by its title.
+func (w *sessionsWorld) goal(t *testing.T, sid string, in workflow.NewGoalInput, steps ...string) *continuo.Goal {
+	t.Helper()
+	in.SessionID, in.IdempotencyKey = sid, "goal "+in.Title
+	for i := 0; i+1 < len(steps); i += 2 {
+		in.Steps = append(in.Steps, workflow.GoalStepInput{ID: steps[i], Title: steps[i+1]})
+	}
+	g, _, err := w.s.wf.CreateGoal(t.Context(), w.ac, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// checkpoint checkpoints g at its revision: the steps done, the current
+// step ("" leaves it), the summary.
+func (w *sessionsWorld) checkpoint(t *testing.T, g *continuo.Goal, done []string, current, summary string) *continuo.Goal {
+	t.Helper()
+	in := workflow.CheckpointInput{GoalID: g.ID, ExpectedRevision: g.Revision, IdempotencyKey: fmt.Sprint("checkpoint ", g.Revision),
+		CompletedStepIDs: done, Summary: summary}
+	if current != "" {
+		in.CurrentStepID = &current
+	}
+	g, _, err := w.s.wf.CheckpointGoal(t.Context(), w.ac, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// revise replaces g's plan at its revision with steps (id, title, …).
+func (w *sessionsWorld) revise(t *testing.T, g *continuo.Goal, reason string, steps ...string) *continuo.Goal {
+	t.Helper()
+	in := workflow.ReviseInput{GoalID: g.ID, ExpectedRevision: g.Revision, IdempotencyKey: fmt.Sprint("revise ", g.Revision), Reason: reason}
+	for i := 0; i+1 < len(steps); i += 2 {
+		in.Steps = append(in.Steps, workflow.GoalStepInput{ID: steps[i], Title: steps[i+1]})
+	}
+	g, _, err := w.s.wf.ReviseGoalPlan(t.Context(), w.ac, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
 // sessionsHas fails unless body holds every string of want.
 func sessionsHas(t *testing.T, what, body string, want ...string) {
 	t.Helper()
@@ -146,11 +191,7 @@ func testDashboardSessionsProject(t *testing.T) {
 	if _, _, err := w.s.wf.CloseSession(ctx, w.ac, cache.ID, "done"); err != nil {
 		t.Fatal(err)
 	}
-	g, _, err := w.s.wf.CreateGoal(ctx, w.ac, workflow.NewGoalInput{SessionID: noted.ID, Title: "Pages under 1s", Objective: "fast",
-		Steps: []workflow.GoalStepInput{{ID: "measure", Title: "Measure"}}, IdempotencyKey: "g1"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := w.goal(t, noted.ID, workflow.NewGoalInput{Title: "Pages under 1s", Objective: "fast"}, "measure", "Measure")
 
 	b := w.s.browser(w.alice)
 	home := b.page("/")
@@ -231,16 +272,8 @@ func testDashboardSessionBrief(t *testing.T) {
 	w.note(t, s.ID, continuo.KindProgress, "lexer done")
 	state := w.post(t, workflow.Post{SessionID: s.ID, Kind: continuo.KindProgress, Tags: []string{continuo.HandoffTag},
 		Text: "Done: lexer, parser.\nDoing: errors.\nNext: tests.\nVerify: go test ./parser"})
-	g, _, err := w.s.wf.CreateGoal(ctx, w.ac, workflow.NewGoalInput{SessionID: s.ID, Title: "Parser on the new AST", Objective: "port it",
-		Steps: []workflow.GoalStepInput{{ID: "lex", Title: "Lexer"}, {ID: "parse", Title: "Parser"}}, IdempotencyKey: "g"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cur := "parse"
-	if _, _, err := w.s.wf.CheckpointGoal(ctx, w.ac, workflow.CheckpointInput{GoalID: g.ID, ExpectedRevision: 1, IdempotencyKey: "c",
-		CompletedStepIDs: []string{"lex"}, CurrentStepID: &cur, Summary: "lexer done"}); err != nil {
-		t.Fatal(err)
-	}
+	g := w.goal(t, s.ID, workflow.NewGoalInput{Title: "Parser on the new AST", Objective: "port it"}, "lex", "Lexer", "parse", "Parser")
+	w.checkpoint(t, g, []string{"lex"}, "parse", "lexer done")
 	h, err := w.s.wf.ReadHandoff(ctx, w.ac, s.ID, "", false)
 	if err != nil {
 		t.Fatal(err)

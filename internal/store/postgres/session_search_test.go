@@ -27,14 +27,7 @@ func TestMigration0011FromV10(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	qs := append(schemaAt(ms, 10),
-		"INSERT INTO groups (id, name, created_at) VALUES ('grp_1', 'g', 0)",
-		"INSERT INTO projects (id, name, writable, created_at) VALUES ('prj_1', 'p', 1, 0)",
-		`INSERT INTO sessions (id, group_id, ref, project_id, title, lifecycle, mode, root_instruction, latest_instruction,
-			instructions, revision, message_seq, created_at, updated_at) VALUES
-			('ses_1', 'grp_1', 1, 'prj_1', 'Fix the login redirect', 'active', 'checkout', 'i', 'i', 1, 1, 0, 0, 2),
-			('ses_2', 'grp_1', 2, 'prj_1', 'rotate AKIAIOSFODNN7EXAMPLE', 'active', 'checkout', 'i', 'i', 1, 1, 0, 0, 1)`)
-	for _, q := range qs {
+	for _, q := range append(schemaAt(ms, 10), storetest.SessionTitleRows...) {
 		if _, err := conn.Exec(ctx, q); err != nil {
 			t.Fatalf("%.60s: %v", q, err)
 		}
@@ -43,18 +36,5 @@ func TestMigration0011FromV10(t *testing.T) {
 	if _, err := postgres.Open(ctx, url, nil); !errors.Is(err, store.ErrSchema) {
 		t.Fatalf("Open of a version 10 database without migrate up = %v, want ErrSchema", err)
 	}
-	db := open(t, url, &postgres.Options{Migrate: store.MigrateUp})
-	storetest.MustRead(t, db, func(tx store.Tx) error {
-		for q, want := range map[string]int64{"login": 1, "redirect fix": 1, "rotate": 1, "AKIAIOSFODNN7EXAMPLE": 0} {
-			got, total, err := tx.SessionList(ctx, store.SessionListParams{GroupID: "grp_1", ProjectID: "prj_1",
-				Words: store.SearchWords(q), Limit: 10})
-			if err != nil {
-				return err
-			}
-			if total != want || int64(len(got)) != want {
-				t.Errorf("sessions titled with %q after 0011: %d listed, total %d; want %d", q, len(got), total, want)
-			}
-		}
-		return nil
-	})
+	storetest.CheckSessionTitles(t, open(t, url, &postgres.Options{Migrate: store.MigrateUp}))
 }

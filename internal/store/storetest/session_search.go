@@ -173,3 +173,35 @@ func testSessionSearchTitleChange(t *testing.T, s store.Store) {
 		t.Errorf("the old title's word still finds %q", got)
 	}
 }
+
+// SessionTitleRows are rows of a version 10 database, in SQL both engines
+// run, for the drivers' upgrade tests of migration 0011: two sessions of
+// group grp_1 in project prj_1, one titled with a secret.
+var SessionTitleRows = []string{
+	"INSERT INTO groups (id, name, created_at) VALUES ('grp_1', 'g', 0)",
+	"INSERT INTO projects (id, name, writable, created_at) VALUES ('prj_1', 'p', 1, 0)",
+	`INSERT INTO sessions (id, group_id, ref, project_id, title, lifecycle, mode, root_instruction, latest_instruction,
+		instructions, revision, message_seq, created_at, updated_at) VALUES
+		('ses_1', 'grp_1', 1, 'prj_1', 'Fix the login redirect', 'active', 'checkout', 'i', 'i', 1, 1, 0, 0, 2),
+		('ses_2', 'grp_1', 2, 'prj_1', 'rotate AKIAIOSFODNN7EXAMPLE', 'active', 'checkout', 'i', 'i', 1, 1, 0, 0, 1)`,
+}
+
+// CheckSessionTitles checks a store migrated from SessionTitleRows: its
+// sessions are found by the words of their titles (the driver indexed
+// them after migrating), never by the secret in one.
+func CheckSessionTitles(t testing.TB, s store.Store) {
+	t.Helper()
+	MustRead(t, s, func(tx store.Tx) error {
+		for q, want := range map[string]int64{"login": 1, "redirect fix": 1, "rotate": 1, "AKIAIOSFODNN7EXAMPLE": 0} {
+			got, total, err := tx.SessionList(t.Context(), store.SessionListParams{GroupID: "grp_1", ProjectID: "prj_1",
+				Words: store.SearchWords(q), Limit: 10})
+			if err != nil {
+				return err
+			}
+			if total != want || int64(len(got)) != want {
+				t.Errorf("sessions titled with %q after 0011: %d listed, total %d; want %d", q, len(got), total, want)
+			}
+		}
+		return nil
+	})
+}
