@@ -2,15 +2,20 @@ package web_test
 
 import (
 	"fmt"
+	"html"
 	"html/template"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/auth"
 	"github.com/continuo-dev/continuo/internal/store/stores"
 	"github.com/continuo-dev/continuo/internal/workflow"
 )
@@ -278,4 +283,51 @@ func testDashboardSessionsIsolation(t *testing.T) {
 	if r := w.s.anonymous().get(pages[2]); r.StatusCode != http.StatusSeeOther || !strings.Contains(r.Header.Get("Location"), "/login?next=") {
 		t.Errorf("anonymous GET %s: %d %s", pages[2], r.StatusCode, r.Header.Get("Location"))
 	}
+}
+
+func TestDashboardSessionWorkspace(t *testing.T) { stores.Each(t, testDashboardSessionWorkspace) }
+
+// testDashboardSessionWorkspace: for a project with a checkout the brief's
+// workspace section shows its branch, head, the commits since the session
+// started and the changed files with their git status; a check the
+// project names shows as not run.
+func testDashboardSessionWorkspace(t *testing.T) {
+	w := newSessionsWorld(t)
+	root := t.TempDir()
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", root, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q", "-b", "trunk")
+	write := func(name, text string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(root, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("main.go", "package main\n")
+	git("add", ".")
+	git("commit", "-qm", "first")
+	if _, err := w.s.auth.AddProject(t.Context(), auth.ProjectSpec{Name: "checkout", Root: root,
+		Checks: map[string]continuo.Check{"unit": {Command: []string{"true"}}}}, map[string]continuo.Access{"alice": continuo.AccessWrite}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := w.s.wf.WorkOnProject(t.Context(), w.ac, workflow.WorkOn{Project: "checkout", Title: "Edit", Instruction: "edit main.go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("main.go", "package main\n\nfunc main() {}\n")
+	git("commit", "-qam", "add main")
+	write("main.go", "package main\n\nfunc main() { println() }\n")
+	write("new.go", "package main\n")
+	body := w.s.browser(w.alice).page("/s/" + r.Session.ID).body
+	ws := sessionsSection(t, body, "section", "brief-workspace")
+	sessionsHas(t, "workspace", ws, "<code>"+root+"</code>", "<code>trunk</code>", "Uncommitted changes</dt><dd>yes",
+		"Commits since start</dt><dd>1", "<li>add main</li>", `<code class="xy">.M</code> <code>main.go</code>`,
+		`<code class="xy">??</code> <code>new.go</code>`, "Changed files <span class=\"count\">2</span>")
+	sessionsHas(t, "validation", sessionsSection(t, body, "section", "brief-validation"), "<code>unit</code>", "badge-not_run")
+	sessionsHas(t, "next actions", body, html.EscapeString("inspect the 2 uncommitted change(s)"))
 }
