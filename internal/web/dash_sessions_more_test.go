@@ -3,7 +3,6 @@ package web_test
 import (
 	"fmt"
 	"html"
-	"html/template"
 	"net/http"
 	"net/url"
 	"os"
@@ -230,7 +229,7 @@ func testDashboardSessionsEscape(t *testing.T) {
 					t.Errorf("%s renders %q unescaped", path, raw)
 				}
 			}
-			sessionsHas(t, path, body, template.HTMLEscapeString(attack))
+			sessionsHas(t, path, body, html.EscapeString(attack))
 		}
 	}
 }
