@@ -27,7 +27,7 @@ func TestMigration0011FromV10(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range append(schemaAt(ms, 10), storetest.SessionTitleRows...) {
+	for _, q := range append(schemaAt(ms, 10), storetest.Migration0011Seed...) {
 		if _, err := conn.Exec(ctx, q); err != nil {
 			t.Fatalf("%.60s: %v", q, err)
 		}
@@ -36,5 +36,5 @@ func TestMigration0011FromV10(t *testing.T) {
 	if _, err := postgres.Open(ctx, url, nil); !errors.Is(err, store.ErrSchema) {
 		t.Fatalf("Open of a version 10 database without migrate up = %v, want ErrSchema", err)
 	}
-	storetest.CheckSessionTitles(t, open(t, url, &postgres.Options{Migrate: store.MigrateUp}))
+	storetest.CheckMigration0011(t, open(t, url, &postgres.Options{Migrate: store.MigrateUp}))
 }

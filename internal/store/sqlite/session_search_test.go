@@ -22,7 +22,7 @@ func TestMigration0011FromV10(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "c.db")
 	raw := rawDB(t, path)
-	for _, q := range append(schemaAt(ms, 10), storetest.SessionTitleRows...) {
+	for _, q := range append(schemaAt(ms, 10), storetest.Migration0011Seed...) {
 		if _, err := raw.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%.60s: %v", q, err)
 		}
@@ -31,5 +31,5 @@ func TestMigration0011FromV10(t *testing.T) {
 	if _, err := sqlite.Open(ctx, path, nil); !errors.Is(err, store.ErrSchema) {
 		t.Fatalf("Open of a version 10 database without migrate up = %v, want ErrSchema", err)
 	}
-	storetest.CheckSessionTitles(t, open(t, path, &sqlite.Options{Migrate: store.MigrateUp}))
+	storetest.CheckMigration0011(t, open(t, path, &sqlite.Options{Migrate: store.MigrateUp}))
 }

@@ -76,25 +76,17 @@ func (w *searchWorld) search(t *testing.T, s store.Store, p store.SessionListPar
 	if p.Offset == 0 && total != int64(len(list)) && len(list) < p.Limit {
 		t.Errorf("SessionList(%v): total %d, %d listed", p.Words, total, len(list))
 	}
-	return titles(list)
-}
-
-func titles(ss []continuo.Session) []string {
-	out := make([]string, len(ss))
-	for i, x := range ss {
-		out[i] = x.Title
-	}
-	return out
+	return ids(list)
 }
 
 func testSessionSearchSources(t *testing.T, s store.Store) {
 	w := newSearchWorld(t, s)
-	want := []string{w.partial.Title, w.closed.Title, w.instr.Title, w.note.Title, w.title.Title}
+	want := []string{w.partial.ID, w.closed.ID, w.instr.ID, w.note.ID, w.title.ID}
 	if got := w.search(t, s, store.SessionListParams{Words: []string{"login"}}); !slices.Equal(got, want) {
 		t.Errorf("sessions with login in the title, a note or an instruction: %q, want %q", got, want)
 	}
-	if got := w.search(t, s, store.SessionListParams{Words: []string{"logins"}}); !slices.Equal(got, []string{w.none.Title}) {
-		t.Errorf("logins: %q, want only %q (whole words)", got, w.none.Title)
+	if got := w.search(t, s, store.SessionListParams{Words: []string{"logins"}}); !slices.Equal(got, []string{w.none.ID}) {
+		t.Errorf("logins: %q, want only %q (whole words)", got, w.none.ID)
 	}
 	if got := w.search(t, s, store.SessionListParams{Words: []string{"absent"}}); len(got) != 0 {
 		t.Errorf("a word nowhere: %q", got)
@@ -108,36 +100,36 @@ func testSessionSearchSources(t *testing.T, s store.Store) {
 // instruction), as the listing's query matches one entry.
 func testSessionSearchOneText(t *testing.T, s store.Store) {
 	w := newSearchWorld(t, s)
-	if got := w.search(t, s, store.SessionListParams{Words: []string{"login", "redirect"}}); !slices.Equal(got, []string{w.title.Title}) {
-		t.Errorf("login redirect: %q, want only %q (the words split over a title and a note do not match)", got, w.title.Title)
+	if got := w.search(t, s, store.SessionListParams{Words: []string{"login", "redirect"}}); !slices.Equal(got, []string{w.title.ID}) {
+		t.Errorf("login redirect: %q, want only %q (the words split over a title and a note do not match)", got, w.title.ID)
 	}
-	if got := w.search(t, s, store.SessionListParams{Words: []string{"login", "page"}}); !slices.Equal(got, []string{w.note.Title}) {
-		t.Errorf("login page: %q, want %q", got, w.note.Title)
+	if got := w.search(t, s, store.SessionListParams{Words: []string{"login", "page"}}); !slices.Equal(got, []string{w.note.ID}) {
+		t.Errorf("login page: %q, want %q", got, w.note.ID)
 	}
-	if got := w.search(t, s, store.SessionListParams{Words: []string{"audit", "flow"}}); !slices.Equal(got, []string{w.instr.Title}) {
-		t.Errorf("audit flow: %q, want %q", got, w.instr.Title)
+	if got := w.search(t, s, store.SessionListParams{Words: []string{"audit", "flow"}}); !slices.Equal(got, []string{w.instr.ID}) {
+		t.Errorf("audit flow: %q, want %q", got, w.instr.ID)
 	}
 }
 
 func testSessionSearchFilters(t *testing.T, s store.Store) {
 	w := newSearchWorld(t, s)
 	words := []string{"login"}
-	if got := w.search(t, s, store.SessionListParams{Words: words, Lifecycle: continuo.LifecycleClosed}); !slices.Equal(got, []string{w.closed.Title}) {
+	if got := w.search(t, s, store.SessionListParams{Words: words, Lifecycle: continuo.LifecycleClosed}); !slices.Equal(got, []string{w.closed.ID}) {
 		t.Errorf("closed with login: %q", got)
 	}
-	if got := w.search(t, s, store.SessionListParams{Words: words, Lifecycle: continuo.LifecycleActive}); len(got) != 4 || slices.Contains(got, w.closed.Title) {
+	if got := w.search(t, s, store.SessionListParams{Words: words, Lifecycle: continuo.LifecycleActive}); len(got) != 4 || slices.Contains(got, w.closed.ID) {
 		t.Errorf("active with login: %q", got)
 	}
 	p := store.SessionListParams{GroupID: w.lw.g1.ID, ProjectID: w.lw.p1.ID, Words: words, Offset: 1, Limit: 2}
 	list, total := listSessions(t, s, p)
-	if total != 5 || !slices.Equal(titles(list), []string{w.closed.Title, w.instr.Title}) {
-		t.Errorf("page 2 of 2 with login: %q of %d, want 2 of 5", titles(list), total)
+	if total != 5 || !slices.Equal(ids(list), []string{w.closed.ID, w.instr.ID}) {
+		t.Errorf("page 2 of 2 with login: %q of %d, want 2 of 5", ids(list), total)
 	}
 	// Another group's session in the project is never found, nor the
 	// group's own in another project.
 	other, total := listSessions(t, s, store.SessionListParams{GroupID: w.lw.g2.ID, ProjectID: w.lw.p1.ID, Words: words, Limit: 10})
 	if total != 1 || len(other) != 1 || other[0].Title != "login of another group" {
-		t.Errorf("bravo's search: %q of %d", titles(other), total)
+		t.Errorf("bravo's search: %q of %d", ids(other), total)
 	}
 }
 
@@ -150,8 +142,8 @@ func testSessionSearchSecret(t *testing.T, s store.Store) {
 	if got := w.search(t, s, store.SessionListParams{Words: store.SearchWords(key)}); len(got) != 0 {
 		t.Errorf("the secret in a title is searchable: %q", got)
 	}
-	if got := w.search(t, s, store.SessionListParams{Words: []string{"rotate", "today"}}); !slices.Equal(got, []string{sess.Title}) {
-		t.Errorf("rotate today: %q, want %q", got, sess.Title)
+	if got := w.search(t, s, store.SessionListParams{Words: []string{"rotate", "today"}}); !slices.Equal(got, []string{sess.ID}) {
+		t.Errorf("rotate today: %q, want %q", got, sess.ID)
 	}
 	if getSession(t, s, sess.ID).Title != sess.Title {
 		t.Fatal("the stored title lost its secret: the test no longer tests anything")
@@ -166,18 +158,18 @@ func testSessionSearchTitleChange(t *testing.T, s store.Store) {
 	sess.Revision++
 	sess.Title = "Renamed: session cookie"
 	MustWrite(t, s, func(tx store.Tx) error { return tx.SessionUpdate(t.Context(), &sess, prev) })
-	if got := w.search(t, s, store.SessionListParams{Words: []string{"cookie"}}); !slices.Equal(got, []string{sess.Title}) {
-		t.Errorf("cookie after the rename: %q", got)
+	if got := w.search(t, s, store.SessionListParams{Words: []string{"cookie"}}); !slices.Equal(got, []string{sess.ID}) {
+		t.Errorf("cookie after the rename: %q, want %q", got, sess.ID)
 	}
 	if got := w.search(t, s, store.SessionListParams{Words: []string{"apart"}}); len(got) != 0 {
 		t.Errorf("the old title's word still finds %q", got)
 	}
 }
 
-// SessionTitleRows are rows of a version 10 database, in SQL both engines
+// Migration0011Seed are rows of a version 10 database, in SQL both engines
 // run, for the drivers' upgrade tests of migration 0011: two sessions of
 // group grp_1 in project prj_1, one titled with a secret.
-var SessionTitleRows = []string{
+var Migration0011Seed = []string{
 	"INSERT INTO groups (id, name, created_at) VALUES ('grp_1', 'g', 0)",
 	"INSERT INTO projects (id, name, writable, created_at) VALUES ('prj_1', 'p', 1, 0)",
 	`INSERT INTO sessions (id, group_id, ref, project_id, title, lifecycle, mode, root_instruction, latest_instruction,
@@ -186,10 +178,10 @@ var SessionTitleRows = []string{
 		('ses_2', 'grp_1', 2, 'prj_1', 'rotate AKIAIOSFODNN7EXAMPLE', 'active', 'checkout', 'i', 'i', 1, 1, 0, 0, 1)`,
 }
 
-// CheckSessionTitles checks a store migrated from SessionTitleRows: its
+// CheckMigration0011 checks a store migrated from Migration0011Seed: its
 // sessions are found by the words of their titles (the driver indexed
 // them after migrating), never by the secret in one.
-func CheckSessionTitles(t testing.TB, s store.Store) {
+func CheckMigration0011(t testing.TB, s store.Store) {
 	t.Helper()
 	MustRead(t, s, func(tx store.Tx) error {
 		for q, want := range map[string]int64{"login": 1, "redirect fix": 1, "rotate": 1, "AKIAIOSFODNN7EXAMPLE": 0} {
