@@ -201,8 +201,12 @@ type SessionListParams struct {
 	GroupID   string
 	ProjectID string
 	Lifecycle continuo.Lifecycle // empty: any
-	Offset    int
-	Limit     int
+	// Words (SearchWords; empty: any session) keep the sessions whose
+	// title holds every word, or one of whose messages or instructions
+	// does (the match of EntryListParams.Words), by the redacted text.
+	Words  []string
+	Offset int
+	Limit  int
 }
 
 // EntryKey is where an entry stands in a session's listing, which merges

@@ -2,15 +2,13 @@ package workflow_test
 
 import (
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/continuo-dev/continuo"
-	"github.com/continuo-dev/continuo/internal/store"
 	"github.com/continuo-dev/continuo/internal/store/pgtest"
 	"github.com/continuo-dev/continuo/internal/store/stores"
+	"github.com/continuo-dev/continuo/internal/store/storetest"
 	"github.com/continuo-dev/continuo/internal/workflow"
 )
 
@@ -49,7 +47,7 @@ func BenchmarkReadHandoff(b *testing.B) {
 				b.Run(strconv.Itoa(n), func(b *testing.B) {
 					f := setup(b, "", workflow.Git{})
 					s := f.start(b)
-					fill(b, f, s.ID, n)
+					storetest.BigSession(b, f.store, s.ID, n)
 					b.ReportAllocs()
 					b.ResetTimer()
 					for i := 0; i < b.N; i++ {
@@ -60,65 +58,5 @@ func BenchmarkReadHandoff(b *testing.B) {
 				})
 			}
 		})
-	}
-}
-
-// fill adds n messages to a session directly through the store, in large
-// transactions, keeping the session's tallies true: mostly progress, then
-// decisions, notes, todos (a third resolved), some guidance, questions and
-// answers, every 37th high priority, every 50th progress a handoff note.
-func fill(b *testing.B, f *fixture, sid string, n int) {
-	b.Helper()
-	kinds := []continuo.Kind{continuo.KindProgress, continuo.KindProgress, continuo.KindProgress, continuo.KindDecision,
-		continuo.KindNote, continuo.KindTodo, continuo.KindProgress, continuo.KindDecision, continuo.KindQuestion, continuo.KindGuidance}
-	const batch = 5000
-	for done := 0; done < n; done += batch {
-		err := f.store.Write(f.ctx, func(tx store.Tx) error {
-			sess, err := tx.SessionGet(f.ctx, sid)
-			if err != nil {
-				return err
-			}
-			prev := sess.Revision
-			sess.Revision++
-			c := &sess.Counts
-			for i := done; i < min(done+batch, n); i++ {
-				sess.MessageSeq++
-				at := sess.UpdatedAt.Add(time.Duration(i) * time.Millisecond)
-				m := &continuo.Message{ID: continuo.NewID(continuo.PrefixMessage, at), SessionID: sid, Seq: sess.MessageSeq,
-					Kind: kinds[i%len(kinds)], Text: "benchmark message " + strconv.Itoa(i) + " " + strings.Repeat("x", i%300),
-					Status: continuo.StatusOpen, Priority: continuo.PriorityNormal, CreatedAt: at}
-				if i%37 == 0 {
-					m.Priority = continuo.PriorityHigh
-				}
-				switch m.Kind {
-				case continuo.KindProgress:
-					c.Progress++
-					if i%50 == 0 {
-						m.Tags = []string{continuo.HandoffTag}
-					}
-				case continuo.KindDecision:
-					c.Decisions++
-				case continuo.KindTodo:
-					if i%3 == 0 {
-						m.Status, m.Resolution, m.ResolvedAt = continuo.StatusResolved, "done", &at
-					} else {
-						c.OpenTodos++
-					}
-				case continuo.KindQuestion:
-					m.Status, m.Resolution, m.ResolvedAt = continuo.StatusResolved, "yes", &at
-					c.ResolvedQuestions++
-				case continuo.KindGuidance:
-					c.OpenGuidance++
-				}
-				c.Messages++
-				if err := tx.MessageCreate(f.ctx, m); err != nil {
-					return err
-				}
-			}
-			return tx.SessionUpdate(f.ctx, sess, prev)
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
 	}
 }

@@ -311,18 +311,12 @@ func (s *Service) ListMessages(ctx context.Context, c *continuo.Caller, q Messag
 			return nil, continuo.Invalid("kinds", "unknown kind "+strconv.Quote(string(k)))
 		}
 	}
-	var words []string
-	if q.Query != "" {
-		words = store.SearchWords(q.Query)
-		switch {
-		case len(words) == 0:
-			return nil, continuo.Invalid("query", "must hold a word: a letter or a digit (punctuation is ignored)")
-		case len(words) > store.MaxSearchWords:
-			return nil, continuo.Invalid("query", "at most "+strconv.Itoa(store.MaxSearchWords)+" words")
-		}
+	words, err := searchWords(q.Query)
+	if err != nil {
+		return nil, err
 	}
 	var page MessagePage
-	err := s.store.Read(ctx, func(tx store.Tx) error {
+	err = s.store.Read(ctx, func(tx store.Tx) error {
 		page = MessagePage{}
 		sess, err := s.resolveSession(ctx, tx, c, q.SessionID)
 		if err != nil {

@@ -396,34 +396,8 @@ func (s *Service) CloseSession(ctx context.Context, c *continuo.Caller, ref, sum
 	return out, changed, nil
 }
 
-// SessionPage is one page of list_sessions.
-type SessionPage struct {
-	Total      int64
-	Sessions   []continuo.Session
-	NextOffset *int
-}
-
 // ListSessions lists the caller group's sessions in one project; other
 // groups' sessions are filtered out before counting.
 func (s *Service) ListSessions(ctx context.Context, c *continuo.Caller, project string, lc continuo.Lifecycle, offset, limit int) (*SessionPage, error) {
-	if err := c.Require(continuo.ScopeSessionsRead); err != nil {
-		return nil, err
-	}
-	var page SessionPage
-	err := s.store.Read(ctx, func(tx store.Tx) error {
-		p, _, err := s.auth.ResolveProject(ctx, tx, c, project, continuo.AccessRead)
-		if err != nil {
-			return err
-		}
-		page.Sessions, page.Total, err = tx.SessionList(ctx, store.SessionListParams{GroupID: c.GroupID, ProjectID: p.ID,
-			Lifecycle: lc, Offset: offset, Limit: limit})
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if next := offset + len(page.Sessions); int64(next) < page.Total {
-		page.NextOffset = &next
-	}
-	return &page, nil
+	return s.FindSessions(ctx, c, SessionQuery{Project: project, Lifecycle: lc, Offset: offset, Limit: limit})
 }

@@ -253,9 +253,9 @@ func (t *Tx) EntryCount(ctx context.Context, p store.EntryListParams) (int64, er
 // BackfillBatch is how many rows of each table Backfill indexes at most.
 const BackfillBatch = 500
 
-// Backfill writes the search text of up to BackfillBatch messages and as
-// many instructions that have none: those written before migration 0002,
-// which SQL alone could not index (the index holds redacted text, and
+// Backfill writes the search text of up to BackfillBatch messages, as
+// many instructions and as many session titles that have none: those
+// written before migration 0002 (0011 for titles), which SQL alone could not index (the index holds redacted text, and
 // redaction is Go). It returns how many rows it indexed; the drivers run it
 // after migrating, one transaction per call, until it returns 0. Once every
 // row has its text a call costs one probe of an empty partial index. A row
@@ -268,6 +268,8 @@ func Backfill(ctx context.Context, q Querier, d Dialect) (int, error) {
 			"UPDATE messages SET search_text = ? WHERE id = ? AND 0 = ? AND search_text IS NULL"},
 		{"SELECT session_id, seq, text FROM session_instructions WHERE search_text IS NULL ORDER BY session_id, seq LIMIT ?",
 			"UPDATE session_instructions SET search_text = ? WHERE session_id = ? AND seq = ? AND search_text IS NULL"},
+		{"SELECT id, 0, title FROM sessions WHERE search_text IS NULL ORDER BY id LIMIT ?", // migration 0011: titles
+			"UPDATE sessions SET search_text = ? WHERE id = ? AND 0 = ? AND search_text IS NULL"},
 	} {
 		type row struct {
 			id   string

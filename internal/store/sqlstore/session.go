@@ -45,11 +45,11 @@ func scanSession(sc scanner) (*continuo.Session, error) {
 // SessionCreate implements store.SessionTx.
 func (t *Tx) SessionCreate(ctx context.Context, s *continuo.Session) error {
 	c := s.Counts
-	_, err := t.exec(ctx, "INSERT INTO sessions ("+sessionCols+") VALUES ("+Placeholders(28)+")",
+	_, err := t.exec(ctx, "INSERT INTO sessions ("+sessionCols+", search_text) VALUES ("+Placeholders(29)+")",
 		s.ID, s.GroupID, s.Ref, s.ProjectID, s.Title, string(s.Lifecycle), string(s.Mode), s.WorktreeBranch, s.WorktreePath,
 		s.RootInstr, s.LatestInstr, s.Instructions, s.Revision, s.MessageSeq, s.Summary,
 		c.Decisions, c.Progress, c.OpenTodos, c.OpenRisks, c.OpenQuestions, c.OpenGuidance, c.Messages,
-		ms(s.CreatedAt), ms(s.UpdatedAt), msPtr(s.ClosedAt), s.StartHead, c.SupersededDecisions, c.ResolvedQuestions)
+		ms(s.CreatedAt), ms(s.UpdatedAt), msPtr(s.ClosedAt), s.StartHead, c.SupersededDecisions, c.ResolvedQuestions, SearchText(s.Title))
 	return err
 }
 
@@ -78,11 +78,11 @@ func (t *Tx) SessionUpdate(ctx context.Context, s *continuo.Session, prev int64)
 		return errors.New("store: a session update must raise the revision")
 	}
 	c := s.Counts
-	return t.execOne(ctx, store.ErrStale, `UPDATE sessions SET title = ?, lifecycle = ?, mode = ?, worktree_branch = ?, worktree_path = ?,
+	return t.execOne(ctx, store.ErrStale, `UPDATE sessions SET title = ?, search_text = ?, lifecycle = ?, mode = ?, worktree_branch = ?, worktree_path = ?,
 		root_instruction = ?, latest_instruction = ?, instructions = ?, revision = ?, message_seq = ?, summary = ?,
 		n_decisions = ?, n_progress = ?, n_open_todos = ?, n_open_risks = ?, n_open_questions = ?, n_open_guidance = ?, n_messages = ?,
 		n_superseded_decisions = ?, n_resolved_questions = ?, start_head = ?, updated_at = ?, closed_at = ? WHERE id = ? AND revision = ?`,
-		s.Title, string(s.Lifecycle), string(s.Mode), s.WorktreeBranch, s.WorktreePath,
+		s.Title, SearchText(s.Title), string(s.Lifecycle), string(s.Mode), s.WorktreeBranch, s.WorktreePath,
 		s.RootInstr, s.LatestInstr, s.Instructions, s.Revision, s.MessageSeq, s.Summary,
 		c.Decisions, c.Progress, c.OpenTodos, c.OpenRisks, c.OpenQuestions, c.OpenGuidance, c.Messages,
 		c.SupersededDecisions, c.ResolvedQuestions, s.StartHead, ms(s.UpdatedAt), msPtr(s.ClosedAt), s.ID, prev)
@@ -96,6 +96,7 @@ func (t *Tx) SessionList(ctx context.Context, p store.SessionListParams) ([]cont
 		where += " AND lifecycle = ?"
 		args = append(args, string(p.Lifecycle))
 	}
+	where, args = t.sessionWords(where, args, p.Words)
 	var total int64
 	if err := t.row(ctx, "SELECT count(*) FROM sessions WHERE "+where, args...).Scan(&total); err != nil {
 		return nil, 0, t.interpret(err)

@@ -98,6 +98,7 @@ func Run(t *testing.T, f Factory) {
 		{"SessionRef", sessionRefTests()},
 		{"Session", sessionTests()},
 		{"SessionList", sessionListTests()},
+		{"SessionSearch", sessionSearchTests()},
 		{"Message", messageTests()},
 		{"MessageList", messageListTests()},
 		{"EntryList", entryTests()},
