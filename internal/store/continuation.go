@@ -62,5 +62,6 @@ type ContinuationListParams struct {
 	States        []continuo.ContinuationState // empty: any
 	CarrierOp     continuo.CarrierOp           // "": any
 	ExpiresBefore time.Time                    // zero: any
+	BeforeID      string                       // keyset: only continuations with a smaller ID (older)
 	Limit         int                          // ≤ 0: 100
 }
