@@ -343,17 +343,23 @@ func (s *Service) ListTasks(ctx context.Context, c *continuo.Caller, car Carrier
 		if err != nil {
 			return err
 		}
-		ts, err := tx.TaskList(ctx, store.TaskListParams{SwarmID: sw.ID, States: []continuo.TaskState{state}, AfterID: after, Limit: limit + 1})
-		if err != nil {
-			return err
-		}
-		out = &TaskPage{Tasks: ts}
-		if len(ts) > limit {
-			out.Tasks, out.Next = ts[:limit], ts[limit-1].ID
-		}
-		return nil
+		out, err = taskPage(ctx, tx, sw.ID, state, after, limit)
+		return err
 	})
 	return out, err
+}
+
+// taskPage reads one page of a swarm's tasks in one state.
+func taskPage(ctx context.Context, tx store.Tx, swarmID string, state continuo.TaskState, after string, limit int) (*TaskPage, error) {
+	ts, err := tx.TaskList(ctx, store.TaskListParams{SwarmID: swarmID, States: []continuo.TaskState{state}, AfterID: after, Limit: limit + 1})
+	if err != nil {
+		return nil, err
+	}
+	out := &TaskPage{Tasks: ts}
+	if len(ts) > limit {
+		out.Tasks, out.Next = ts[:limit], ts[limit-1].ID
+	}
+	return out, nil
 }
 
 // TaskStatus is one task of a swarm the caller owns, with its latest
