@@ -131,6 +131,17 @@ func testTaskHistory(t *testing.T) {
 	if err != nil || len(queued.Tasks) != 1 || queued.Tasks[0].Attempt != nil {
 		t.Fatalf("queued, never claimed: %+v %v", queued, err)
 	}
+	// A decision or a disposition outside the contract's sets settles
+	// nothing (the MCP edge checks them too; a form is checked here).
+	for _, in := range []swarm.ReconcileInput{{Decision: "retry", Disposition: swarm.NoEffect}, {Decision: swarm.DecideFailed, Disposition: "maybe"},
+		{Decision: swarm.DecideFailed}} {
+		in.SwarmID, in.TaskID, in.AttemptID, in.Evidence = inv.Swarm.ID, task.ID, first.Attempt.ID, "whatever"
+		_, err := f.svc.Reconcile(ctx, f.owner, ownerCar, in)
+		wantCode(t, err, continuo.CodeInvalidInput, fmt.Sprintf("reconcile %q/%q", in.Decision, in.Disposition))
+	}
+	if ts := f.task(inv.Swarm.ID, task.ID); ts.Task.State != continuo.TaskReconcileRequired || ts.Attempt.State != continuo.AttemptInDoubt {
+		t.Fatalf("after refused decisions: %+v %+v", ts.Task, ts.Attempt)
+	}
 	if _, err := f.svc.Reconcile(ctx, f.owner, ownerCar, swarm.ReconcileInput{SwarmID: inv.Swarm.ID, TaskID: task.ID, AttemptID: first.Attempt.ID,
 		Decision: swarm.DecideRequeue, Disposition: swarm.NoEffect, Evidence: "the log shows nothing ran"}); err != nil {
 		t.Fatal(err)
