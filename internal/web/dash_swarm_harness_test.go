@@ -74,7 +74,8 @@ func (w *swarmWorld) join(label string) *swarmHand {
 func (w *swarmWorld) checkpointed(label string) *swarmHand {
 	w.t.Helper()
 	x := w.join(label)
-	if _, err := w.s.swarm.Checkpoint(w.t.Context(), w.crew, x.car, x.ref, json.RawMessage(`{"summary":"`+label+` at work"}`)); err != nil {
+	cp, _ := json.Marshal(map[string]string{"summary": label + " at work"})
+	if _, err := w.s.swarm.Checkpoint(w.t.Context(), w.crew, x.car, x.ref, cp); err != nil {
 		w.t.Fatal(err)
 	}
 	return x
