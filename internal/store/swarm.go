@@ -92,6 +92,11 @@ type SwarmTx interface {
 	AttemptGet(ctx context.Context, id string) (*continuo.Attempt, error)
 	// AttemptOf returns attempt number n of a task.
 	AttemptOf(ctx context.Context, taskID string, n int) (*continuo.Attempt, error)
+	// AttemptsLatest returns the latest attempt of each task named (the
+	// attempt whose number is the task's attempt), by task ID; a task
+	// never claimed, or unknown, has none. At most MaxAttemptsLatest
+	// tasks.
+	AttemptsLatest(ctx context.Context, taskIDs []string) (map[string]continuo.Attempt, error)
 	// AttemptUpdate replaces an attempt's state, lease, acked_at and
 	// ended_at if its stored state is still prevState; else ErrStale.
 	AttemptUpdate(ctx context.Context, a *continuo.Attempt, prevState continuo.AttemptState) error
@@ -118,8 +123,11 @@ type TaskTimelineParams struct {
 	Buckets int           // how many, 1..MaxTimelineBuckets
 }
 
+// MaxAttemptsLatest bounds the tasks of one AttemptsLatest.
+const MaxAttemptsLatest = 100
+
 // MaxTimelineBuckets bounds TaskTimeline.
-const MaxTimelineBuckets = 1000
+const MaxTimelineBuckets = 200
 
 // TaskBucket is one bucket of TaskTimeline: the tasks created in
 // [Start, Start+Bucket), and those that became terminal in it.

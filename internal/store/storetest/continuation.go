@@ -33,6 +33,7 @@ func continuationTests() []test {
 		{"LedgerCountsTheWorker", testLedgerCountsTheWorker},
 		{"LedgerReport", testLedgerReport},
 		{"LedgerEntries", testLedgerEntries},
+		{"LedgerOfSwarm", testLedgerOfSwarm},
 		{"LedgerPrune", testLedgerPrune},
 		{"LedgerConcurrent", testLedgerConcurrent},
 		{"ReadRejectsWrites", testContinuationReadRejectsWrites},

@@ -49,6 +49,7 @@ func swarmTests() []test {
 		{"TaskListLimit", testTaskListLimit},
 		{"TaskListWorker", testTaskListWorker},
 		{"TaskTimeline", testTaskTimeline},
+		{"AttemptsLatest", testAttemptsLatest},
 		{"AttemptCreateGet", testAttemptCreateGet},
 		{"AttemptDuplicate", testAttemptDuplicate},
 		{"AttemptUpdate", testAttemptUpdate},

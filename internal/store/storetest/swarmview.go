@@ -66,3 +66,71 @@ func testTaskTimeline(t *testing.T, s store.Store) {
 		}
 	}
 }
+
+// testLedgerOfSwarm: LedgerOfSwarm is LedgerEntries of every worker of
+// the swarm at the worker's current epoch, by worker: not another epoch's
+// entries, nor another swarm's.
+func testLedgerOfSwarm(t *testing.T, s store.Store) {
+	f := setupSwarm(t, s)
+	other := SwarmWorker(t, s, Swarm(t, s, f.Group.ID, f.Principal.ID).ID, f.Principal.ID, "elsewhere")
+	w1, w2 := f.W1.ID, f.W2.ID
+	ledgerAdd(t, s,
+		ledgerEntry(w1, 1, continuo.LedgerTaskPrompt, "tsk_a", 100, Base),
+		ledgerEntry(w1, 1, continuo.LedgerTaskPrompt, "tsk_b", 250, Base.Add(time.Second)),
+		ledgerEntry(w1, 0, continuo.LedgerTaskPrompt, "tsk_old", 5000, Base),
+		ledgerEntry(w2, 1, continuo.LedgerCapsule, "cnt_a", 700, Base),
+		ledgerEntry(other.ID, 1, continuo.LedgerTaskPrompt, "tsk_x", 9999, Base),
+	)
+	for _, e := range []continuo.LedgerEntry{ledgerEntry(w1, 1, continuo.LedgerEstimate, "", 2000, Base), ledgerEntry(w2, 1, continuo.LedgerHostExact, "", 1500, Base),
+		ledgerEntry(w1, 0, continuo.LedgerHostExact, "", 7777, Base), ledgerEntry(other.ID, 1, continuo.LedgerEstimate, "", 6666, Base)} {
+		ledgerReport(t, s, e)
+	}
+	want := append(ledgerEntries(t, s, w1, 1), ledgerEntries(t, s, w2, 1)...)
+	if len(want) != 4 {
+		t.Fatalf("the fixture's entries: %v", want)
+	}
+	got := mustGet(t, s, "LedgerOfSwarm", func(tx store.Tx) ([]continuo.LedgerEntry, error) { return tx.LedgerOfSwarm(t.Context(), f.Swarm.ID) })
+	sameList(t, "LedgerOfSwarm", got, want, normLedger)
+	none := mustGet(t, s, "LedgerOfSwarm", func(tx store.Tx) ([]continuo.LedgerEntry, error) {
+		return tx.LedgerOfSwarm(t.Context(), continuo.NewID(continuo.PrefixSwarm, Base))
+	})
+	if len(none) != 0 {
+		t.Errorf("LedgerOfSwarm of an unknown swarm: %v", none)
+	}
+}
+
+// testAttemptsLatest: each task's attempt of its own number — not an
+// earlier one — and none for a task never claimed or unknown; at most
+// MaxAttemptsLatest tasks.
+func testAttemptsLatest(t *testing.T, s store.Store) {
+	f := setupSwarm(t, s)
+	twice := heldTask(t, s, f.Swarm.ID, f.W1.ID, "twice", 2)
+	SwarmAttempt(t, s, twice, "host-1", func(a *continuo.Attempt) { a.Number = 1; attemptEnded(continuo.AttemptRequeued)(a) })
+	second := SwarmAttempt(t, s, twice, "host-1")
+	once := heldTask(t, s, f.Swarm.ID, f.W2.ID, "once", 1)
+	first := SwarmAttempt(t, s, once, "host-2")
+	queued := SwarmTask(t, s, f.Swarm.ID, "queued")
+	get := func(ids []string) (map[string]continuo.Attempt, error) {
+		var out map[string]continuo.Attempt
+		err := s.Read(t.Context(), func(tx store.Tx) (err error) {
+			out, err = tx.AttemptsLatest(t.Context(), ids)
+			return err
+		})
+		return out, err
+	}
+	got, err := get([]string{twice.ID, once.ID, queued.ID, continuo.NewID(continuo.PrefixTask, Base)})
+	if err != nil || len(got) != 2 {
+		t.Fatalf("AttemptsLatest = %v, %v", got, err)
+	}
+	sameList(t, "AttemptsLatest", []continuo.Attempt{got[twice.ID], got[once.ID]}, []continuo.Attempt{*second, *first}, normAttempt)
+	if none, err := get(nil); err != nil || len(none) != 0 {
+		t.Errorf("AttemptsLatest of no task = %v, %v", none, err)
+	}
+	many := make([]string, store.MaxAttemptsLatest+1)
+	for i := range many {
+		many[i] = twice.ID
+	}
+	if _, err := get(many); err == nil {
+		t.Errorf("AttemptsLatest of %d tasks: no error", len(many))
+	}
+}
