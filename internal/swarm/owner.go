@@ -287,12 +287,17 @@ func (s *Service) SwarmStatus(ctx context.Context, c *continuo.Caller, car Carri
 		return err
 	})
 	if out != nil {
-		out.Runtime = RuntimeManual
-		if s.runtime != nil && s.minter != nil {
-			out.Runtime = RuntimeProcess
-		}
+		out.Runtime = s.runtimeName()
 	}
 	return out, err
+}
+
+// runtimeName names the carrier runtime of this service.
+func (s *Service) runtimeName() string {
+	if s.runtime != nil && s.minter != nil {
+		return RuntimeProcess
+	}
+	return RuntimeManual
 }
 
 // The carrier runtimes (CONTRACT.md §8).

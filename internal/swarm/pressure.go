@@ -48,6 +48,12 @@ func pressureOf(ctx context.Context, tx store.Tx, sw *continuo.Swarm, w *continu
 	if err != nil {
 		return nil, err
 	}
+	return pressureFrom(sw, w, es), nil
+}
+
+// pressureFrom is a worker's pressure from its ledger entries at its
+// current epoch.
+func pressureFrom(sw *continuo.Swarm, w *continuo.Worker, es []continuo.LedgerEntry) *Pressure {
 	pc := sw.Policy.Compaction
 	p := &Pressure{WorkerID: w.ID, Epoch: w.Epoch, Budget: pc.BudgetTokens, Threshold: pc.Threshold, Reserve: pc.ReserveTokens,
 		Sources: es}
@@ -70,7 +76,7 @@ func pressureOf(ctx context.Context, tx store.Tx, sw *continuo.Swarm, w *continu
 		p.Ratio = float64(p.Tokens) / float64(p.Budget)
 	}
 	p.CompactRequired = p.Ratio >= p.Threshold
-	return p, nil
+	return p
 }
 
 // count adds a task's prompt or result to its worker's ledger, once, and

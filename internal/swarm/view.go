@@ -76,28 +76,47 @@ func (s *Service) ListSwarms(ctx context.Context, c *continuo.Caller, before str
 }
 
 // Pressures returns the context pressure of every worker of a swarm the
-// caller owns, at each worker's current epoch, by worker ID.
+// caller owns, at each worker's current epoch, by worker ID (the whole
+// swarm's ledger in one read).
 func (s *Service) Pressures(ctx context.Context, c *continuo.Caller, car Carrier, swarmID string) (map[string]*Pressure, error) {
 	var out map[string]*Pressure
-	err := s.db.Read(ctx, func(tx store.Tx) error {
+	err := s.owned(ctx, c, car, swarmID, func(tx store.Tx, sw *continuo.Swarm) (err error) {
+		out, err = pressures(ctx, tx, sw)
+		return err
+	})
+	return out, err
+}
+
+func pressures(ctx context.Context, tx store.Tx, sw *continuo.Swarm) (map[string]*Pressure, error) {
+	ws, err := tx.WorkerList(ctx, sw.ID)
+	if err != nil {
+		return nil, err
+	}
+	es, err := tx.LedgerOfSwarm(ctx, sw.ID)
+	if err != nil {
+		return nil, err
+	}
+	of := map[string][]continuo.LedgerEntry{}
+	for _, e := range es {
+		of[e.WorkerID] = append(of[e.WorkerID], e)
+	}
+	ps := make(map[string]*Pressure, len(ws))
+	for i := range ws {
+		w := &ws[i]
+		ps[w.ID] = pressureFrom(sw, w, of[w.ID])
+	}
+	return ps, nil
+}
+
+// owned runs fn on a swarm the caller owns, in one read snapshot.
+func (s *Service) owned(ctx context.Context, c *continuo.Caller, car Carrier, swarmID string, fn func(tx store.Tx, sw *continuo.Swarm) error) error {
+	return s.db.Read(ctx, func(tx store.Tx) error {
 		sw, err := s.ownSwarm(ctx, tx, c, car, swarmID)
 		if err != nil {
 			return err
 		}
-		ws, err := tx.WorkerList(ctx, sw.ID)
-		if err != nil {
-			return err
-		}
-		ps := make(map[string]*Pressure, len(ws))
-		for i := range ws {
-			if ps[ws[i].ID], err = pressureOf(ctx, tx, sw, &ws[i]); err != nil {
-				return err
-			}
-		}
-		out = ps
-		return nil
+		return fn(tx, sw)
 	})
-	return out, err
 }
 
 // TaskStatusPage is one page of a swarm's tasks in one state, oldest
@@ -114,33 +133,38 @@ func (s *Service) ListTaskStatus(ctx context.Context, c *continuo.Caller, car Ca
 	if !state.Valid() {
 		return nil, continuo.Invalid("state", "must be a task state")
 	}
+	var out *TaskStatusPage
+	err := s.owned(ctx, c, car, swarmID, func(tx store.Tx, sw *continuo.Swarm) (err error) {
+		out, err = taskStatusPage(ctx, tx, sw, state, after, limit)
+		return err
+	})
+	return out, err
+}
+
+func taskStatusPage(ctx context.Context, tx store.Tx, sw *continuo.Swarm, state continuo.TaskState, after string, limit int) (*TaskStatusPage, error) {
 	if limit <= 0 || limit > MaxTaskPage {
 		limit = MaxTaskPage
 	}
-	var out *TaskStatusPage
-	err := s.db.Read(ctx, func(tx store.Tx) error {
-		sw, err := s.ownSwarm(ctx, tx, c, car, swarmID)
-		if err != nil {
-			return err
+	page, err := taskPage(ctx, tx, sw.ID, state, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(page.Tasks))
+	for i, t := range page.Tasks {
+		ids[i] = t.ID
+	}
+	as, err := tx.AttemptsLatest(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := &TaskStatusPage{Next: page.Next, Tasks: make([]TaskStatus, len(page.Tasks))}
+	for i, t := range page.Tasks {
+		out.Tasks[i].Task = t
+		if a, ok := as[t.ID]; ok {
+			out.Tasks[i].Attempt = &a
 		}
-		page, err := taskPage(ctx, tx, sw.ID, state, after, limit)
-		if err != nil {
-			return err
-		}
-		res := &TaskStatusPage{Next: page.Next}
-		for _, t := range page.Tasks {
-			ts := TaskStatus{Task: t}
-			if t.Attempt > 0 {
-				if ts.Attempt, err = tx.AttemptOf(ctx, t.ID, t.Attempt); err != nil {
-					return err
-				}
-			}
-			res.Tasks = append(res.Tasks, ts)
-		}
-		out = res
-		return nil
-	})
-	return out, err
+	}
+	return out, nil
 }
 
 // TaskAttempts is a task with its newest attempts, newest first, and the
@@ -156,11 +180,7 @@ type TaskAttempts struct {
 // attempts.
 func (s *Service) TaskHistory(ctx context.Context, c *continuo.Caller, car Carrier, swarmID, taskID string) (*TaskAttempts, error) {
 	var out *TaskAttempts
-	err := s.db.Read(ctx, func(tx store.Tx) error {
-		sw, err := s.ownSwarm(ctx, tx, c, car, swarmID)
-		if err != nil {
-			return err
-		}
+	err := s.owned(ctx, c, car, swarmID, func(tx store.Tx, sw *continuo.Swarm) error {
 		t, err := taskOf(ctx, tx, sw.ID, taskID)
 		if err != nil {
 			return err
@@ -211,27 +231,34 @@ type Timeline struct {
 // one holding now): an aggregate of the store, whatever the number of
 // tasks.
 func (s *Service) Timeline(ctx context.Context, c *continuo.Caller, car Carrier, swarmID string, bucket time.Duration, n int) (*Timeline, error) {
-	switch {
-	case bucket < MinTimelineBucket:
-		return nil, continuo.Invalid("bucket", "must be at least %s", MinTimelineBucket)
-	case n < 1 || n > MaxTimelineBuckets:
-		return nil, continuo.Invalid("buckets", "must be 1..%d", MaxTimelineBuckets)
+	if err := checkTimeline(bucket, n); err != nil {
+		return nil, err
 	}
-	since := s.now().Truncate(bucket).Add(-bucket * time.Duration(n-1))
 	var out *Timeline
-	err := s.db.Read(ctx, func(tx store.Tx) error {
-		sw, err := s.ownSwarm(ctx, tx, c, car, swarmID)
-		if err != nil {
-			return err
-		}
-		bs, err := tx.TaskTimeline(ctx, store.TaskTimelineParams{SwarmID: sw.ID, Since: since, Bucket: bucket, Buckets: n})
-		if err != nil {
-			return err
-		}
-		out = &Timeline{Bucket: bucket, Buckets: bs}
-		return nil
+	err := s.owned(ctx, c, car, swarmID, func(tx store.Tx, sw *continuo.Swarm) (err error) {
+		out, err = s.timeline(ctx, tx, sw, bucket, n)
+		return err
 	})
 	return out, err
+}
+
+func checkTimeline(bucket time.Duration, n int) error {
+	switch {
+	case bucket < MinTimelineBucket:
+		return continuo.Invalid("bucket", "must be at least %s", MinTimelineBucket)
+	case n < 1 || n > MaxTimelineBuckets:
+		return continuo.Invalid("buckets", "must be 1..%d", MaxTimelineBuckets)
+	}
+	return nil
+}
+
+func (s *Service) timeline(ctx context.Context, tx store.Tx, sw *continuo.Swarm, bucket time.Duration, n int) (*Timeline, error) {
+	since := s.now().Truncate(bucket).Add(-bucket * time.Duration(n-1))
+	bs, err := tx.TaskTimeline(ctx, store.TaskTimelineParams{SwarmID: sw.ID, Since: since, Bucket: bucket, Buckets: n})
+	if err != nil {
+		return nil, err
+	}
+	return &Timeline{Bucket: bucket, Buckets: bs}, nil
 }
 
 // ContinuationPage is one page of a swarm's continuations, newest first.
@@ -244,25 +271,78 @@ type ContinuationPage struct {
 // rollovers, bound or not — newest first, before a continuation ID (a
 // keyset cursor).
 func (s *Service) History(ctx context.Context, c *continuo.Caller, car Carrier, swarmID, before string, limit int) (*ContinuationPage, error) {
+	var out *ContinuationPage
+	err := s.owned(ctx, c, car, swarmID, func(tx store.Tx, sw *continuo.Swarm) (err error) {
+		out, err = history(ctx, tx, sw, before, limit)
+		return err
+	})
+	return out, err
+}
+
+func history(ctx context.Context, tx store.Tx, sw *continuo.Swarm, before string, limit int) (*ContinuationPage, error) {
 	if limit <= 0 || limit > MaxContinuationPage {
 		limit = MaxContinuationPage
 	}
-	var out *ContinuationPage
-	err := s.db.Read(ctx, func(tx store.Tx) error {
-		sw, err := s.ownSwarm(ctx, tx, c, car, swarmID)
-		if err != nil {
+	cs, err := tx.ContinuationList(ctx, store.ContinuationListParams{SwarmID: sw.ID, BeforeID: before, Limit: limit + 1})
+	if err != nil {
+		return nil, err
+	}
+	page := &ContinuationPage{Continuations: cs}
+	if len(cs) > limit {
+		page.Continuations, page.Next = cs[:limit], cs[limit-1].ID
+	}
+	return page, nil
+}
+
+// OverviewInput says what Overview reads beyond the swarm's status.
+type OverviewInput struct {
+	InDoubt       int           // tasks in doubt, with their latest attempts (≤ MaxTaskPage)
+	Bucket        time.Duration // the timeline's buckets
+	Buckets       int
+	HistoryBefore string // the history's cursor
+	History       int    // continuations of the history (≤ MaxContinuationPage)
+}
+
+// Overview is a swarm as its owner's page shows it, read in one snapshot.
+type Overview struct {
+	Status    *Status
+	Pressures map[string]*Pressure
+	InDoubt   *TaskStatusPage
+	Timeline  *Timeline
+	History   *ContinuationPage
+}
+
+// Overview reads, in one snapshot, what SwarmStatus, Pressures,
+// ListTaskStatus of the tasks in doubt, Timeline and History read of a
+// swarm the caller owns.
+func (s *Service) Overview(ctx context.Context, c *continuo.Caller, car Carrier, swarmID string, in OverviewInput) (*Overview, error) {
+	if err := checkTimeline(in.Bucket, in.Buckets); err != nil {
+		return nil, err
+	}
+	var out *Overview
+	err := s.owned(ctx, c, car, swarmID, func(tx store.Tx, sw *continuo.Swarm) error {
+		o := &Overview{}
+		var err error
+		if o.Status, err = status(ctx, tx, sw); err != nil {
 			return err
 		}
-		cs, err := tx.ContinuationList(ctx, store.ContinuationListParams{SwarmID: sw.ID, BeforeID: before, Limit: limit + 1})
-		if err != nil {
+		if o.Pressures, err = pressures(ctx, tx, sw); err != nil {
 			return err
 		}
-		page := &ContinuationPage{Continuations: cs}
-		if len(cs) > limit {
-			page.Continuations, page.Next = cs[:limit], cs[limit-1].ID
+		if o.InDoubt, err = taskStatusPage(ctx, tx, sw, continuo.TaskReconcileRequired, "", in.InDoubt); err != nil {
+			return err
 		}
-		out = page
+		if o.Timeline, err = s.timeline(ctx, tx, sw, in.Bucket, in.Buckets); err != nil {
+			return err
+		}
+		if o.History, err = history(ctx, tx, sw, in.HistoryBefore, in.History); err != nil {
+			return err
+		}
+		out = o
 		return nil
 	})
+	if out != nil {
+		out.Status.Runtime = s.runtimeName()
+	}
 	return out, err
 }

@@ -2,6 +2,7 @@ package swarm_test
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -228,4 +229,43 @@ func testHistory(t *testing.T) {
 	}
 	_, err = f.svc.History(ctx, f.outer, f.carrier(), inv.Swarm.ID, "", 0)
 	wantCode(t, err, continuo.CodeNotFound, "another group's history")
+}
+
+// TestOverview: one snapshot of what the separate reads return.
+func TestOverview(t *testing.T) { stores.Each(t, testOverview) }
+
+func testOverview(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	inv := f.create(4, nil)
+	x, y := f.checkpointed(inv, "x"), f.join(inv, "y")
+	f.prepare(inv, x)
+	task := f.dispatch(inv.Swarm.ID, "k", y.ref.WorkerID)
+	f.next(y)
+	if _, err := f.svc.Fail(ctx, y.c, y.car, y.ref, task.ID, "lost", swarm.EffectMaybe); err != nil {
+		t.Fatal(err)
+	}
+	in := swarm.OverviewInput{InDoubt: 5, Bucket: time.Hour, Buckets: 6, History: 5}
+	o, err := f.svc.Overview(ctx, f.owner, ownerCar, inv.Swarm.ID, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := f.svc.SwarmStatus(ctx, f.owner, ownerCar, inv.Swarm.ID)
+	ps, _ := f.svc.Pressures(ctx, f.owner, ownerCar, inv.Swarm.ID)
+	doubt, _ := f.svc.ListTaskStatus(ctx, f.owner, ownerCar, inv.Swarm.ID, continuo.TaskReconcileRequired, "", 5)
+	tl, _ := f.svc.Timeline(ctx, f.owner, ownerCar, inv.Swarm.ID, time.Hour, 6)
+	h, _ := f.svc.History(ctx, f.owner, ownerCar, inv.Swarm.ID, "", 5)
+	for what, pair := range map[string][2]any{"status": {o.Status, st}, "pressures": {o.Pressures, ps}, "in doubt": {o.InDoubt, doubt},
+		"timeline": {o.Timeline, tl}, "history": {o.History, h}} {
+		if !reflect.DeepEqual(pair[0], pair[1]) {
+			t.Errorf("overview's %s = %+v, the read's %+v", what, pair[0], pair[1])
+		}
+	}
+	if len(o.InDoubt.Tasks) != 1 || o.InDoubt.Tasks[0].Attempt == nil || len(o.History.Continuations) != 1 || o.Status.Runtime != swarm.RuntimeManual {
+		t.Fatalf("overview: %+v", o)
+	}
+	_, err = f.svc.Overview(ctx, f.outer, f.carrier(), inv.Swarm.ID, in)
+	wantCode(t, err, continuo.CodeNotFound, "another group's overview")
+	_, err = f.svc.Overview(ctx, f.owner, ownerCar, inv.Swarm.ID, swarm.OverviewInput{Bucket: time.Hour})
+	wantCode(t, err, continuo.CodeInvalidInput, "an overview without buckets")
 }
