@@ -91,7 +91,7 @@ type swarmWorker struct {
 type swarmPageView struct {
 	*swarm.Status
 	Workers       []swarmWorker
-	Labels        map[string]string // worker ID → label
+	Labels        map[string]string // worker ID → label (the workers are few: at most 64)
 	States        []swarmStateCount
 	Total         int
 	Chart         swarmChart
@@ -107,34 +107,18 @@ type swarmStateCount struct {
 	N     int
 }
 
-// swarmPage is GET /w/{swarm}.
+// swarmPage is GET /w/{swarm}: one read of the service, one snapshot.
 func (d *dash) swarmPage(r *http.Request, c *continuo.Caller) (string, any, error) {
-	ctx, id, car := r.Context(), r.PathValue("swarm"), ownerCarrier(c)
-	st, err := d.svc.Swarm.SwarmStatus(ctx, c, car, id)
-	if err != nil {
-		return "", nil, err
-	}
-	ps, err := d.svc.Swarm.Pressures(ctx, c, car, id)
-	if err != nil {
-		return "", nil, err
-	}
-	doubt, err := d.svc.Swarm.ListTaskStatus(ctx, c, car, id, continuo.TaskReconcileRequired, "", swarmDoubtPage)
-	if err != nil {
-		return "", nil, err
-	}
-	tl, err := d.svc.Swarm.Timeline(ctx, c, car, id, time.Hour, swarmChartHours)
-	if err != nil {
-		return "", nil, err
-	}
 	before := r.URL.Query().Get("history")
-	hist, err := d.svc.Swarm.History(ctx, c, car, id, before, swarmHistoryPage)
+	o, err := d.svc.Swarm.Overview(r.Context(), c, ownerCarrier(c), r.PathValue("swarm"), swarmOverview(before))
 	if err != nil {
 		return "", nil, err
 	}
-	v := swarmPageView{Status: st, Labels: map[string]string{}, InDoubt: doubt.Tasks, MoreInDoubt: doubt.Next != "",
-		History: hist.Continuations, HistoryNext: hist.Next, HistoryBefore: before, Chart: newSwarmChart(tl)}
+	st := o.Status
+	v := swarmPageView{Status: st, Labels: map[string]string{}, InDoubt: o.InDoubt.Tasks, MoreInDoubt: o.InDoubt.Next != "",
+		History: o.History.Continuations, HistoryNext: o.History.Next, HistoryBefore: before, Chart: newSwarmChart(o.Timeline)}
 	for _, w := range st.Workers {
-		v.Workers = append(v.Workers, swarmWorker{Worker: w, Pressure: ps[w.ID]})
+		v.Workers = append(v.Workers, swarmWorker{Worker: w, Pressure: o.Pressures[w.ID]})
 		v.Labels[w.ID] = w.Label
 	}
 	for _, s := range continuo.TaskStates() {
@@ -142,6 +126,13 @@ func (d *dash) swarmPage(r *http.Request, c *continuo.Caller) (string, any, erro
 		v.Total += st.Counts[s]
 	}
 	return "Swarm " + st.Swarm.ID, v, nil
+}
+
+// swarmOverview is what the swarm page reads: the first tasks in doubt,
+// the last day by the hour, a page of the history.
+func swarmOverview(historyBefore string) swarm.OverviewInput {
+	return swarm.OverviewInput{InDoubt: swarmDoubtPage, Bucket: time.Hour, Buckets: swarmChartHours, HistoryBefore: historyBefore,
+		History: swarmHistoryPage}
 }
 
 type swarmTasksView struct {
