@@ -339,9 +339,7 @@ func (s *Service) ListTasks(ctx context.Context, c *continuo.Caller, car Carrier
 	if !state.Valid() {
 		return nil, continuo.Invalid("state", "must be a task state")
 	}
-	if limit <= 0 || limit > MaxTaskPage {
-		limit = MaxTaskPage
-	}
+	limit = pageSize(limit, MaxTaskPage)
 	var out *TaskPage
 	err := s.db.Read(ctx, func(tx store.Tx) error {
 		sw, err := s.ownSwarm(ctx, tx, c, car, swarmID)
@@ -360,10 +358,8 @@ func taskPage(ctx context.Context, tx store.Tx, swarmID string, state continuo.T
 	if err != nil {
 		return nil, err
 	}
-	out := &TaskPage{Tasks: ts}
-	if len(ts) > limit {
-		out.Tasks, out.Next = ts[:limit], ts[limit-1].ID
-	}
+	out := &TaskPage{}
+	out.Tasks, out.Next = cut(ts, limit, func(t continuo.Task) string { return t.ID })
 	return out, nil
 }
 

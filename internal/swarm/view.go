@@ -45,9 +45,7 @@ func (s *Service) ListSwarms(ctx context.Context, c *continuo.Caller, before str
 	if err := c.Require(continuo.ScopeSwarmOwn); err != nil {
 		return nil, err
 	}
-	if limit <= 0 || limit > MaxSwarmPage {
-		limit = MaxSwarmPage
-	}
+	limit = pageSize(limit, MaxSwarmPage)
 	var out *SwarmPage
 	err := s.db.Read(ctx, func(tx store.Tx) error {
 		ss, err := tx.SwarmList(ctx, store.SwarmListParams{GroupID: c.GroupID, BeforeID: before, Limit: limit + 1})
@@ -55,9 +53,7 @@ func (s *Service) ListSwarms(ctx context.Context, c *continuo.Caller, before str
 			return err
 		}
 		page := &SwarmPage{}
-		if len(ss) > limit {
-			ss, page.Next = ss[:limit], ss[limit-1].ID
-		}
+		ss, page.Next = cut(ss, limit, func(sw continuo.Swarm) string { return sw.ID })
 		for _, sw := range ss {
 			n, err := tx.WorkerCount(ctx, sw.ID)
 			if err != nil {
@@ -108,6 +104,25 @@ func pressures(ctx context.Context, tx store.Tx, sw *continuo.Swarm) (map[string
 	return ps, nil
 }
 
+// pageSize is a page's size: limit, or the most when limit is ≤ 0 or
+// past it.
+func pageSize(limit, most int) int {
+	if limit <= 0 || limit > most {
+		return most
+	}
+	return limit
+}
+
+// cut keeps the first limit of a page read with limit+1 rows, and returns
+// the cursor of the next page: the ID of the last one kept, or "" when
+// nothing is left.
+func cut[T any](xs []T, limit int, id func(T) string) ([]T, string) {
+	if len(xs) > limit {
+		return xs[:limit], id(xs[limit-1])
+	}
+	return xs, ""
+}
+
 // owned runs fn on a swarm the caller owns, in one read snapshot.
 func (s *Service) owned(ctx context.Context, c *continuo.Caller, car Carrier, swarmID string, fn func(tx store.Tx, sw *continuo.Swarm) error) error {
 	return s.db.Read(ctx, func(tx store.Tx) error {
@@ -142,10 +157,7 @@ func (s *Service) ListTaskStatus(ctx context.Context, c *continuo.Caller, car Ca
 }
 
 func taskStatusPage(ctx context.Context, tx store.Tx, sw *continuo.Swarm, state continuo.TaskState, after string, limit int) (*TaskStatusPage, error) {
-	if limit <= 0 || limit > MaxTaskPage {
-		limit = MaxTaskPage
-	}
-	page, err := taskPage(ctx, tx, sw.ID, state, after, limit)
+	page, err := taskPage(ctx, tx, sw.ID, state, after, pageSize(limit, MaxTaskPage))
 	if err != nil {
 		return nil, err
 	}
@@ -280,17 +292,13 @@ func (s *Service) History(ctx context.Context, c *continuo.Caller, car Carrier, 
 }
 
 func history(ctx context.Context, tx store.Tx, sw *continuo.Swarm, before string, limit int) (*ContinuationPage, error) {
-	if limit <= 0 || limit > MaxContinuationPage {
-		limit = MaxContinuationPage
-	}
+	limit = pageSize(limit, MaxContinuationPage)
 	cs, err := tx.ContinuationList(ctx, store.ContinuationListParams{SwarmID: sw.ID, BeforeID: before, Limit: limit + 1})
 	if err != nil {
 		return nil, err
 	}
-	page := &ContinuationPage{Continuations: cs}
-	if len(cs) > limit {
-		page.Continuations, page.Next = cs[:limit], cs[limit-1].ID
-	}
+	page := &ContinuationPage{}
+	page.Continuations, page.Next = cut(cs, limit, func(c continuo.Continuation) string { return c.ID })
 	return page, nil
 }
 

@@ -28,6 +28,9 @@ var swarmFuncs = template.FuncMap{
 	"swarmOpen":     func(s continuo.ContinuationState) bool { return s.Open() },
 	"swarmStates":   continuo.TaskStates,
 	"swarmWith":     func(v *view, x any) swarmPart { return swarmPart{V: v, X: x} },
+	"swarmDecision": func(v *view, t continuo.Task, a *continuo.Attempt, d string) swarmDecision {
+		return swarmDecision{V: v, Task: t, Attempt: a, Decision: d}
+	},
 	"swarmLatest": func(h *swarm.TaskAttempts) swarm.TaskStatus {
 		ts := swarm.TaskStatus{Task: h.Task}
 		if len(h.Attempts) > 0 {
@@ -35,6 +38,14 @@ var swarmFuncs = template.FuncMap{
 		}
 		return ts
 	},
+}
+
+// swarmDecision is what a reconcile form's hidden fields say.
+type swarmDecision struct {
+	V        *view
+	Task     continuo.Task
+	Attempt  *continuo.Attempt
+	Decision string
 }
 
 // swarmPart hands a partial the page's view (its CSRF fields and path)
