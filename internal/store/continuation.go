@@ -49,6 +49,10 @@ type ContinuationTx interface {
 	// the sum, At the newest), and the entries of reported sources as
 	// they are.
 	LedgerEntries(ctx context.Context, workerID string, epoch int64) ([]continuo.LedgerEntry, error)
+	// LedgerOfSwarm lists the ledger entries of every worker of a swarm at
+	// the worker's current epoch, as LedgerEntries lists one worker's, by
+	// worker ID, then source, then ref: one read for the pressure of all.
+	LedgerOfSwarm(ctx context.Context, swarmID string) ([]continuo.LedgerEntry, error)
 	// LedgerPrune deletes a worker's entries of epochs before epoch.
 	LedgerPrune(ctx context.Context, workerID string, beforeEpoch int64) error
 }
@@ -62,5 +66,6 @@ type ContinuationListParams struct {
 	States        []continuo.ContinuationState // empty: any
 	CarrierOp     continuo.CarrierOp           // "": any
 	ExpiresBefore time.Time                    // zero: any
+	BeforeID      string                       // keyset: only continuations with a smaller ID (older)
 	Limit         int                          // ≤ 0: 100
 }

@@ -21,8 +21,8 @@ type SwarmTx interface {
 	// updated_at if its stored revision is still prevRevision (which
 	// s.Revision must exceed); else ErrStale.
 	SwarmUpdate(ctx context.Context, s *continuo.Swarm, prevRevision int64) error
-	// SwarmList lists a group's swarms, newest first.
-	SwarmList(ctx context.Context, groupID string, limit int) ([]continuo.Swarm, error)
+	// SwarmList lists a group's swarms as p selects, newest first.
+	SwarmList(ctx context.Context, p SwarmListParams) ([]continuo.Swarm, error)
 
 	// WorkerCreate inserts a worker; an existing ID is ErrConflict.
 	WorkerCreate(ctx context.Context, w *continuo.Worker) error
@@ -80,6 +80,11 @@ type SwarmTx interface {
 	// TaskList lists a swarm's tasks as p selects, by ID: oldest first, or
 	// newest first when p.Newest.
 	TaskList(ctx context.Context, p TaskListParams) ([]continuo.Task, error)
+	// TaskTimeline counts a swarm's tasks dispatched (created_at) and
+	// settled (ended_at) in each of p.Buckets consecutive buckets of
+	// p.Bucket from p.Since, in one aggregate per count: it returns
+	// p.Buckets entries, oldest first, empty buckets included.
+	TaskTimeline(ctx context.Context, p TaskTimelineParams) ([]TaskBucket, error)
 
 	// AttemptCreate inserts an attempt; an existing ID or (task, number) is
 	// ErrConflict, and so is a second active attempt of one task.
@@ -87,6 +92,11 @@ type SwarmTx interface {
 	AttemptGet(ctx context.Context, id string) (*continuo.Attempt, error)
 	// AttemptOf returns attempt number n of a task.
 	AttemptOf(ctx context.Context, taskID string, n int) (*continuo.Attempt, error)
+	// AttemptsLatest returns the latest attempt of each task named (the
+	// attempt whose number is the task's attempt), by task ID; a task
+	// never claimed, or unknown, has none. At most MaxAttemptsLatest
+	// tasks.
+	AttemptsLatest(ctx context.Context, taskIDs []string) (map[string]continuo.Attempt, error)
 	// AttemptUpdate replaces an attempt's state, lease, acked_at and
 	// ended_at if its stored state is still prevState; else ErrStale.
 	AttemptUpdate(ctx context.Context, a *continuo.Attempt, prevState continuo.AttemptState) error
@@ -96,6 +106,35 @@ type SwarmTx interface {
 	// AttemptServers lists the distinct servers that delivered the active
 	// attempts, so that a sweeper can ask once per server whether it lives.
 	AttemptServers(ctx context.Context) ([]string, error)
+}
+
+// SwarmListParams selects a group's swarms.
+type SwarmListParams struct {
+	GroupID  string
+	BeforeID string // keyset: only swarms with a smaller ID (older)
+	Limit    int    // ≤ 0: 100
+}
+
+// TaskTimelineParams selects the buckets of TaskTimeline.
+type TaskTimelineParams struct {
+	SwarmID string
+	Since   time.Time     // the first bucket's start
+	Bucket  time.Duration // each bucket's length, ≥ 1 ms
+	Buckets int           // how many, 1..MaxTimelineBuckets
+}
+
+// MaxAttemptsLatest bounds the tasks of one AttemptsLatest.
+const MaxAttemptsLatest = 100
+
+// MaxTimelineBuckets bounds TaskTimeline.
+const MaxTimelineBuckets = 200
+
+// TaskBucket is one bucket of TaskTimeline: the tasks created in
+// [Start, Start+Bucket), and those that became terminal in it.
+type TaskBucket struct {
+	Start      time.Time
+	Dispatched int
+	Settled    int
 }
 
 // TaskListParams selects a swarm's tasks.

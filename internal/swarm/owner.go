@@ -287,12 +287,17 @@ func (s *Service) SwarmStatus(ctx context.Context, c *continuo.Caller, car Carri
 		return err
 	})
 	if out != nil {
-		out.Runtime = RuntimeManual
-		if s.runtime != nil && s.minter != nil {
-			out.Runtime = RuntimeProcess
-		}
+		out.Runtime = s.runtimeName()
 	}
 	return out, err
+}
+
+// runtimeName names the carrier runtime of this service.
+func (s *Service) runtimeName() string {
+	if s.runtime != nil && s.minter != nil {
+		return RuntimeProcess
+	}
+	return RuntimeManual
 }
 
 // The carrier runtimes (CONTRACT.md §8).
@@ -334,26 +339,28 @@ func (s *Service) ListTasks(ctx context.Context, c *continuo.Caller, car Carrier
 	if !state.Valid() {
 		return nil, continuo.Invalid("state", "must be a task state")
 	}
-	if limit <= 0 || limit > MaxTaskPage {
-		limit = MaxTaskPage
-	}
+	limit = pageSize(limit, MaxTaskPage)
 	var out *TaskPage
 	err := s.db.Read(ctx, func(tx store.Tx) error {
 		sw, err := s.ownSwarm(ctx, tx, c, car, swarmID)
 		if err != nil {
 			return err
 		}
-		ts, err := tx.TaskList(ctx, store.TaskListParams{SwarmID: sw.ID, States: []continuo.TaskState{state}, AfterID: after, Limit: limit + 1})
-		if err != nil {
-			return err
-		}
-		out = &TaskPage{Tasks: ts}
-		if len(ts) > limit {
-			out.Tasks, out.Next = ts[:limit], ts[limit-1].ID
-		}
-		return nil
+		out, err = taskPage(ctx, tx, sw.ID, state, after, limit)
+		return err
 	})
 	return out, err
+}
+
+// taskPage reads one page of a swarm's tasks in one state.
+func taskPage(ctx context.Context, tx store.Tx, swarmID string, state continuo.TaskState, after string, limit int) (*TaskPage, error) {
+	ts, err := tx.TaskList(ctx, store.TaskListParams{SwarmID: swarmID, States: []continuo.TaskState{state}, AfterID: after, Limit: limit + 1})
+	if err != nil {
+		return nil, err
+	}
+	out := &TaskPage{}
+	out.Tasks, out.Next = cut(ts, limit, func(t continuo.Task) string { return t.ID })
+	return out, nil
 }
 
 // TaskStatus is one task of a swarm the caller owns, with its latest

@@ -21,6 +21,10 @@ const bytesPerToken = 4
 
 func tokensOf(s string) int64 { return int64((len(s) + bytesPerToken - 1) / bytesPerToken) }
 
+// LeadCounted is the Leading of a pressure that rests on the server's own
+// counts (task prompts and results, the capsule): an estimate.
+const LeadCounted = "counted"
+
 // Pressure is a worker's context pressure at one epoch.
 type Pressure struct {
 	WorkerID        string
@@ -33,6 +37,9 @@ type Pressure struct {
 	Exact           bool // the largest signal is a figure the host gave exactly
 	Sources         []continuo.LedgerEntry
 	CompactRequired bool
+	// Leading is the signal Tokens rests on: host_exact or estimate (a
+	// report), LeadCounted (the server's counts), or "" with no signal yet.
+	Leading string
 }
 
 // pressureOf reads a worker's pressure at its current epoch.
@@ -41,29 +48,35 @@ func pressureOf(ctx context.Context, tx store.Tx, sw *continuo.Swarm, w *continu
 	if err != nil {
 		return nil, err
 	}
+	return pressureFrom(sw, w, es), nil
+}
+
+// pressureFrom is a worker's pressure from its ledger entries at its
+// current epoch.
+func pressureFrom(sw *continuo.Swarm, w *continuo.Worker, es []continuo.LedgerEntry) *Pressure {
 	pc := sw.Policy.Compaction
 	p := &Pressure{WorkerID: w.ID, Epoch: w.Epoch, Budget: pc.BudgetTokens, Threshold: pc.Threshold, Reserve: pc.ReserveTokens,
 		Sources: es}
 	var counted, top int64
-	exact := false
+	exact, lead := false, ""
 	for _, e := range es {
 		if e.Source.Reported() {
-			if e.Tokens > top || e.Tokens == top && e.Source == continuo.LedgerHostExact {
-				top, exact = e.Tokens, e.Source == continuo.LedgerHostExact
+			if e.Tokens > top || e.Tokens == top && (lead == "" || e.Source == continuo.LedgerHostExact) {
+				top, exact, lead = e.Tokens, e.Source == continuo.LedgerHostExact, string(e.Source)
 			}
 			continue
 		}
 		counted += e.Tokens
 	}
-	if counted > top {
-		top, exact = counted, false
+	if counted > top || lead == "" && len(es) > 0 {
+		top, exact, lead = counted, false, LeadCounted
 	}
-	p.Tokens, p.Exact = top+pc.ReserveTokens, exact
+	p.Tokens, p.Exact, p.Leading = top+pc.ReserveTokens, exact, lead
 	if p.Budget > 0 {
 		p.Ratio = float64(p.Tokens) / float64(p.Budget)
 	}
 	p.CompactRequired = p.Ratio >= p.Threshold
-	return p, nil
+	return p
 }
 
 // count adds a task's prompt or result to its worker's ledger, once, and

@@ -3,6 +3,7 @@ package swarm
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/redact"
@@ -57,6 +58,10 @@ func (s *Service) Reconcile(ctx context.Context, c *continuo.Caller, car Carrier
 	case in.Decision == DecideRequeue && in.Disposition != NoEffect:
 		return nil, continuo.Errorf(continuo.CodeReconcileRequired, "requeue needs no_effect evidence: the attempt must be known not to have acted").
 			With("field", "evidence.disposition")
+	case !slices.Contains(Decisions(), in.Decision):
+		return nil, continuo.Invalid("decision", "must be requeue, failed or result_ready")
+	case !slices.Contains(Dispositions(), in.Disposition):
+		return nil, continuo.Invalid("evidence.disposition", "must be no_effect, applied or unknown")
 	case in.Decision == DecideResultReady && (in.Result == "" || len(in.Result) > continuo.MaxTaskResult):
 		return nil, continuo.Invalid("result", "result_ready needs the result, 1..%d bytes", continuo.MaxTaskResult)
 	case in.Decision != DecideResultReady && in.Result != "":

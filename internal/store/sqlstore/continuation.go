@@ -124,6 +124,10 @@ func (t *Tx) ContinuationList(ctx context.Context, p store.ContinuationListParam
 		where += " AND expires_at < ?"
 		args = append(args, ms(p.ExpiresBefore))
 	}
+	if p.BeforeID != "" {
+		where += " AND id < ?"
+		args = append(args, p.BeforeID)
+	}
 	limit := p.Limit
 	if limit <= 0 {
 		limit = swarmListDefault

@@ -73,11 +73,17 @@ func (t *Tx) SwarmUpdate(ctx context.Context, s *continuo.Swarm, prevRevision in
 
 // SwarmList implements store.SwarmTx: a range scan of swarms_group; a
 // limit ≤ 0 is 100.
-func (t *Tx) SwarmList(ctx context.Context, groupID string, limit int) ([]continuo.Swarm, error) {
+func (t *Tx) SwarmList(ctx context.Context, p store.SwarmListParams) ([]continuo.Swarm, error) {
+	where, args := "group_id = ?", []any{p.GroupID}
+	if p.BeforeID != "" {
+		where += " AND id < ?"
+		args = append(args, p.BeforeID)
+	}
+	limit := p.Limit
 	if limit <= 0 {
 		limit = swarmListDefault
 	}
-	return list(t, ctx, scanSwarm, "SELECT "+swarmCols+" FROM swarms WHERE group_id = ? ORDER BY id DESC LIMIT ?", groupID, limit)
+	return list(t, ctx, scanSwarm, "SELECT "+swarmCols+" FROM swarms WHERE "+where+" ORDER BY id DESC LIMIT ?", append(args, limit)...)
 }
 
 func scanWorker(s scanner) (*continuo.Worker, error) {

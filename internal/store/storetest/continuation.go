@@ -33,6 +33,7 @@ func continuationTests() []test {
 		{"LedgerCountsTheWorker", testLedgerCountsTheWorker},
 		{"LedgerReport", testLedgerReport},
 		{"LedgerEntries", testLedgerEntries},
+		{"LedgerOfSwarm", testLedgerOfSwarm},
 		{"LedgerPrune", testLedgerPrune},
 		{"LedgerConcurrent", testLedgerConcurrent},
 		{"ReadRejectsWrites", testContinuationReadRejectsWrites},
@@ -407,6 +408,9 @@ func testContinuationList(t *testing.T, s store.Store) {
 		{store.ContinuationListParams{ExpiresBefore: Base.Add(2 * time.Minute)}, id(c, a)},
 		{store.ContinuationListParams{Limit: 2}, id(g, e)},
 		{store.ContinuationListParams{SwarmID: f.Swarm.ID, Limit: 1}, id(e)},
+		{store.ContinuationListParams{SwarmID: f.Swarm.ID, BeforeID: e.ID, Limit: 2}, id(d, b)},
+		{store.ContinuationListParams{BeforeID: c.ID}, id(b, a)},
+		{store.ContinuationListParams{BeforeID: a.ID}, id()},
 	} {
 		if got := idsOf(listContinuations(t, s, tc.p), continuationID); !slices.Equal(got, tc.want) {
 			t.Errorf("ContinuationList(%+v) = %v, want %v", tc.p, got, tc.want)

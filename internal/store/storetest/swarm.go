@@ -48,6 +48,8 @@ func swarmTests() []test {
 		{"TaskList", testTaskList},
 		{"TaskListLimit", testTaskListLimit},
 		{"TaskListWorker", testTaskListWorker},
+		{"TaskTimeline", testTaskTimeline},
+		{"AttemptsLatest", testAttemptsLatest},
 		{"AttemptCreateGet", testAttemptCreateGet},
 		{"AttemptDuplicate", testAttemptDuplicate},
 		{"AttemptUpdate", testAttemptUpdate},
@@ -240,7 +242,9 @@ func mustCarrier(t testing.TB, s store.Store, hash string) continuo.Carrier {
 
 func listSwarms(t testing.TB, s store.Store, groupID string, limit int) []continuo.Swarm {
 	t.Helper()
-	return mustGet(t, s, "SwarmList", func(tx store.Tx) ([]continuo.Swarm, error) { return tx.SwarmList(t.Context(), groupID, limit) })
+	return mustGet(t, s, "SwarmList", func(tx store.Tx) ([]continuo.Swarm, error) {
+		return tx.SwarmList(t.Context(), store.SwarmListParams{GroupID: groupID, Limit: limit})
+	})
 }
 
 func listWorkers(t testing.TB, s store.Store, swarmID string) []continuo.Worker {
@@ -359,6 +363,19 @@ func testSwarmList(t *testing.T, s store.Store) {
 	}
 	if got := listSwarms(t, s, continuo.NewID(continuo.PrefixGroup, Base), 0); len(got) != 0 {
 		t.Errorf("SwarmList of a group with none = %v", idsOf(got, swarmID))
+	}
+	// BeforeID pages on: the swarms older than it, newest first.
+	for _, tc := range []struct {
+		before string
+		limit  int
+		want   []string
+	}{{c.ID, 0, []string{b.ID, a.ID}}, {c.ID, 1, []string{b.ID}}, {b.ID, 1, []string{a.ID}}, {a.ID, 0, []string{}}} {
+		got := mustGet(t, s, "SwarmList", func(tx store.Tx) ([]continuo.Swarm, error) {
+			return tx.SwarmList(t.Context(), store.SwarmListParams{GroupID: f.Group.ID, BeforeID: tc.before, Limit: tc.limit})
+		})
+		if ids := idsOf(got, swarmID); !slices.Equal(ids, tc.want) {
+			t.Errorf("SwarmList(before %s, limit %d) = %v, want %v", tc.before, tc.limit, ids, tc.want)
+		}
 	}
 }
 
