@@ -60,6 +60,15 @@ func sourceOf(s workspace.Source) *Source {
 	return &Source{Head: s.Head, Tree: s.Tree, Clean: s.Clean()}
 }
 
+// RunSource is the source a validation run ran on (taken before it
+// started); nil for other runs.
+func RunSource(r *continuo.Run) *Source {
+	if r == nil || r.Kind != continuo.RunValidation {
+		return nil
+	}
+	return sourceOf(workspace.Source{Head: r.SourceHead, Tree: r.SourceTree})
+}
+
 // Evidence bounds: a page of sessions.
 const (
 	EvidenceDefault = 20
@@ -156,9 +165,7 @@ func (s *Service) Evidence(ctx context.Context, c *continuo.Caller, project stri
 		for _, name := range out.Project.Checks {
 			ce := CheckEvidence{Check: name}
 			ce.Status, ce.Run = judgeCheck(byCheck[name], current)
-			if ce.Run != nil && ce.Run.Kind == continuo.RunValidation {
-				ce.Source = sourceOf(workspace.Source{Head: ce.Run.SourceHead, Tree: ce.Run.SourceTree})
-			}
+			ce.Source = RunSource(ce.Run)
 			if checkRank[ce.Status] < checkRank[se.Status] {
 				se.Status = ce.Status
 			}
