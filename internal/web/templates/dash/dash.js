@@ -6,7 +6,8 @@
   // A run's output: data-live names its events (dash_runs_events.go).
   // "log" events append their text; "state" and "end" update the badge
   // marked data-live-state; after "end" the stream is closed and the
-  // elements marked data-live-running are hidden.
+  // elements marked data-live-running are hidden, those marked
+  // data-live-ended shown.
   var out = document.querySelector("pre[data-live]");
   if (!out || !window.EventSource || !window.JSON) {
     return;
@@ -43,5 +44,9 @@
     state(m);
     es.close();
     document.body.classList.add("runs-ended");
+    var ended = document.querySelectorAll("[data-live-ended]");
+    for (var i = 0; i < ended.length; i++) {
+      ended[i].hidden = false;
+    }
   });
 })();
