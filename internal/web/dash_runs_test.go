@@ -96,6 +96,13 @@ func (f *runsFixture) start(check string) *continuo.Run {
 	return &v.Run
 }
 
+// startPage starts check and opens its run page.
+func (f *runsFixture) startPage(check string) (*continuo.Run, response) {
+	f.s.t.Helper()
+	r := f.start(check)
+	return r, f.b.page("/r/" + r.ID)
+}
+
 // wait waits for a run to end.
 func (f *runsFixture) wait(id string) *continuo.Run {
 	f.s.t.Helper()
@@ -236,8 +243,8 @@ func testDashRunCheckForm(t *testing.T) {
 	f := newRunsFixture(t, s, "alice", "webapp", "form session")
 	page := f.b.page("/p/webapp/evidence")
 	form := "run-" + f.sess.ID + "-test"
-	fields, _ := runsForm(t, page, form)
-	logout, _ := runsForm(t, page, "logout")
+	fields := runsForm(t, page, form)
+	logout := runsForm(t, page, "logout")
 	refusedPosts(t, f.b, "/p/webapp/evidence/run", fields, logout["csrf"][0])
 	if n := f.runCount(); n != 0 {
 		t.Fatalf("%d runs after refused posts", n)
@@ -254,13 +261,13 @@ func testDashRunCheckForm(t *testing.T) {
 }
 
 // runsForm returns the hidden fields of a page's form.
-func runsForm(t *testing.T, page response, id string) (url.Values, string) {
+func runsForm(t *testing.T, page response, id string) url.Values {
 	t.Helper()
 	fields, ok := webtest.FormFields(page.body, id)
 	if !ok {
 		t.Fatalf("no form %q on the page:\n%s", id, page.body)
 	}
-	return fields, id
+	return fields
 }
 
 // refusedPosts posts fields to path without their csrf field, with
@@ -478,6 +485,16 @@ func (e sseEvent) logText(t *testing.T) string {
 	return v.Text
 }
 
+// state is the run state a state or end event says.
+func (e sseEvent) state(t *testing.T) string {
+	t.Helper()
+	var v struct{ State string }
+	if err := json.Unmarshal([]byte(e.data), &v); err != nil || v.State == "" {
+		t.Fatalf("%s event %q: %v", e.event, e.data, err)
+	}
+	return v.State
+}
+
 // until reads events until one whose log text contains text (returned),
 // failing on the end event or the stream's end. It returns every log text
 // read, in order.
@@ -509,14 +526,10 @@ func (s *sseStream) rest() ([]string, string) {
 			s.t.Fatalf("the stream ended without an end event; it had %q", texts)
 		}
 		if e.event == "end" {
-			var st struct{ State string }
-			if err := json.Unmarshal([]byte(e.data), &st); err != nil {
-				s.t.Fatal(err)
-			}
 			if more, ok := s.next(); ok {
 				s.t.Fatalf("an event after the end: %+v", more)
 			}
-			return texts, st.State
+			return texts, e.state(s.t)
 		}
 		if lt := e.logText(s.t); lt != "" {
 			texts = append(texts, lt)
@@ -532,8 +545,7 @@ func TestDashRunEvents(t *testing.T) { stores.Each(t, testDashRunEvents) }
 func testDashRunEvents(t *testing.T) {
 	s := newDashServer(t)
 	f := newRunsFixture(t, s, "alice", "webapp", "live")
-	r := f.start("slow")
-	page := f.b.page("/r/" + r.ID)
+	r, page := f.startPage("slow")
 	live := regexp.MustCompile(`data-live="([^"]+)"`).FindStringSubmatch(page.body)
 	if live == nil || !strings.Contains(page.body, `href="/r/`+r.ID+`">Refresh</a>`) {
 		t.Fatalf("a running run's page without data-live or a refresh link:\n%s", page.body)
@@ -621,9 +633,7 @@ func testDashRunEventsBounded(t *testing.T) {
 			again = f.b.events("/r/"+r.ID+"/events", last)
 			continue
 		case e.event == "end":
-			var st struct{ State string }
-			_ = json.Unmarshal([]byte(e.data), &st)
-			state = st.State
+			state = e.state(t)
 		case e.event == "log":
 			texts = append(texts, e.logText(t))
 		}
@@ -645,10 +655,9 @@ func TestDashRunCancel(t *testing.T) { stores.Each(t, testDashRunCancel) }
 func testDashRunCancel(t *testing.T) {
 	s := newDashServer(t)
 	f := newRunsFixture(t, s, "alice", "webapp", "cancel")
-	r := f.start("sleep")
-	page := f.b.page("/r/" + r.ID)
-	fields, _ := runsForm(t, page, "run-cancel")
-	logout, _ := runsForm(t, page, "logout")
+	r, page := f.startPage("sleep")
+	fields := runsForm(t, page, "run-cancel")
+	logout := runsForm(t, page, "logout")
 	refusedPosts(t, f.b, "/r/"+r.ID+"/cancel", fields, logout["csrf"][0])
 	weak := s.browser(s.token("alice", continuo.ScopeSessionsRead, continuo.ScopeRuntimeRead))
 	if r := weak.submit(weak.page("/r/"+r.ID), "run-cancel", nil); r.StatusCode != http.StatusForbidden || !strings.Contains(r.body, "project:write") {
@@ -695,11 +704,11 @@ func testDashRunsCrossGroup(t *testing.T) {
 	// bob's own pages give him valid fields for both forms.
 	mine := bob.start("sleep")
 	t.Cleanup(func() { _, _ = s.runs.Cancel(context.Background(), bob.caller, mine.ID, 0) })
-	cancel, _ := runsForm(t, bob.b.page("/r/"+mine.ID), "run-cancel")
+	cancel := runsForm(t, bob.b.page("/r/"+mine.ID), "run-cancel")
 	if got := bob.b.post("/r/"+r.ID+"/cancel", cancel); got.StatusCode != http.StatusNotFound {
 		t.Errorf("bob cancels alice's run: %d %s", got.StatusCode, got.body)
 	}
-	check, _ := runsForm(t, bob.b.page("/p/bobapp/evidence"), "run-"+bob.sess.ID+"-test")
+	check := runsForm(t, bob.b.page("/p/bobapp/evidence"), "run-"+bob.sess.ID+"-test")
 	check.Set("session", alice.sess.ID)
 	for _, path := range []string{"/p/webapp/evidence/run", "/p/bobapp/evidence/run"} {
 		if got := bob.b.post(path, check); got.StatusCode != http.StatusNotFound {
