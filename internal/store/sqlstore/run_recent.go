@@ -9,7 +9,7 @@ import (
 )
 
 // RunRecent implements store.RunTx: a range of the project's runs
-// (runs_project) in ID order, read backwards from Before.
+// (runs_recent) in ID order, read backwards from Before.
 func (t *Tx) RunRecent(ctx context.Context, p store.RunRecentParams) ([]continuo.Run, error) {
 	if p.GroupID == "" || p.ProjectID == "" {
 		return nil, errors.New("store: RunRecent needs a group and a project")
