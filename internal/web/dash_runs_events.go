@@ -25,7 +25,8 @@ import (
 // It waits through run.Service.Observe — on the store's notifications of
 // the run, never polling the database itself — so each event leaves as
 // soon as its append commits; the caller's scope and sight of the run are
-// the service's, checked on every read.
+// the service's, checked on every read, and the browser's sign-in is
+// checked again after every wait.
 
 // runStreamMax bounds one stream (nanoseconds; a variable for tests).
 var runStreamMax atomic.Int64
@@ -135,6 +136,11 @@ func (d *dash) runEvents(w http.ResponseWriter, r *http.Request) {
 				d.log.WarnContext(ctx, "dashboard: run events", "run", id, "err", err)
 			}
 			return // the browser reconnects; a run it may no longer see answers 404 then
+		}
+		// A browser that signed out (or whose token was revoked) hears no
+		// more: its reconnect is sent to sign in.
+		if still, err := d.edge.signedIn(w, r); err != nil || still == nil {
+			return
 		}
 		if len(o.Events) == 0 && !o.HistoryLost {
 			if _, err := w.Write([]byte(": waiting\n\n")); err != nil {

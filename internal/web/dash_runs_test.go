@@ -646,6 +646,38 @@ func testDashRunEventsBounded(t *testing.T) {
 	}
 }
 
+func TestDashRunEventsSignOut(t *testing.T) { stores.Each(t, testDashRunEventsSignOut) }
+
+// A browser that signs out while it follows a run hears nothing more: the
+// stream ends without the run's next line, and a reconnect is sent to sign
+// in.
+func testDashRunEventsSignOut(t *testing.T) {
+	s := newDashServer(t)
+	f := newRunsFixture(t, s, "alice", "webapp", "sign out")
+	r, page := f.startPage("slow")
+	stream := f.b.events("/r/"+r.ID+"/events", "")
+	one, _ := stream.until("one")
+	see(t, f.b.submit(page, "logout", nil))
+	if err := os.WriteFile(f.gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.wait(r.ID)
+	for {
+		e, ok := stream.next()
+		if !ok {
+			break
+		}
+		if strings.Contains(e.logText(t), "two") || e.event == "end" {
+			t.Fatalf("signed out, the stream still sent %+v", e)
+		}
+	}
+	req, _ := http.NewRequest("GET", s.url+"/r/"+r.ID+"/events", nil)
+	req.Header.Set("Last-Event-ID", one.id)
+	if got := do(t, f.b.c, req); got.StatusCode != http.StatusSeeOther || !strings.HasPrefix(got.Header.Get("Location"), "/login") {
+		t.Errorf("a signed-out reconnect: %d %s", got.StatusCode, got.Header.Get("Location"))
+	}
+}
+
 func TestDashRunCancel(t *testing.T) { stores.Each(t, testDashRunCancel) }
 
 // A long check is cancelled from its page and ends cancelled; the form is
