@@ -35,6 +35,9 @@ type RunTx interface {
 	// RunList lists runs as p selects, by ID (run IDs sort by creation
 	// time, so oldest first).
 	RunList(ctx context.Context, p RunListParams) ([]continuo.Run, error)
+	// RunRecent lists one group's runs in one project, newest first (by
+	// ID), for a person to browse (run_recent.go).
+	RunRecent(ctx context.Context, p RunRecentParams) ([]continuo.Run, error)
 
 	// RunAppend appends events to a run's log and sets its log counters,
 	// if the run's EventSeq is still a.PrevSeq (one appender at a time);

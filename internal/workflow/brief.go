@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/redact"
@@ -872,42 +873,58 @@ func validation(s *Snapshot) Validation {
 
 // checkStatus judges one check by its newest runs (newest first).
 func checkStatus(name string, runs []continuo.Run, current *workspace.Source) CheckStatus {
-	cs := CheckStatus{Check: name, Status: CheckNotRun}
-	show := func(r continuo.Run) {
+	cs := CheckStatus{Check: name}
+	var r *continuo.Run
+	cs.Status, r = judgeCheck(runs, current)
+	if r != nil {
 		cs.RunID, cs.Outcome = r.ID, string(r.State)
-		at := r.CreatedAt
-		if r.EndedAt != nil {
-			at = *r.EndedAt
-		}
-		cs.At = at.Format(continuo.TimeFormat)
+		cs.At = checkedAt(r).Format(continuo.TimeFormat)
 		cs.Source = &BriefSource{Head: prefix(r.SourceHead, 12), TreeHash: prefix(r.SourceTree, 12)}
 	}
+	return cs
+}
+
+// judgeCheck is the rule of a check's status, from its newest runs
+// (newest first) and the checkout's current source (nil when unknown):
+// running while the newest is under way; else the newest finished run
+// (succeeded, failed, timed_out) gives passed or failed on the source it
+// ran on, and stale once the source differs or cannot be read; not_run
+// without one. It also returns the run the status rests on: the one under
+// way, the newest finished one, or else the newest cancelled or
+// interrupted one (no evidence either way); nil without runs.
+func judgeCheck(runs []continuo.Run, current *workspace.Source) (string, *continuo.Run) {
 	if len(runs) > 0 && !runs[0].State.Terminal() {
-		show(runs[0])
-		cs.Status = CheckRunning
-		return cs
+		return CheckRunning, &runs[0]
 	}
-	for _, r := range runs {
+	for i := range runs {
+		r := &runs[i]
 		switch r.State {
 		case continuo.RunSucceeded, continuo.RunFailed, continuo.RunTimedOut:
-			show(r)
 			switch {
 			case current == nil || current.Head != r.SourceHead || current.Tree != r.SourceTree:
 				// Unknown counts as changed: a check is passed only
 				// on the source it passed on.
-				cs.Status = CheckStale
+				return CheckStale, r
 			case r.State == continuo.RunSucceeded:
-				cs.Status = CheckPassed
+				return CheckPassed, r
 			default:
-				cs.Status = CheckFailed
+				return CheckFailed, r
 			}
-			return cs
 		}
 	}
 	if len(runs) > 0 {
-		show(runs[0]) // cancelled or interrupted: not evidence either way
+		return CheckNotRun, &runs[0] // cancelled or interrupted: not evidence either way
 	}
-	return cs
+	return CheckNotRun, nil
+}
+
+// checkedAt is when a run's evidence dates from: its end, or its creation
+// while it has not ended.
+func checkedAt(r *continuo.Run) time.Time {
+	if r.EndedAt != nil {
+		return *r.EndedAt
+	}
+	return r.CreatedAt
 }
 
 func prefix(s string, n int) string {

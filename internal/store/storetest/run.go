@@ -35,6 +35,7 @@ func runTests() []test {
 		{"Renew", testRunRenew},
 		{"ListFilters", testRunListFilters},
 		{"ListLimitOrder", testRunListLimitOrder},
+		{"Recent", testRunRecent},
 		{"Append", testRunAppend},
 		{"AppendStale", testRunAppendStale},
 		{"AppendRefused", testRunAppendRefused},
