@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -64,24 +63,6 @@ func BenchmarkSwarmPage(b *testing.B) {
 	}
 }
 
-// percentiles runs op b.N times and reports the p50 and p99 of its
-// durations.
-func percentiles(b *testing.B, op func()) {
-	var ds []time.Duration
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		t0 := time.Now()
-		op()
-		ds = append(ds, time.Since(t0))
-	}
-	b.StopTimer()
-	slices.Sort(ds)
-	at := func(p float64) float64 { return float64(ds[int(p*float64(len(ds)-1))].Microseconds()) / 1000 }
-	b.ReportMetric(at(0.50), "p50-ms")
-	b.ReportMetric(at(0.99), "p99-ms")
-}
-
 type swarmBench struct {
 	h       http.Handler
 	jar     *cookiejar.Jar
@@ -92,7 +73,6 @@ type swarmBench struct {
 	swarmID string
 }
 
-const benchIssuer = "http://127.0.0.1:7300"
 
 func newSwarmBench(b *testing.B, engine string) *swarmBench {
 	b.Helper()
