@@ -73,7 +73,6 @@ type swarmBench struct {
 	swarmID string
 }
 
-
 func newSwarmBench(b *testing.B, engine string) *swarmBench {
 	b.Helper()
 	ctx := context.Background()
