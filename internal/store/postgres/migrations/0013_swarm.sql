@@ -1,4 +1,4 @@
--- 0011: a swarm's tasks over time (the dashboard's chart, TaskTimeline):
+-- 0013: a swarm's tasks over time (the dashboard's chart, TaskTimeline):
 -- the tasks dispatched and the tasks settled in a time window, each a
 -- count over a range of an index, so that it costs the tasks of the window
 -- and not every task of the swarm. No table changes.
