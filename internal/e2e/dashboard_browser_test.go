@@ -1,0 +1,134 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestDashboardInBrowser drives the dashboard in headless Chromium
+// (interop/dashboard.mjs, playwright-core) against a real serve process,
+// as a person uses it: sign in with a token, watch a validation run's
+// output arrive live (server-sent events), read a session's handoff brief,
+// approve a worker's pending continuation and see its epoch move, requeue
+// a task in doubt with the evidence the contract asks for, and revoke a
+// token and see /mcp refuse it. Every page is checked for rendering (its
+// stylesheet applied, no template error text, no planted secret) and
+// photographed; each screenshot must be a real rendering.
+func TestDashboardInBrowser(t *testing.T) {
+	const chromiumPath = "/usr/bin/chromium"
+	if _, err := os.Stat(chromiumPath); err != nil {
+		skipOrFail(t, "%s is missing: apt-get install chromium", chromiumPath)
+	}
+	node := nodeScripts(t)
+	if _, err := os.Stat(filepath.Join(node.dir, "node_modules", "playwright-core")); err != nil {
+		skipOrFail(t, "%s/node_modules/playwright-core is missing: run `npm ci` in interop", node.dir)
+	}
+	const runLines = 12
+	config := filepath.Join(t.TempDir(), "continuo.toml")
+	if err := os.WriteFile(config, []byte(fmt.Sprintf(`
+[projects.demo.checks.slow]
+command = ["sh", "-c", "for i in $(seq 1 %d); do echo line $i; sleep 1; done"]
+timeout_secs = 120
+`, runLines)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dd := dataDir(t, "sqlite")
+	srv := start(t, dd, gitRepo(t), "--config", config)
+	admin := connect(t, srv.URL, srv.Admin)
+
+	// A session with a brief and notes; one note holds a credential, which
+	// is redacted where it is stored and so shown nowhere.
+	planted := "ghp_" + strings.Repeat("Z9x", 12)
+	sid := must(t, admin, "work_on_project", map[string]any{"project": "demo", "instruction": "Ship the dashboard for people"})["session_id"].(string)
+	for _, n := range []map[string]any{
+		{"kind": "decision", "text": "Pages are server-rendered; script only enhances"},
+		{"kind": "todo", "text": "Photograph every page"},
+		{"kind": "progress", "text": "deploy key " + planted + " rotated"},
+	} {
+		n["session_id"] = sid
+		must(t, admin, "post_session_message", n)
+	}
+
+	// A swarm: a worker at epoch 0 with a checkpoint, a task of it in
+	// doubt (failed with effect unknown), and a new carrier's pending
+	// request to continue it.
+	created := must(t, admin, "chat_swarm_create", map[string]any{"worker_limit": 2})
+	swarmID := created["swarm"].(map[string]any)["swarm_id"].(string)
+	workerTok := token(t, dd, "crew", "swarm:work")
+	ws := connectAt(t, srv.URL, workerTok, "2026-07-28")
+	w := joinSwarm(t, ws, swarmID, created["invite"].(string), 0, carrierKey())
+	checkpoint(t, w, "joined")
+	taskID := must(t, admin, "chat_swarm_dispatch", map[string]any{"swarm_id": swarmID, "task_key": "migrate", "prompt": "migrate the schema",
+		"preferred_worker_id": w.id})["task"].(map[string]any)["task_id"].(string)
+	if d := must(t, ws, "chat_swarm_next", w.args("wait_secs", 0)); d["state"] != "task" {
+		t.Fatalf("next: %v", d)
+	}
+	must(t, ws, "chat_swarm_ack", w.args("task_id", taskID))
+	must(t, ws, "chat_swarm_fail", w.args("task_id", taskID, "reason", "the connection dropped mid-way", "effect", "unknown"))
+	next := carrierFor(w, ws, carrierKey())
+	cn := must(t, ws, "chat_swarm_request_continuation", map[string]any{"swarm_id": swarmID, "worker_id": w.id, "source_epoch": 0,
+		"carrier_key": next.key})["continuation"].(map[string]any)
+
+	// A token the admin revokes in the browser.
+	var bob struct {
+		Token   string `json:"token"`
+		TokenID string `json:"token_id"`
+	}
+	cliDecode(t, dd, &bob, "token", "create", "--principal", "bob", "--scopes", "sessions:read")
+
+	// The run the browser watches: started now, it prints a line a second.
+	run := must(t, admin, "run_validation", map[string]any{"session_id": sid, "check": "slow", "wait_secs": 0})["run"].(map[string]any)
+
+	shots := t.TempDir()
+	if d := os.Getenv("CONTINUO_E2E_SHOTS"); d != "" { // keep them to look at
+		shots = d
+	}
+	plan := map[string]any{"base": srv.Base, "secret": srv.Admin, "session": sid, "task": "Ship the dashboard", "run": run["run_id"],
+		"runLines": runLines, "swarm": swarmID, "worker": w.id, "continuation": cn["continuation_id"], "doubtTask": taskID,
+		"revokeToken": bob.Token, "revokeTokenID": bob.TokenID, "planted": planted, "shots": shots}
+	planFile := filepath.Join(t.TempDir(), "plan.json")
+	b, _ := json.Marshal(plan)
+	if err := os.WriteFile(planFile, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	// The new carrier's side: once the owner approves in the browser, it
+	// reads its continuation's status, which binds it.
+	bound := make(chan error, 1)
+	go func() {
+		deadline := time.Now().Add(90 * time.Second)
+		for time.Now().Before(deadline) {
+			r, _, err := swarmCall(t.Context(), nil, ws, "chat_swarm_continuation_status",
+				map[string]any{"swarm_id": swarmID, "carrier_key": next.key})
+			if err == nil && !r.IsError {
+				if c, _ := r.Data["continuation"].(map[string]any); c["state"] == "bound" {
+					bound <- nil
+					return
+				}
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		bound <- fmt.Errorf("the continuation was never bound")
+	}()
+	node.run(t, "dashboard.mjs", 8, "--plan", planFile, "--chromium", chromiumPath)
+	if err := <-bound; err != nil {
+		t.Fatal(err)
+	}
+
+	shotFiles, _ := filepath.Glob(filepath.Join(shots, "*.png"))
+	if len(shotFiles) != 6 {
+		t.Fatalf("%d screenshots: %v", len(shotFiles), shotFiles)
+	}
+	for _, f := range shotFiles {
+		t.Run(filepath.Base(f), func(t *testing.T) { checkScreenshot(t, f) })
+	}
+	st := must(t, admin, "chat_swarm_status", map[string]any{"swarm_id": swarmID, "task_id": taskID})
+	if task := st["task"].(map[string]any); task["state"] != "queued" {
+		t.Errorf("the requeued task is %v", task)
+	}
+}
