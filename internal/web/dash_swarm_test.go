@@ -92,6 +92,7 @@ func testDashSwarmPage(t *testing.T) {
 	busy := w.next(worker)
 	page := w.b.page("/w/" + w.id())
 	swarmHas(t, "the swarm page", page.body, "<code>manual</code>", "budget 10,000 tokens, threshold 50%, reserve 1,000")
+	swarmLacks(t, "the swarm page (its CSP allows no style attribute, no inline script)", page.body, "style=", "<script>")
 	swarmHas(t, "the quiet worker", swarmRow(t, page.body, quiet.ref.WorkerID), "quiet one", `<td data-label="Epoch" class="mono">0</td>`,
 		"badge-idle", "badge-steady", "carrier_key", "1,000</span> / 10,000 tokens", `width="10"`, `x1="50"`, ">estimate</span> from no signal yet")
 	swarmHas(t, "the busy worker", swarmRow(t, page.body, worker.ref.WorkerID), "busy one", "badge-busy",
