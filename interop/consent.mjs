@@ -12,7 +12,7 @@
 // line "N passed, M failed", and exits 1 if any check failed.
 
 import { parseArgs } from "node:util";
-import { chromium } from "playwright-core";
+import { anyway, assert, finish, launch, step } from "./steps.mjs";
 
 const { values: opt } = parseArgs({
   options: {
@@ -33,42 +33,7 @@ for (const k of ["url", "secret", "client-name", "scopes", "redirect", "screensh
 }
 const STEP_TIMEOUT_MS = 15_000;
 
-let passed = 0;
-let failed = 0;
-let broken = false; // a failed step: the ones after it cannot run
-
-function assert(cond, msg) {
-  if (!cond) throw new Error(msg);
-}
-
-function oneLine(s) {
-  s = String(s).replace(/\s+/g, " ").trim();
-  return s.length > 400 ? s.slice(0, 400) + "…" : s;
-}
-
-async function step(name, fn) {
-  try {
-    if (broken) throw new Error("an earlier step failed");
-    const v = await fn();
-    console.log(`ok   ${name}`);
-    passed++;
-    return v;
-  } catch (e) {
-    console.log(`FAIL ${name}: ${oneLine(e?.message ?? e)}`);
-    failed++;
-    broken = true;
-    return undefined;
-  }
-}
-
-// chromium.launch uses a fresh user data directory of its own, removed on
-// close: nothing of an earlier run is signed in.
-const browser = await step("launch headless Chromium", () => chromium.launch({
-  executablePath: opt.chromium,
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  timeout: STEP_TIMEOUT_MS,
-}));
+const browser = await launch(opt.chromium, STEP_TIMEOUT_MS);
 const page = browser && await browser.newPage({ viewport: { width: 1024, height: 768 } });
 page?.setDefaultTimeout(STEP_TIMEOUT_MS);
 const violations = [];
@@ -109,11 +74,10 @@ await step("approve: back at the client's redirect URI", async () => {
   assert(q.get("code") && q.get("state"), `at ${page.url()}`);
   assert((await page.locator("body").innerText()).includes("received"), "the client's page did not load");
 });
-broken = false; // checked even after a failure
+anyway(); // checked even after a failure
 await step("no Content-Security-Policy violation", () => {
   assert(violations.length === 0, violations.join(" | "));
 });
 
 if (browser) await browser.close();
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+finish();

@@ -19,7 +19,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { chromium } from "playwright-core";
+import { anyway, assert, finish, launch, oneLine, step } from "./steps.mjs";
 
 const { values: opt } = parseArgs({
   options: {
@@ -34,40 +34,7 @@ if (!opt.plan) {
 const plan = JSON.parse(readFileSync(opt.plan, "utf8"));
 const STEP_TIMEOUT_MS = 20_000;
 
-let passed = 0;
-let failed = 0;
-let broken = false; // a failed step: the ones after it cannot run
-
-function assert(cond, msg) {
-  if (!cond) throw new Error(msg);
-}
-
-function oneLine(s) {
-  s = String(s).replace(/\s+/g, " ").trim();
-  return s.length > 400 ? s.slice(0, 400) + "…" : s;
-}
-
-async function step(name, fn) {
-  try {
-    if (broken) throw new Error("an earlier step failed");
-    const v = await fn();
-    console.log(`ok   ${name}`);
-    passed++;
-    return v;
-  } catch (e) {
-    console.log(`FAIL ${name}: ${oneLine(e?.message ?? e)}`);
-    failed++;
-    broken = true;
-    return undefined;
-  }
-}
-
-const browser = await step("launch headless Chromium", () => chromium.launch({
-  executablePath: opt.chromium,
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  timeout: STEP_TIMEOUT_MS,
-}));
+const browser = await launch(opt.chromium, STEP_TIMEOUT_MS);
 const page = browser && await browser.newPage({ viewport: { width: 1200, height: 900 } });
 page?.setDefaultTimeout(STEP_TIMEOUT_MS);
 const violations = [];
@@ -187,11 +154,10 @@ await step("revoke a token: it stops working", async () => {
   await rendered("06-token-revoked.png");
 });
 
-broken = false; // checked even after a failure
+anyway(); // checked even after a failure
 await step("no Content-Security-Policy violation or script error", () => {
   assert(violations.length === 0, violations.join(" | "));
 });
 
 if (browser) await browser.close();
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+finish();

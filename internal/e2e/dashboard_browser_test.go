@@ -20,14 +20,7 @@ import (
 // stylesheet applied, no template error text, no planted secret) and
 // photographed; each screenshot must be a real rendering.
 func TestDashboardInBrowser(t *testing.T) {
-	const chromiumPath = "/usr/bin/chromium"
-	if _, err := os.Stat(chromiumPath); err != nil {
-		skipOrFail(t, "%s is missing: apt-get install chromium", chromiumPath)
-	}
-	node := nodeScripts(t)
-	if _, err := os.Stat(filepath.Join(node.dir, "node_modules", "playwright-core")); err != nil {
-		skipOrFail(t, "%s/node_modules/playwright-core is missing: run `npm ci` in interop", node.dir)
-	}
+	node := browserScripts(t)
 	const runLines = 12
 	config := filepath.Join(t.TempDir(), "continuo.toml")
 	if err := os.WriteFile(config, []byte(fmt.Sprintf(`

@@ -22,14 +22,7 @@ import (
 // screenshot of the consent page is a real rendering: a PNG of a page
 // size, not blank.
 func TestOAuthConsentInBrowser(t *testing.T) {
-	const chromiumPath = "/usr/bin/chromium"
-	if _, err := os.Stat(chromiumPath); err != nil {
-		skipOrFail(t, "%s is missing: apt-get install chromium", chromiumPath)
-	}
-	node := nodeScripts(t)
-	if _, err := os.Stat(filepath.Join(node.dir, "node_modules", "playwright-core")); err != nil {
-		skipOrFail(t, "%s/node_modules/playwright-core is missing: run `npm ci` in interop", node.dir)
-	}
+	node := browserScripts(t)
 	srv, data := oauthServe(t, "sqlite")
 
 	got := make(chan url.Values, 1)
@@ -69,6 +62,23 @@ func TestOAuthConsentInBrowser(t *testing.T) {
 	must(t, connect(t, srv.URL, tk.Access), "list_projects", nil)
 
 	checkScreenshot(t, shot)
+}
+
+// chromiumPath is the headless browser the browser tests drive.
+const chromiumPath = "/usr/bin/chromium"
+
+// browserScripts is nodeScripts for the scripts that drive Chromium
+// (playwright-core), skipping — or failing under CI=true — without them.
+func browserScripts(t *testing.T) nodeRunner {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		skipOrFail(t, "%s is missing: apt-get install chromium", chromiumPath)
+	}
+	node := nodeScripts(t)
+	if _, err := os.Stat(filepath.Join(node.dir, "node_modules", "playwright-core")); err != nil {
+		skipOrFail(t, "%s/node_modules/playwright-core is missing: run `npm ci` in interop", node.dir)
+	}
+	return node
 }
 
 // checkScreenshot asserts a PNG is a rendered page: at least 300×300, many
