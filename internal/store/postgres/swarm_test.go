@@ -130,6 +130,33 @@ func TestMigration0007FromV6(t *testing.T) {
 
 // schemaAt returns the statements that make an empty schema one at
 // schema version n, as a binary of that version left it.
+// upgradedFrom builds a database at schema version n holding seed, checks
+// that Open refuses it without migrate up, and returns it migrated up.
+func upgradedFrom(t *testing.T, n int, seed []string) store.Store {
+	t.Helper()
+	pgtest.BaseURL(t)
+	ctx := t.Context()
+	url := pgtest.Schema(t)
+	ms, err := postgres.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range append(schemaAt(ms, n), seed...) {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%.60s: %v", q, err)
+		}
+	}
+	conn.Close(ctx)
+	if _, err := postgres.Open(ctx, url, nil); !errors.Is(err, store.ErrSchema) {
+		t.Fatalf("Open of a version %d database without migrate up = %v, want ErrSchema", n, err)
+	}
+	return open(t, url, &postgres.Options{Migrate: store.MigrateUp})
+}
+
 func schemaAt(ms []store.Migration, n int) []string {
 	qs := []string{"CREATE TABLE schema_migrations (version bigint PRIMARY KEY, name text NOT NULL)"}
 	for _, m := range ms[:n] {
@@ -197,22 +224,5 @@ func TestMigration0008FromV7(t *testing.T) {
 // Migration 0009 adds who approved a continuation and a worker's counted
 // tokens, computed from the ledger of its current epoch.
 func TestMigration0009FromV8(t *testing.T) {
-	pgtest.BaseURL(t)
-	ctx := t.Context()
-	url := pgtest.Schema(t)
-	ms, err := postgres.Migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range append(schemaAt(ms, 8), storetest.Migration0009Seed...) {
-		if _, err := conn.Exec(ctx, q); err != nil {
-			t.Fatalf("%.60s: %v", q, err)
-		}
-	}
-	conn.Close(ctx)
-	storetest.CheckMigration0009(t, open(t, url, &postgres.Options{Migrate: store.MigrateUp}))
+	storetest.CheckMigration0009(t, upgradedFrom(t, 8, storetest.Migration0009Seed))
 }

@@ -115,18 +115,5 @@ func TestMigration0008FromV7(t *testing.T) {
 // Migration 0009 adds who approved a continuation and a worker's counted
 // tokens, computed from the ledger of its current epoch.
 func TestMigration0009FromV8(t *testing.T) {
-	ctx := t.Context()
-	ms, err := sqlite.Migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "c.db")
-	raw := rawDB(t, path)
-	for _, q := range append(schemaAt(ms, 8), storetest.Migration0009Seed...) {
-		if _, err := raw.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%.60s: %v", q, err)
-		}
-	}
-	raw.Close()
-	storetest.CheckMigration0009(t, open(t, path, &sqlite.Options{Migrate: store.MigrateUp}))
+	storetest.CheckMigration0009(t, upgradedFrom(t, 8, storetest.Migration0009Seed))
 }

@@ -102,6 +102,29 @@ func TestMigration0007FromV6(t *testing.T) {
 
 // schemaAt returns the statements that make an empty database one at
 // schema version n, as a binary of that version left it.
+// upgradedFrom builds a database at schema version n holding seed, checks
+// that Open refuses it without migrate up, and returns it migrated up.
+func upgradedFrom(t *testing.T, n int, seed []string) store.Store {
+	t.Helper()
+	ctx := t.Context()
+	ms, err := sqlite.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "c.db")
+	raw := rawDB(t, path)
+	for _, q := range append(schemaAt(ms, n), seed...) {
+		if _, err := raw.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%.60s: %v", q, err)
+		}
+	}
+	raw.Close()
+	if _, err := sqlite.Open(ctx, path, nil); !errors.Is(err, store.ErrSchema) {
+		t.Fatalf("Open of a version %d database without migrate up = %v, want ErrSchema", n, err)
+	}
+	return open(t, path, &sqlite.Options{Migrate: store.MigrateUp})
+}
+
 func schemaAt(ms []store.Migration, n int) []string {
 	qs := []string{"CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL) STRICT"}
 	for _, m := range ms[:n] {
