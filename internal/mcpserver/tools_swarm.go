@@ -67,6 +67,16 @@ type Worker struct {
 	CurrentTaskID   string `json:"current_task_id,omitempty"`
 	CheckpointAt    string `json:"checkpoint_at,omitempty"`
 	LastSeenAt      string `json:"last_seen_at"`
+	// Pressure is its context pressure (chat_swarm_status): an estimate
+	// unless exact; chat_swarm_context_status has its sources.
+	Pressure *WorkerPressure `json:"pressure,omitempty"`
+}
+
+// WorkerPressure is a worker's context pressure in chat_swarm_status.
+type WorkerPressure struct {
+	Tokens int64   `json:"tokens"`
+	Ratio  float64 `json:"ratio"`
+	Exact  bool    `json:"exact"`
 }
 
 func workerView(w *continuo.Worker) Worker {
@@ -115,7 +125,7 @@ var (
 	swarmSchema = &jsonschema.Schema{Type: "object",
 		Description: "swarm_id, state (active|closed), worker_limit, policy, invite_expires_at?, created_at"}
 	workerSchema = &jsonschema.Schema{Type: "object",
-		Description: "worker_id, swarm_id, label, epoch, state (idle|busy), carrier_state (active|lost|retired), carrier_source, continuity_state, current_task_id?, checkpoint_at?, last_seen_at"}
+		Description: "worker_id, swarm_id, label, epoch, state (idle|busy), carrier_state (active|lost|retired), carrier_source, continuity_state, current_task_id?, checkpoint_at?, last_seen_at, pressure? {tokens, ratio, exact} (chat_swarm_status)"}
 	taskSchema = &jsonschema.Schema{Type: "object",
 		Description: "task_id, task_key, state (queued|claimed|running|cancel_requested|result_ready|collected|failed|cancelled|reconcile_required), attempt, attempt_id?, worker_id?, preferred_worker_id?, prompt?, payload?, reason?, detail?, result?, updated_at"}
 )
@@ -269,6 +279,9 @@ func statusView(st *swarm.Status) *SwarmStatusResult {
 		Replayed: st.Replayed}
 	for i := range st.Workers {
 		out.Workers[i] = workerView(&st.Workers[i])
+		if p := st.Pressures[st.Workers[i].ID]; p != nil {
+			out.Workers[i].Pressure = &WorkerPressure{Tokens: p.Tokens, Ratio: p.Ratio, Exact: p.Exact}
+		}
 	}
 	for k, n := range st.Counts {
 		out.Tasks[string(k)] = n

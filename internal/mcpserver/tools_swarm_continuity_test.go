@@ -247,4 +247,8 @@ func continuityLoop(t *testing.T, p contParty) {
 	pressure(c.ok("chat_swarm_context_status", c.args()), 5_000, false, true)
 	wantEq(t, "C's next over the threshold", c.ok("chat_swarm_next", c.args("wait_secs", 0)).str("state"), "compact_required")
 	wantEq(t, "status continuity_state", status()["continuity_state"], "compact_required")
+	// The owner sees each worker's pressure in chat_swarm_status.
+	if p, _ := status()["pressure"].(map[string]any); p == nil || p["tokens"] != 5_000.0 || p["ratio"] != 0.5 || p["exact"] != false {
+		t.Fatalf("status pressure = %v", status())
+	}
 }

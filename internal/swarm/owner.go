@@ -270,6 +270,9 @@ type Status struct {
 	// worker's carrier: RuntimeProcess (the planner starts one) or
 	// RuntimeManual (none: the owner continues the worker).
 	Runtime string
+	// Pressures are the workers' context pressures by worker ID
+	// (SwarmStatus; nil from CloseSwarm).
+	Pressures map[string]*Pressure
 	// Replayed is set by a close of a swarm closed already.
 	Replayed bool
 }
@@ -283,7 +286,10 @@ func (s *Service) SwarmStatus(ctx context.Context, c *continuo.Caller, car Carri
 		if err != nil {
 			return err
 		}
-		out, err = status(ctx, tx, sw)
+		if out, err = status(ctx, tx, sw); err != nil {
+			return err
+		}
+		out.Pressures, err = pressures(ctx, tx, sw)
 		return err
 	})
 	if out != nil {
