@@ -337,6 +337,7 @@ func (s *Service) Overview(ctx context.Context, c *continuo.Caller, car Carrier,
 		if o.Pressures, err = pressures(ctx, tx, sw); err != nil {
 			return err
 		}
+		o.Status.Pressures = o.Pressures // as SwarmStatus gives them
 		if o.InDoubt, err = taskStatusPage(ctx, tx, sw, continuo.TaskReconcileRequired, "", in.InDoubt); err != nil {
 			return err
 		}
