@@ -10,6 +10,7 @@ import (
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/redact"
 	"github.com/continuo-dev/continuo/internal/run/proc"
+	"github.com/continuo-dev/continuo/internal/store"
 )
 
 // CommandSpec is the spec of a validation run: the check as it was when
@@ -116,7 +117,7 @@ func (x Commands) Execute(ctx context.Context, r *continuo.Run, log *Log) Outcom
 
 // setProc records the process group a run runs in.
 func (s *Service) setProc(id, ident string) error {
-	_, err := s.update(context.Background(), id, func(r *continuo.Run) (bool, error) {
+	_, err := s.update(context.Background(), id, func(_ store.Tx, r *continuo.Run) (bool, error) {
 		if r.State != continuo.RunRunning {
 			return false, nil
 		}

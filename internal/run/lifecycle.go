@@ -79,19 +79,22 @@ func (s *Service) begin(ctx context.Context, id string) {
 			admitter.Release(cur)
 		}
 	}()
-	r, err := s.update(ctx, id, func(r *continuo.Run) (bool, error) {
+	r, err := s.update(ctx, id, func(tx store.Tx, r *continuo.Run) (bool, error) {
 		if r.State != continuo.RunQueued || r.Owner != s.self {
 			return false, nil
 		}
-		now := s.now()
 		if r.CancelRequested {
-			finish(r, continuo.RunCancelled, now, Outcome{ErrorKind: "cancelled"})
+			finish(r, continuo.RunCancelled, s.now(), Outcome{ErrorKind: "cancelled"})
 			return true, nil
 		}
 		if exec(r) == nil {
-			finish(r, continuo.RunFailed, now, Outcome{ErrorKind: "no_executor"})
+			finish(r, continuo.RunFailed, s.now(), Outcome{ErrorKind: "no_executor"})
 			return true, nil
 		}
+		if busy, err := slotBusy(ctx, tx, r); err != nil || busy {
+			return false, err
+		}
+		now := s.now()
 		r.State = continuo.RunRunning
 		r.StartedAt = &now
 		r.LeaseUntil = now.Add(LeaseTTL)
@@ -165,7 +168,7 @@ func (s *Service) execute(ctx context.Context, cancel context.CancelCauseFunc, r
 	// The final write must happen even while the server stops.
 	fctx, done := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer done()
-	_, err := s.update(fctx, r.ID, func(cur *continuo.Run) (bool, error) {
+	_, err := s.update(fctx, r.ID, func(_ store.Tx, cur *continuo.Run) (bool, error) {
 		if cur.State.Terminal() {
 			return false, nil // interrupted meanwhile (our lease ran out): that record stands
 		}
@@ -175,6 +178,21 @@ func (s *Service) execute(ctx context.Context, cancel context.CancelCauseFunc, r
 	if err != nil {
 		s.log.Error("runs: record the end of a run", "run", r.ID, "err", err)
 	}
+}
+
+// slotBusy tells whether another validation run of r's check runs in r's
+// directory, as this transaction sees it. Such a run's end notifies the
+// dispatch channel, so r is started again after it; and because r's start
+// time is taken only once the other's end is visible, it is never earlier
+// than that end (the unique index alone would make this start wait for the
+// end's commit with a start time taken before it).
+func slotBusy(ctx context.Context, tx store.Tx, r *continuo.Run) (bool, error) {
+	if r.Kind != continuo.RunValidation || r.Check == "" {
+		return false, nil
+	}
+	running, err := tx.RunList(ctx, store.RunListParams{Kind: continuo.RunValidation, Dir: r.Dir, Check: r.Check,
+		States: []continuo.RunState{continuo.RunRunning}, Limit: 1})
+	return len(running) > 0, err
 }
 
 // finish ends r in state at now.
@@ -317,7 +335,7 @@ func (s *Service) sweep(ctx context.Context) {
 		}
 	}
 	for id, why := range lost {
-		r, err := s.update(ctx, id, func(r *continuo.Run) (bool, error) {
+		r, err := s.update(ctx, id, func(_ store.Tx, r *continuo.Run) (bool, error) {
 			if r.State.Terminal() {
 				return false, nil
 			}

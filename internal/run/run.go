@@ -210,7 +210,7 @@ func (s *Service) NewRun(kind continuo.RunKind, c *continuo.Caller, projectID st
 // update applies change to the run with the given ID in one Write, guarded
 // by the revision it read, and returns the run as written. change returns
 // false to leave the run as it is (it is then returned unchanged).
-func (s *Service) update(ctx context.Context, id string, change func(r *continuo.Run) (bool, error), notes ...store.Note) (*continuo.Run, error) {
+func (s *Service) update(ctx context.Context, id string, change func(tx store.Tx, r *continuo.Run) (bool, error), notes ...store.Note) (*continuo.Run, error) {
 	var out *continuo.Run
 	err := s.store.Write(ctx, func(tx store.Tx) error {
 		out = nil
@@ -219,7 +219,7 @@ func (s *Service) update(ctx context.Context, id string, change func(r *continuo
 			return err
 		}
 		prev := r.Revision
-		ok, err := change(r)
+		ok, err := change(tx, r)
 		if err != nil || !ok {
 			out = r
 			return err
