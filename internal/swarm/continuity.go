@@ -160,8 +160,9 @@ func (s *Service) Redeem(ctx context.Context, c *continuo.Caller, car Carrier, s
 	}
 	var out *Bound
 	var expired bool
+	var token string // of a started carrier whose continuation this ended
 	err = s.db.Write(ctx, func(tx store.Tx) error {
-		out, expired = nil, false
+		out, expired, token = nil, false, ""
 		cn, err := tx.ContinuationByTicket(ctx, ticketHash(ticket))
 		if errors.Is(err, store.ErrNotFound) {
 			return invalid("unknown")
@@ -184,13 +185,17 @@ func (s *Service) Redeem(ctx context.Context, c *continuo.Caller, car Carrier, s
 			return invalid("used")
 		case cn.State == continuo.ContinuationRevoked || cn.State == continuo.ContinuationExpired:
 			return invalid(string(cn.State))
-		case !s.now().Before(cn.ExpiresAt):
+		case s.lapses(cn):
 			expired = true
-			return s.expire(ctx, tx, cn, w)
+			token, err = s.expire(ctx, tx, cn, w)
+			return err
+		case !s.now().Before(cn.ExpiresAt):
+			return invalid("expired") // in doubt: it stays for the owner
 		}
 		return s.transfer(ctx, tx, cn, w, hash, car.Source, &out)
 	})
 	if err == nil && expired {
+		s.revoke(ctx, token)
 		return nil, invalid("expired")
 	}
 	if err == nil {
@@ -211,39 +216,41 @@ func receipt(cn *continuo.Continuation, w *continuo.Worker, hash string) (*Bound
 	return &Bound{Worker: *w, Continuation: *cn, Replayed: true}, nil
 }
 
-// expire ends an open continuation whose time ran out.
-func (s *Service) expire(ctx context.Context, tx store.Tx, cn *continuo.Continuation, w *continuo.Worker) error {
+// expire ends an open continuation whose time ran out (see end).
+func (s *Service) expire(ctx context.Context, tx store.Tx, cn *continuo.Continuation, w *continuo.Worker) (string, error) {
 	return s.end(ctx, tx, cn, w, continuo.ContinuationExpired)
 }
 
 // end settles an open continuation (revoked or expired) and returns its
-// worker to what its pressure says.
-func (s *Service) end(ctx context.Context, tx store.Tx, cn *continuo.Continuation, w *continuo.Worker, to continuo.ContinuationState) error {
+// worker to what its pressure says. It returns the token minted for the
+// carrier the planner started for it, if any: that carrier can bind
+// nothing now, and the caller revokes its token once tx committed.
+func (s *Service) end(ctx context.Context, tx store.Tx, cn *continuo.Continuation, w *continuo.Worker, to continuo.ContinuationState) (string, error) {
 	now, prev := s.now(), cn.Version
 	// It binds nothing now: nobody reads its capsule again (the hash stays).
 	cn.State, cn.Version, cn.UpdatedAt, cn.Capsule = to, prev+1, now, ""
 	if err := tx.ContinuationUpdate(ctx, cn, prev); err != nil {
-		return stale(err, "the continuation")
+		return "", stale(err, "the continuation")
 	}
 	if w.ContinuityState != continuo.ContinuityPending && w.ContinuityState != continuo.ContinuityReconcileRequired {
-		return nil
+		return cn.CarrierToken, nil
 	}
 	// Back to what its pressure says: a worker whose context was full
 	// still is (pressure never falls within an epoch), and the planner
 	// or the owner continues it again.
 	sw, err := tx.SwarmGet(ctx, w.SwarmID)
 	if err != nil {
-		return err
+		return "", err
 	}
 	p, err := pressureOf(ctx, tx, sw, w)
 	if err != nil {
-		return err
+		return "", err
 	}
 	state := continuo.ContinuitySteady
 	if p.CompactRequired {
 		state = continuo.ContinuityCompactRequired
 	}
-	return setContinuity(ctx, tx, w, state, now)
+	return cn.CarrierToken, setContinuity(ctx, tx, w, state, now)
 }
 
 // setContinuity records a worker's continuity state.
@@ -448,9 +455,11 @@ func (s *Service) Approve(ctx context.Context, c *continuo.Caller, car Carrier, 
 		case cn.Version != expected:
 			return continuo.Errorf(continuo.CodeRevisionConflict, "continuation %s is at version %d, not %d: read it again", cn.ID, cn.Version, expected).
 				With("version", cn.Version)
-		case !s.now().Before(cn.ExpiresAt):
+		case s.lapses(cn):
+			// An approval's continuation starts no carrier: no token.
 			expired = true
-			return s.expire(ctx, tx, cn, w)
+			_, err := s.expire(ctx, tx, cn, w)
+			return err
 		case w.Epoch != cn.SourceEpoch || w.CarrierHash != cn.SourceCarrier:
 			return continuo.Errorf(continuo.CodeConflict, "worker %s moved on to epoch %d", w.ID, w.Epoch).With("epoch", w.Epoch)
 		}
@@ -509,8 +518,9 @@ func (s *Service) ownContinuation(ctx context.Context, tx store.Tx, c *continuo.
 func (s *Service) Revoke(ctx context.Context, c *continuo.Caller, car Carrier, swarmID, id string) (*continuo.Continuation, bool, error) {
 	var out *continuo.Continuation
 	var replayed bool
+	var token string
 	err := s.db.Write(ctx, func(tx store.Tx) error {
-		out, replayed = nil, false
+		out, replayed, token = nil, false, ""
 		cn, w, err := s.ownContinuation(ctx, tx, c, car, swarmID, id)
 		if err != nil {
 			return err
@@ -522,12 +532,15 @@ func (s *Service) Revoke(ctx context.Context, c *continuo.Caller, car Carrier, s
 		case !cn.State.Open():
 			return continuo.Errorf(continuo.CodeTerminalImmutable, "continuation %s is %s already", cn.ID, cn.State).With("state", string(cn.State))
 		}
-		if err := s.end(ctx, tx, cn, w, continuo.ContinuationRevoked); err != nil {
+		if token, err = s.end(ctx, tx, cn, w, continuo.ContinuationRevoked); err != nil {
 			return err
 		}
 		out = cn
 		return nil
 	})
+	if err == nil {
+		s.revoke(ctx, token)
+	}
 	return out, replayed, err
 }
 
@@ -539,7 +552,9 @@ func (s *Service) ReconcileContinuation(ctx context.Context, c *continuo.Caller,
 		return nil, continuo.Invalid("decision", "must be no_effect or applied")
 	}
 	var out *continuo.Continuation
+	var token string
 	err := s.db.Write(ctx, func(tx store.Tx) error {
+		token = ""
 		cn, w, err := s.ownContinuation(ctx, tx, c, car, swarmID, id)
 		if err != nil {
 			return err
@@ -549,7 +564,7 @@ func (s *Service) ReconcileContinuation(ctx context.Context, c *continuo.Caller,
 				With("state", string(cn.State))
 		}
 		if decision == "no_effect" {
-			if err := s.end(ctx, tx, cn, w, continuo.ContinuationRevoked); err != nil {
+			if token, err = s.end(ctx, tx, cn, w, continuo.ContinuationRevoked); err != nil {
 				return err
 			}
 		} else {
@@ -565,6 +580,9 @@ func (s *Service) ReconcileContinuation(ctx context.Context, c *continuo.Caller,
 		out = cn
 		return nil
 	})
+	if err == nil {
+		s.revoke(ctx, token)
+	}
 	return out, err
 }
 
@@ -596,9 +614,11 @@ func (s *Service) ContinuationStatus(ctx context.Context, c *continuo.Caller, ca
 			return err
 		}
 		switch {
-		case cn.State.Open() && !s.now().Before(cn.ExpiresAt):
+		case s.lapses(cn):
+			// An approval's continuation starts no carrier: no token.
 			expired = true
-			return s.expire(ctx, tx, cn, w)
+			_, err := s.expire(ctx, tx, cn, w)
+			return err
 		case cn.State == continuo.ContinuationApproved:
 			return s.transfer(ctx, tx, cn, w, hash, cn.TargetSource, &out)
 		case cn.State == continuo.ContinuationBound:

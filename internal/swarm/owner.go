@@ -521,11 +521,12 @@ func (s *Service) CloseSwarm(ctx context.Context, c *continuo.Caller, car Carrie
 				if err != nil {
 					return err
 				}
-				if err := s.end(ctx, tx, cn, w, continuo.ContinuationRevoked); err != nil {
+				token, err := s.end(ctx, tx, cn, w, continuo.ContinuationRevoked)
+				if err != nil {
 					return err
 				}
-				if cn.CarrierToken != "" {
-					tokens = append(tokens, cn.CarrierToken)
+				if token != "" {
+					tokens = append(tokens, token)
 				}
 			}
 			st.Continuations = nil

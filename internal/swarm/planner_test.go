@@ -315,3 +315,183 @@ func testCloseRevokesContinuations(t *testing.T) {
 		t.Fatalf("the approved request bound after the close: %+v", b)
 	}
 }
+
+// inDoubt makes the planner's start for x look in flight on a server that
+// died, and has a surviving service sweep it: the continuation is then
+// reconcile_required with its carrier operation unknown.
+func (f *fixture) inDoubt(x *w, rt *fakeRuntime, mint *fakeMinter) (*continuo.Continuation, *swarm.Service) {
+	f.t.Helper()
+	ctx := f.t.Context()
+	if err := swarm.PlanPass(ctx, f.svc); err != nil {
+		f.t.Fatal(err)
+	}
+	cn := f.openContinuation(x.ref.WorkerID)
+	if err := f.store.Write(ctx, func(tx store.Tx) error {
+		c, err := tx.ContinuationGet(ctx, cn.ID)
+		if err != nil {
+			return err
+		}
+		prev := c.Version
+		c.CarrierOp, c.CarrierProc, c.Version = continuo.OpInFlight, "dead-server", prev+1
+		return tx.ContinuationUpdate(ctx, c, prev)
+	}); err != nil {
+		f.t.Fatal(err)
+	}
+	later := swarm.New(f.store, swarm.Options{Now: f.clock.now, Server: "later", Runtime: rt, Minter: mint,
+		Alive: func(s string) (bool, bool) { return s != "dead-server", true }})
+	f.t.Cleanup(later.Close)
+	if err := later.Sweep(ctx); err != nil {
+		f.t.Fatal(err)
+	}
+	cn = f.openContinuation(x.ref.WorkerID)
+	if cn == nil || cn.State != continuo.ContinuationReconcileRequired || cn.CarrierOp != continuo.OpUnknown {
+		f.t.Fatalf("after the server died in flight: %+v", cn)
+	}
+	return cn, later
+}
+
+// TestInDoubtOutlivesItsTicket: a carrier start in doubt waits for the
+// owner however long it takes. Its ticket's time running out neither
+// expires it nor makes the worker compact_required again, so the planner
+// starts no second replacement; the ticket binds nothing any more; the
+// owner's no_effect ends it and revokes the token minted for the carrier
+// that may have started, and only then does the planner start another.
+func TestInDoubtOutlivesItsTicket(t *testing.T) { stores.Each(t, testInDoubtOutlivesItsTicket) }
+
+func testInDoubtOutlivesItsTicket(t *testing.T) {
+	rt, mint := &fakeRuntime{}, &fakeMinter{}
+	f := newFixture(t, func(o *swarm.Options) { o.Runtime, o.Minter = rt, mint })
+	ctx := t.Context()
+	inv := f.create(4, nil)
+	x := f.checkpointed(inv, "x")
+	f.compacting(x)
+	cn, later := f.inDoubt(x, rt, mint)
+
+	f.clock.add(continuo.MaxTicketTTL + time.Minute)
+	for range 2 {
+		if err := later.Sweep(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := swarm.PlanPass(ctx, later); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := f.openContinuation(x.ref.WorkerID); got == nil || got.ID != cn.ID || got.State != continuo.ContinuationReconcileRequired {
+		t.Fatalf("past its ticket's time the continuation in doubt is %+v", got)
+	}
+	if got := f.continuity(inv, x); got != continuo.ContinuityReconcileRequired || len(rt.starts) != 1 {
+		t.Fatalf("the worker is %s after %d starts", got, len(rt.starts))
+	}
+	_, err := f.svc.Redeem(ctx, x.c, f.carrier(), inv.Swarm.ID, rt.env(0, "CONTINUO_CONTINUATION_TICKET"))
+	wantCode(t, err, continuo.CodeTicketInvalid, "the late carrier redeeming an expired ticket in doubt")
+	if got := f.openContinuation(x.ref.WorkerID); got == nil || got.State != continuo.ContinuationReconcileRequired || len(mint.revoked) != 0 {
+		t.Fatalf("the refused redeem changed %+v (revoked %v)", got, mint.revoked)
+	}
+
+	r, err := f.svc.ReconcileContinuation(ctx, f.owner, ownerCar, inv.Swarm.ID, cn.ID, "no_effect")
+	if err != nil || r.State != continuo.ContinuationRevoked {
+		t.Fatalf("no_effect: %+v %v", r, err)
+	}
+	if len(mint.revoked) != 1 || mint.revoked[0] != cn.CarrierToken {
+		t.Fatalf("revoked %v, want the carrier's %s", mint.revoked, cn.CarrierToken)
+	}
+	if err := swarm.PlanPass(ctx, later); err != nil {
+		t.Fatal(err)
+	}
+	if next := f.openContinuation(x.ref.WorkerID); next == nil || next.ID == cn.ID || next.CarrierOp != continuo.OpSucceeded || len(rt.starts) != 2 {
+		t.Fatalf("after the owner's decision: %+v, %d starts", next, len(rt.starts))
+	}
+}
+
+// TestEndedContinuationRevokesToken: a started carrier whose continuation
+// ends without it — its ticket's time ran out, or the owner revoked it —
+// can bind nothing, and the token minted for it is revoked with it.
+func TestEndedContinuationRevokesToken(t *testing.T) { stores.Each(t, testEndedContinuationRevokesToken) }
+
+func testEndedContinuationRevokesToken(t *testing.T) {
+	rt, mint := &fakeRuntime{}, &fakeMinter{}
+	f := newFixture(t, func(o *swarm.Options) { o.Runtime, o.Minter = rt, mint })
+	ctx := t.Context()
+	inv := f.create(4, nil)
+	x, y := f.checkpointed(inv, "x"), f.checkpointed(inv, "y")
+	f.compacting(x)
+	if err := swarm.PlanPass(ctx, f.svc); err != nil {
+		t.Fatal(err)
+	}
+	cx := f.openContinuation(x.ref.WorkerID)
+	f.clock.add(continuo.DefaultTicketTTL + time.Second)
+	if err := f.svc.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var lapsed *continuo.Continuation
+	storeRead(f, func(tx store.Tx) (err error) { lapsed, err = tx.ContinuationGet(ctx, cx.ID); return err })
+	if lapsed.State != continuo.ContinuationExpired || len(mint.revoked) != 1 || mint.revoked[0] != cx.CarrierToken {
+		t.Fatalf("lapsed: %s, revoked %v, want %s", lapsed.State, mint.revoked, cx.CarrierToken)
+	}
+
+	f.compacting(y)
+	if err := swarm.PlanPass(ctx, f.svc); err != nil {
+		t.Fatal(err)
+	}
+	cy := f.openContinuation(y.ref.WorkerID)
+	for range 2 { // the second is a replay: nothing more is revoked
+		if r, _, err := f.svc.Revoke(ctx, f.owner, ownerCar, inv.Swarm.ID, cy.ID); err != nil || r.State != continuo.ContinuationRevoked {
+			t.Fatalf("revoke: %+v %v", r, err)
+		}
+	}
+	if len(mint.revoked) != 2 || mint.revoked[1] != cy.CarrierToken || cy.CarrierToken == cx.CarrierToken {
+		t.Fatalf("revoked %v, want %s too", mint.revoked, cy.CarrierToken)
+	}
+}
+
+// TestReconcileApplied: the owner's applied says the carrier in doubt did
+// start: the continuation is pending again, its carrier redeems it (the
+// worker at epoch 1, its token kept), and nothing else is started.
+// Applied on a ticket whose time ran out lets it lapse: the token is
+// revoked and the planner, decided by the owner, starts a replacement.
+func TestReconcileApplied(t *testing.T) { stores.Each(t, testReconcileApplied) }
+
+func testReconcileApplied(t *testing.T) {
+	rt, mint := &fakeRuntime{}, &fakeMinter{}
+	f := newFixture(t, func(o *swarm.Options) { o.Runtime, o.Minter = rt, mint })
+	ctx := t.Context()
+	inv := f.create(4, nil)
+	x, y := f.checkpointed(inv, "x"), f.checkpointed(inv, "y")
+	f.compacting(x)
+	cx, later := f.inDoubt(x, rt, mint)
+	r, err := f.svc.ReconcileContinuation(ctx, f.owner, ownerCar, inv.Swarm.ID, cx.ID, "applied")
+	if err != nil || r.State != continuo.ContinuationPending || r.Version <= cx.Version {
+		t.Fatalf("applied: %+v %v", r, err)
+	}
+	if got := f.continuity(inv, x); got != continuo.ContinuityPending {
+		t.Fatalf("after applied the worker is %s", got)
+	}
+	_, err = f.svc.ReconcileContinuation(ctx, f.owner, ownerCar, inv.Swarm.ID, cx.ID, "applied")
+	wantCode(t, err, continuo.CodeInvalidState, "applied again")
+	b, err := f.svc.Redeem(ctx, x.c, f.carrier(), inv.Swarm.ID, rt.env(0, "CONTINUO_CONTINUATION_TICKET"))
+	if err != nil || b.Worker.Epoch != 1 || b.Continuation.ID != cx.ID {
+		t.Fatalf("the started carrier's redeem: %+v %v", b, err)
+	}
+	if err := swarm.PlanPass(ctx, later); err != nil || len(rt.starts) != 1 || len(mint.revoked) != 0 {
+		t.Fatalf("after the redeem: %d starts, revoked %v, %v", len(rt.starts), mint.revoked, err)
+	}
+
+	f.compacting(y)
+	cy, _ := f.inDoubt(y, rt, mint)
+	f.clock.add(continuo.MaxTicketTTL + time.Minute)
+	if _, err := f.svc.ReconcileContinuation(ctx, f.owner, ownerCar, inv.Swarm.ID, cy.ID, "applied"); err != nil {
+		t.Fatal(err)
+	}
+	if err := later.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(mint.revoked) != 1 || mint.revoked[0] != cy.CarrierToken {
+		t.Fatalf("revoked %v, want %s", mint.revoked, cy.CarrierToken)
+	}
+	if err := swarm.PlanPass(ctx, later); err != nil {
+		t.Fatal(err)
+	}
+	if next := f.openContinuation(y.ref.WorkerID); next == nil || next.ID == cy.ID || len(rt.starts) != 3 {
+		t.Fatalf("after the lapse: %+v, %d starts", next, len(rt.starts))
+	}
+}

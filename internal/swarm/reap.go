@@ -3,6 +3,7 @@ package swarm
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/continuo-dev/continuo"
@@ -75,7 +76,7 @@ func (s *Service) sweepPass(ctx context.Context) (int, error) {
 		if expired, err = tx.AttemptsActive(ctx, store.AttemptListParams{LeaseBefore: now, Limit: sweepBatch}); err != nil {
 			return err
 		}
-		if lapsed, err = tx.ContinuationList(ctx, store.ContinuationListParams{States: openStates, ExpiresBefore: now, Limit: sweepBatch}); err != nil {
+		if lapsed, err = tx.ContinuationList(ctx, store.ContinuationListParams{States: lapsing, ExpiresBefore: now, Limit: sweepBatch}); err != nil {
 			return err
 		}
 		servers, err := tx.AttemptServers(ctx)
@@ -116,24 +117,41 @@ func (s *Service) sweepPass(ctx context.Context) (int, error) {
 // openStates are the continuation states that may still bind.
 var openStates = []continuo.ContinuationState{continuo.ContinuationPending, continuo.ContinuationApproved, continuo.ContinuationReconcileRequired}
 
+// lapsing are the open states that expire with their time. A continuation
+// in doubt (reconcile_required: a carrier start whose outcome is unknown,
+// or one that failed) waits for the owner however long it takes: were it
+// to expire, its worker would be compact_required again and the planner
+// would start a second replacement without anyone having decided that the
+// first did nothing. Its ticket binds nothing once its time ran out.
+var lapsing = []continuo.ContinuationState{continuo.ContinuationPending, continuo.ContinuationApproved}
+
+// lapses reports whether cn has run out of time and expires with it.
+func (s *Service) lapses(cn *continuo.Continuation) bool {
+	return slices.Contains(lapsing, cn.State) && !s.now().Before(cn.ExpiresAt)
+}
+
 // lapse expires an open continuation whose time ran out, if it still is
 // one: its ticket or approval binds nothing any more, and its worker is
 // steady again.
 func (s *Service) lapse(ctx context.Context, id string) error {
-	return s.db.Write(ctx, func(tx store.Tx) error {
+	var token string
+	err := s.db.Write(ctx, func(tx store.Tx) (err error) {
+		token = ""
 		cn, err := tx.ContinuationGet(ctx, id)
-		if err != nil {
+		if err != nil || !s.lapses(cn) {
 			return err
-		}
-		if !cn.State.Open() || s.now().Before(cn.ExpiresAt) {
-			return nil
 		}
 		w, err := tx.WorkerGet(ctx, cn.WorkerID)
 		if err != nil {
 			return err
 		}
-		return s.expire(ctx, tx, cn, w)
+		token, err = s.expire(ctx, tx, cn, w)
+		return err
 	})
+	if err == nil {
+		s.revoke(ctx, token)
+	}
+	return err
 }
 
 // lose settles one attempt whose carrier was lost, if it is still the

@@ -38,6 +38,9 @@ func TestContinuityQueryPlans(t *testing.T) {
 			"SEARCH continuations USING COVERING INDEX continuations_target (target_carrier=?)", false},
 		{"SELECT id FROM continuations WHERE 1 = 1 AND " + open + " AND expires_at < ? ORDER BY id DESC LIMIT ?",
 			"SEARCH continuations USING INDEX continuations_expiry (expires_at<?)", true},
+		// The sweep's: only the open states that lapse.
+		{"SELECT id FROM continuations WHERE 1 = 1 AND " + open + " AND state IN (?, ?) AND expires_at < ? ORDER BY id DESC LIMIT ?",
+			"SEARCH continuations USING INDEX continuations_expiry (expires_at<?)", true},
 		{"SELECT tokens FROM context_ledger WHERE worker_id = ? AND epoch = ? AND source IN ('host_exact', 'estimate')",
 			"SEARCH context_ledger USING PRIMARY KEY (worker_id=? AND epoch=? AND source=?)", false},
 		{"SELECT source, SUM(tokens) FROM context_ledger WHERE worker_id = ? AND epoch = ? AND source NOT IN ('host_exact', 'estimate') GROUP BY worker_id, epoch, source",

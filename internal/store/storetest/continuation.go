@@ -405,6 +405,8 @@ func testContinuationList(t *testing.T, s store.Store) {
 		{store.ContinuationListParams{States: []continuo.ContinuationState{continuo.ContinuationExpired}}, id(c)},
 		{store.ContinuationListParams{States: open, ExpiresBefore: Base.Add(4 * time.Minute)}, id(g, e)},
 		{store.ContinuationListParams{States: open, ExpiresBefore: Base.Add(4 * time.Minute), SwarmID: f.Swarm.ID}, id(e)},
+		{store.ContinuationListParams{States: []continuo.ContinuationState{pending, approved}, ExpiresBefore: Base.Add(4 * time.Minute)}, id(e)},
+		{store.ContinuationListParams{States: []continuo.ContinuationState{reconcile}, ExpiresBefore: Base.Add(4 * time.Minute)}, id(g)},
 		{store.ContinuationListParams{ExpiresBefore: Base.Add(2 * time.Minute)}, id(c, a)},
 		{store.ContinuationListParams{Limit: 2}, id(g, e)},
 		{store.ContinuationListParams{SwarmID: f.Swarm.ID, Limit: 1}, id(e)},
