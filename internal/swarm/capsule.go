@@ -1,7 +1,10 @@
 package swarm
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 
 	"github.com/continuo-dev/continuo"
@@ -36,6 +39,9 @@ type Capsule struct {
 	Blockers    json.RawMessage `json:"blockers,omitempty"`
 	Artifacts   json.RawMessage `json:"artifact_refs,omitempty"`
 	RecentTasks []CapsuleTask   `json:"recent_tasks"`
+	// TasksLeftOut counts the older of the recent tasks left out so that
+	// the capsule stays within its bound.
+	TasksLeftOut int `json:"tasks_left_out,omitempty"`
 }
 
 // CapsuleTask is one recent task of the worker, summarised.
@@ -66,7 +72,14 @@ func buildCapsule(ctx context.Context, tx store.Tx, w *continuo.Worker, target i
 		}
 		c.RecentTasks = append(c.RecentTasks, ct)
 	}
-	b, err := json.Marshal(c)
+	b, err := encodeCapsule(c)
+	// The checkpoint (with its blockers and artifact refs) always fits;
+	// the summaries of results escaped in JSON may not: the oldest tasks
+	// make room, so a worker can always be continued.
+	for err == nil && len(b) > continuo.MaxCapsule && len(c.RecentTasks) > 0 {
+		c.RecentTasks, c.TasksLeftOut = c.RecentTasks[:len(c.RecentTasks)-1], c.TasksLeftOut+1
+		b, err = encodeCapsule(c)
+	}
 	if err != nil {
 		return "", "", err
 	}
@@ -78,7 +91,7 @@ func buildCapsule(ctx context.Context, tx store.Tx, w *continuo.Worker, target i
 	// envelope's own names ("authority" reads like a credential's key).
 	scan := c
 	scan.Authority = ""
-	sb, err := json.Marshal(scan)
+	sb, err := encodeCapsule(scan)
 	if err != nil {
 		return "", "", err
 	}
@@ -90,7 +103,26 @@ func buildCapsule(ctx context.Context, tx store.Tx, w *continuo.Worker, target i
 		return "", "", continuo.Errorf(continuo.CodeInvalidState, "the capsule would carry a credential: it is refused, not trimmed").
 			With("reason", "capsule_contains_secret")
 	}
-	return string(b), digest("continuo capsule v1", string(b)), nil
+	return string(b), CapsuleHash(b), nil
+}
+
+// CapsuleHash is a capsule's hash: the hex SHA-256 of its bytes, which a
+// carrier can check on what it was given.
+func CapsuleHash(capsule []byte) string {
+	h := sha256.Sum256(capsule)
+	return hex.EncodeToString(h[:])
+}
+
+// encodeCapsule is c as compact JSON, without escaping HTML's characters
+// (a capsule is read by carriers, not pasted into a page).
+func encodeCapsule(c Capsule) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(c); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 func firstOf(m map[string]json.RawMessage, keys ...string) json.RawMessage {
