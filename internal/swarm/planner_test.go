@@ -406,7 +406,9 @@ func testInDoubtOutlivesItsTicket(t *testing.T) {
 // TestEndedContinuationRevokesToken: a started carrier whose continuation
 // ends without it — its ticket's time ran out, or the owner revoked it —
 // can bind nothing, and the token minted for it is revoked with it.
-func TestEndedContinuationRevokesToken(t *testing.T) { stores.Each(t, testEndedContinuationRevokesToken) }
+func TestEndedContinuationRevokesToken(t *testing.T) {
+	stores.Each(t, testEndedContinuationRevokesToken)
+}
 
 func testEndedContinuationRevokesToken(t *testing.T) {
 	rt, mint := &fakeRuntime{}, &fakeMinter{}
