@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/hook"
 )
 
@@ -29,6 +30,11 @@ type Config struct {
 	Invite     string // join as a new worker; or
 	Ticket     string // continue a worker as its replacement carrier
 	Label      string // with Invite
+	// CarrierKey is this carrier's identity on the stateless protocol
+	// (CONTRACT.md §2: at least continuo.MinCarrierKey bytes of a random
+	// value); "" means a new random one, which is what a carrier should
+	// use unless whoever starts it must be able to name it later.
+	CarrierKey string
 	// Wait is next's wait; 0 means 20 s.
 	Wait time.Duration
 	// RunTimeout bounds one task's provider turn; 0 means 300 s.
@@ -76,7 +82,14 @@ func Run(ctx context.Context, c hook.Caller, cfg Config) (Stopped, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	w := &worker{cfg: cfg, c: patient{c, cfg.Patience, cfg.Logger}, key: newKey(), log: cfg.Logger}
+	key := cfg.CarrierKey
+	switch {
+	case key == "":
+		key = newKey()
+	case len(key) < continuo.MinCarrierKey:
+		return "", fmt.Errorf("worker: a carrier key must be at least %d bytes of a random value", continuo.MinCarrierKey)
+	}
+	w := &worker{cfg: cfg, c: patient{c, cfg.Patience, cfg.Logger}, key: key, log: cfg.Logger}
 	if err := w.join(ctx); err != nil {
 		return "", err
 	}
