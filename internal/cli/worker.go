@@ -14,7 +14,8 @@ const workerUsage = "worker --swarm ID --provider PROVIDER_ID --project P [--ser
 
 // runWorker is `continuo worker`: the reference Chat Swarm worker. Its
 // invite, token and continuation ticket come from the environment, never
-// from argv (a process list shows argv).
+// from argv (a process list shows argv), and so does its carrier key when
+// whoever starts it names one ($CONTINUO_CARRIER_KEY; else it is random).
 func runWorker(e *env, args []string) error {
 	fs := e.flags("worker", workerUsage+"   (carry one swarm worker; model turns run on the server's provider)")
 	server := fs.String("server", "", "MCP `url` of the Continuo server (default $CONTINUO_SERVER, else "+defaultHookServer+")")
@@ -29,7 +30,7 @@ func runWorker(e *env, args []string) error {
 	}
 	url := firstSet(*server, os.Getenv("CONTINUO_SERVER"), defaultHookServer)
 	cfg := worker.Config{SwarmID: firstSet(*swarmID, os.Getenv("CONTINUO_SWARM_ID")), ProviderID: *providerID, Project: *project,
-		Ticket: os.Getenv("CONTINUO_CONTINUATION_TICKET"), Invite: os.Getenv(*inviteEnv),
+		Ticket: os.Getenv("CONTINUO_CONTINUATION_TICKET"), Invite: os.Getenv(*inviteEnv), CarrierKey: os.Getenv("CONTINUO_CARRIER_KEY"),
 		Label: firstSet(*label, "continuo-worker-"+strconv.Itoa(os.Getpid())), Logger: e.log}
 	switch {
 	case cfg.SwarmID == "" || cfg.ProviderID == "" || cfg.Project == "":

@@ -208,17 +208,29 @@ func awaitAnswer(t *testing.T, what string, ch <-chan answer) result {
 // exportRows counts the rows of each table in `continuo export` of dataDir.
 func exportRows(t *testing.T, dataDir, file string) map[string]int {
 	t.Helper()
-	cli(t, dataDir, "export", file)
 	rows := map[string]int{}
+	for table, rs := range exported(t, dataDir, file) {
+		rows[table] = len(rs)
+	}
+	return rows
+}
+
+// exported runs `continuo export` of dataDir into file and returns its
+// rows, table by table (column → value; integers as float64).
+func exported(t *testing.T, dataDir, file string) map[string][]map[string]any {
+	t.Helper()
+	cli(t, dataDir, "export", file)
+	rows := map[string][]map[string]any{}
 	for i, line := range bytes.Split(bytes.TrimSpace(read(t, file)), []byte("\n")) {
 		var l struct {
-			Table string `json:"table"`
+			Table string         `json:"table"`
+			Row   map[string]any `json:"row"`
 		}
 		if err := json.Unmarshal(line, &l); err != nil {
 			t.Fatalf("export line %d: %v", i+1, err)
 		}
 		if l.Table != "" {
-			rows[l.Table]++
+			rows[l.Table] = append(rows[l.Table], l.Row)
 		}
 	}
 	return rows

@@ -2,7 +2,10 @@ package e2e
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"net"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -75,6 +78,49 @@ func collectAll(t *testing.T, owner *mcp.ClientSession, swarmID string, n int) [
 		}
 	}
 	return results
+}
+
+// settled waits until a swarm's one worker is steady with an active
+// carrier and no continuation of it is open — every rollover under way has
+// bound its new carrier — and returns it as chat_swarm_status shows it.
+func settled(t *testing.T, owner *mcp.ClientSession, swarmID string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		st := must(t, owner, "chat_swarm_status", map[string]any{"swarm_id": swarmID})
+		ws, _ := st["workers"].([]any)
+		if len(ws) != 1 {
+			t.Fatalf("workers: %v", ws)
+		}
+		w := ws[0].(map[string]any)
+		if w["continuity_state"] == "steady" && w["carrier_state"] == "active" && st["continuations"] == nil {
+			return w
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker did not settle: %v", st)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitLog waits until the file at path (a carrier's log) holds text n
+// times, and returns what it holds.
+func waitLog(t *testing.T, path, text string, n int) string {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		b, err := os.ReadFile(path)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+		if bytes.Count(b, []byte(text)) >= n {
+			return string(b)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s does not say %q %d times; it holds:\n%s", path, text, n, b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // TestReferenceWorker: `continuo worker` carries a worker — each task's

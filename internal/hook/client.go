@@ -34,7 +34,12 @@ func IsCode(err error, code string) bool {
 	return errors.As(err, &te) && te.Code == code
 }
 
-// bearer adds the token to every request.
+// ErrUnauthorized is a request the server refused for its token (HTTP
+// 401): a wrong, expired or revoked token, which no retry mends.
+var ErrUnauthorized = errors.New("the server refused the token (401 Unauthorized)")
+
+// bearer adds the token to every request, and makes a 401 answer
+// ErrUnauthorized (the SDK's own error for it says only "Unauthorized").
 type bearer struct {
 	token string
 	next  http.RoundTripper
@@ -45,7 +50,12 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	if b.token != "" {
 		r.Header.Set("Authorization", "Bearer "+b.token)
 	}
-	return b.next.RoundTrip(r)
+	resp, err := b.next.RoundTrip(r)
+	if err == nil && resp.StatusCode == http.StatusUnauthorized {
+		resp.Body.Close()
+		return nil, ErrUnauthorized
+	}
+	return resp, err
 }
 
 // sdkCaller is an MCP client session over streamable HTTP (the official

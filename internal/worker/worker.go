@@ -5,7 +5,8 @@
 // start_coding_agent (so model credentials stay in the server) →
 // checkpoint → submit the model's text, reporting its own context estimate
 // as it goes. It stops, with success, when the worker is continued by
-// another carrier, fenced, or its swarm closed.
+// another carrier, fenced, or its swarm closed, or when its token is
+// revoked once it has joined.
 package worker
 
 import (
@@ -18,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/hook"
 )
 
@@ -29,6 +31,11 @@ type Config struct {
 	Invite     string // join as a new worker; or
 	Ticket     string // continue a worker as its replacement carrier
 	Label      string // with Invite
+	// CarrierKey is this carrier's identity on the stateless protocol
+	// (CONTRACT.md §2: at least continuo.MinCarrierKey bytes of a random
+	// value); "" means a new random one, which is what a carrier should
+	// use unless whoever starts it must be able to name it later.
+	CarrierKey string
 	// Wait is next's wait; 0 means 20 s.
 	Wait time.Duration
 	// RunTimeout bounds one task's provider turn; 0 means 300 s.
@@ -47,6 +54,11 @@ const (
 	StopContinued Stopped = "continued" // another carrier carries the worker now
 	StopFenced    Stopped = "fenced"    // this carrier is not the worker's any more
 	StopClosed    Stopped = "closed"    // the swarm closed
+	// StopRevoked: the token it joined with was refused since. The server
+	// revokes the token of a carrier it started when it retires that
+	// carrier (CONTRACT.md §8), so such a carrier learns it was replaced
+	// this way rather than by a next that says continued.
+	StopRevoked Stopped = "revoked"
 )
 
 // worker is one carrier's loop.
@@ -61,7 +73,7 @@ type worker struct {
 }
 
 // Run carries one worker through c until it is continued, fenced or its
-// swarm closed (a Stopped reason and nil), or ctx ends, or a call fails
+// swarm closed, or its token revoked (a Stopped reason and nil), or ctx ends, or a call fails
 // in a way a retry cannot mend.
 func Run(ctx context.Context, c hook.Caller, cfg Config) (Stopped, error) {
 	if cfg.Wait <= 0 {
@@ -76,7 +88,14 @@ func Run(ctx context.Context, c hook.Caller, cfg Config) (Stopped, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	w := &worker{cfg: cfg, c: patient{c, cfg.Patience, cfg.Logger}, key: newKey(), log: cfg.Logger}
+	key := cfg.CarrierKey
+	switch {
+	case key == "":
+		key = newKey()
+	case len(key) < continuo.MinCarrierKey:
+		return "", fmt.Errorf("worker: a carrier key must be at least %d bytes of a random value", continuo.MinCarrierKey)
+	}
+	w := &worker{cfg: cfg, c: patient{c, cfg.Patience, cfg.Logger}, key: key, log: cfg.Logger}
 	if err := w.join(ctx); err != nil {
 		return "", err
 	}
@@ -86,6 +105,9 @@ func Run(ctx context.Context, c hook.Caller, cfg Config) (Stopped, error) {
 		case hook.IsCode(err, "carrier_fenced"):
 			w.log.Info("worker fenced: another carrier holds it", "worker", w.id)
 			return StopFenced, nil
+		case errors.Is(err, hook.ErrUnauthorized):
+			w.log.Info("worker stops: its token was revoked", "worker", w.id)
+			return StopRevoked, nil
 		case err != nil:
 			return "", err
 		case stop != "":
@@ -96,7 +118,7 @@ func Run(ctx context.Context, c hook.Caller, cfg Config) (Stopped, error) {
 }
 
 // patient retries a call that failed short of an answer until patience
-// runs out. Every call a worker makes is safe to repeat — join by carrier
+// runs out (a token the server refused is an answer: no retry mends it). Every call a worker makes is safe to repeat — join by carrier
 // and material, next by redelivery, ack and checkpoint as states, submit
 // by content, start_coding_agent by its idempotency key, the rest reads —
 // so a retry after a lost answer does nothing twice, and a carrier lives
@@ -114,7 +136,7 @@ func (p patient) Call(ctx context.Context, tool string, args map[string]any, out
 		err := p.Caller.Call(ctx, tool, args, out)
 		var te *hook.ToolError
 		switch {
-		case err == nil || errors.As(err, &te) || ctx.Err() != nil:
+		case err == nil || errors.As(err, &te) || errors.Is(err, hook.ErrUnauthorized) || ctx.Err() != nil:
 			return err
 		case since.IsZero():
 			since = time.Now()
