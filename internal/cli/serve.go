@@ -80,7 +80,11 @@ func (e *env) wire(o openOptions) (*app, error) {
 	// It delivers swarm tasks: its reaper settles lost leases and what a
 	// dead server delivered.
 	sopts := swarm.Options{Logger: e.log}
-	if sc := e.cfg.Swarm; sc.Runtime == "process" && o.mcpURL != "" {
+	if sc := e.cfg.Swarm; sc.Runtime == "process" && o.mcpURL == "" {
+		// A carrier needs a URL to reach: a `continuo serve` on the same
+		// database starts them; this process only says so.
+		e.log.Warn("swarm: runtime \"process\" starts carriers only in `continuo serve`; this process starts none")
+	} else if sc.Runtime == "process" {
 		// Auto Compact starts replacement carriers itself.
 		sopts.Runtime = &swarm.ProcessRuntime{Argv: sc.ProcessCommand, EnvNames: sc.ProcessEnv, Server: o.mcpURL, Dir: e.dataDir,
 			LogDir: filepath.Join(e.dataDir, "carriers")}
