@@ -140,10 +140,7 @@ func (c *stressCarrier) run(swarmID, ticket string, lose bool) error {
 		return err
 	}
 	if r.IsError {
-		e, _ := r.Data["error"].(map[string]any)
-		d, _ := e["details"].(map[string]any)
-		reason, _ := d["reason"].(string)
-		c.report(stressEvent{Ev: "refused", Code: r.code(), Reason: reason})
+		c.report(stressEvent{Ev: "refused", Code: r.code(), Reason: r.reason()})
 		return nil
 	}
 	w := r.Data["worker"].(map[string]any)
@@ -700,8 +697,7 @@ func (s *stress) rollover() {
 	var p map[string]any
 	for {
 		r := call(t, s.o.cs, "chat_swarm_prepare_continuation", prepareArgs(s.o, s.workerID))
-		e, _ := r.Data["error"].(map[string]any)
-		if d, _ := e["details"].(map[string]any); r.code() == "unsafe_boundary" && d["reason"] == "task_in_flight" && s.outstanding != "" {
+		if r.code() == "unsafe_boundary" && r.reason() == "task_in_flight" && s.outstanding != "" {
 			s.settle() // a carrier took the task meanwhile
 			continue
 		}
@@ -744,10 +740,12 @@ func (s *stress) rollover() {
 			// was made from changed since (a killed carrier's checkpoint,
 			// still running in the server when the ticket was made), or when
 			// a carrier given it before, and killed, redeemed it after all
-			// (its call still running in the server when the test looked).
-			stale := e.Reason == "checkpoint_changed" && old.killed
-			late := e.Reason == "used" && len(tried) > 1
-			if e.Code != "ticket_invalid" || !stale && !late {
+			// (its call still running in the server when the test looked:
+			// ticket_invalid used, or conflict lost_race if this carrier's
+			// call began before that one committed).
+			stale := e.Code == "ticket_invalid" && e.Reason == "checkpoint_changed" && old.killed
+			late := (e.Code == "ticket_invalid" && e.Reason == "used" || e.Code == "conflict" && e.Reason == "lost_race") && len(tried) > 1
+			if !stale && !late {
 				t.Fatalf("step %d: carrier %s (the %d. given the ticket) was refused it: %v", s.n.steps, next.key, len(tried), e)
 			}
 			if stale {

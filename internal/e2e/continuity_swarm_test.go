@@ -113,7 +113,9 @@ func TestContinuityReplicas(t *testing.T) {
 					t.Fatalf("trial %d: racer %d won with %v (the other: %v)", trial, i, a.r.Data, answers[1-i].r.Data)
 				}
 				winner = racers[i]
-			case a.r.code() == "ticket_invalid" || a.r.code() == "conflict":
+			case a.r.code() == "conflict" && a.r.reason() == "lost_race", a.r.code() == "ticket_invalid" && a.r.reason() == "used":
+				// conflict when its redeem began while the ticket was
+				// open; ticket_invalid when the winner had committed.
 				losses[a.r.code()]++
 				loser = racers[i]
 			default:

@@ -339,6 +339,14 @@ func (r result) code() string {
 	return c
 }
 
+// reason is the error's details.reason, or "".
+func (r result) reason() string {
+	e, _ := r.Data["error"].(map[string]any)
+	d, _ := e["details"].(map[string]any)
+	s, _ := d["reason"].(string)
+	return s
+}
+
 // call invokes a tool and decodes its structured result.
 func call(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) result {
 	t.Helper()

@@ -144,10 +144,20 @@ type Bound struct {
 
 // Redeem binds the calling carrier to the worker a ticket continues
 // (chat_swarm_join with continuation_ticket). The same carrier redeeming
-// again gets the same receipt (replayed); any other use of the ticket —
-// another carrier, expired, revoked, another swarm, a worker that moved
-// on — is ticket_invalid.
+// again gets the same receipt (replayed). A carrier that lost the race
+// for the ticket to another — the ticket was open when its call began,
+// bound to the other when its transaction ran — is told conflict, with
+// the worker's new epoch; any other use of the ticket — used already when
+// presented, expired, revoked, another swarm, a worker that moved on — is
+// ticket_invalid.
 func (s *Service) Redeem(ctx context.Context, c *continuo.Caller, car Carrier, swarmID, ticket string) (*Bound, error) {
+	return s.redeem(ctx, c, car, swarmID, ticket, nil)
+}
+
+// redeem is Redeem; between, if not nil, runs after the ticket was first
+// looked at and before the transaction that binds (a test's way to let
+// another carrier win in between).
+func (s *Service) redeem(ctx context.Context, c *continuo.Caller, car Carrier, swarmID, ticket string, between func()) (*Bound, error) {
 	if err := c.Require(continuo.ScopeSwarmWork); err != nil {
 		return nil, err
 	}
@@ -157,6 +167,19 @@ func (s *Service) Redeem(ctx context.Context, c *continuo.Caller, car Carrier, s
 	}
 	invalid := func(reason string) error {
 		return continuo.Errorf(continuo.CodeTicketInvalid, "the continuation ticket is not valid here (%s)", reason).With("reason", reason)
+	}
+	// Was the ticket still to be had when this call began? Under a
+	// single writer (SQLite), or once PostgreSQL ran a collided
+	// transaction again, the loser of a race only ever sees the winner's
+	// result; this look tells it from a ticket presented after its use.
+	var wasOpen bool
+	_ = s.db.Read(ctx, func(tx store.Tx) error {
+		cn, err := tx.ContinuationByTicket(ctx, ticketHash(ticket))
+		wasOpen = err == nil && cn.State.Open()
+		return nil
+	})
+	if between != nil {
+		between()
 	}
 	var out *Bound
 	var expired bool
@@ -181,6 +204,9 @@ func (s *Service) Redeem(ctx context.Context, c *continuo.Caller, car Carrier, s
 		case cn.State == continuo.ContinuationBound && subtle.ConstantTimeCompare([]byte(cn.TargetCarrier), []byte(hash)) == 1:
 			out, err = receipt(cn, w, hash)
 			return err
+		case cn.State == continuo.ContinuationBound && wasOpen:
+			return continuo.Errorf(continuo.CodeConflict, "another carrier redeemed this ticket first: worker %s is at epoch %d with it", w.ID, w.Epoch).
+				With("reason", "lost_race").With("epoch", w.Epoch)
 		case cn.State == continuo.ContinuationBound:
 			return invalid("used")
 		case cn.State == continuo.ContinuationRevoked || cn.State == continuo.ContinuationExpired:

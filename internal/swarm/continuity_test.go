@@ -2,6 +2,7 @@ package swarm_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -195,7 +196,7 @@ func testConcurrentRedeem(t *testing.T) {
 					t.Fatalf("trial %d: both carriers bound", trial)
 				}
 				won = i
-			} else if code := continuo.ErrorCode(errs[i]); code != continuo.CodeTicketInvalid && code != continuo.CodeConflict {
+			} else if !lostRace(errs[i]) {
 				t.Fatalf("trial %d: the loser got %v", trial, errs[i])
 			}
 		}
@@ -209,6 +210,53 @@ func testConcurrentRedeem(t *testing.T) {
 	}
 	// Bounded state: the ledger keeps two epochs at most.
 	storetestRows(t, f, "context_ledger", 3)
+}
+
+// lostRace reports whether err tells the loser of a race for a ticket
+// that it lost: conflict when the ticket was open as its call began, or
+// ticket_invalid (used) when the winner had committed by then.
+func lostRace(err error) bool {
+	var e *continuo.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	return e.Code == continuo.CodeConflict && e.Details["reason"] == "lost_race" ||
+		e.Code == continuo.CodeTicketInvalid && e.Details["reason"] == "used"
+}
+
+// TestRedeemLostRace: a carrier whose redeem began while the ticket was
+// open and found it bound to another is told conflict with the worker's
+// new epoch; presented again, or by anyone after its use, the ticket is
+// ticket_invalid (used). Neither binds anything.
+func TestRedeemLostRace(t *testing.T) { stores.Each(t, testRedeemLostRace) }
+
+func testRedeemLostRace(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	inv := f.create(4, nil)
+	x := f.checkpointed(inv, "x")
+	p := f.prepare(inv, x)
+	winner, loser := f.carrier(), f.carrier()
+	_, err := swarm.RedeemBetween(ctx, f.svc, x.c, loser, inv.Swarm.ID, p.Ticket, func() {
+		if _, err := f.svc.Redeem(ctx, x.c, winner, inv.Swarm.ID, p.Ticket); err != nil {
+			t.Fatalf("the winner: %v", err)
+		}
+	})
+	e := wantCode(t, err, continuo.CodeConflict, "the loser of the race")
+	if e.Details["reason"] != "lost_race" || fmt.Sprint(e.Details["epoch"]) != "1" {
+		t.Fatalf("the loser's details: %v", e.Details)
+	}
+	for _, car := range []swarm.Carrier{loser, f.carrier()} {
+		_, err := f.svc.Redeem(ctx, x.c, car, inv.Swarm.ID, p.Ticket)
+		if e := wantCode(t, err, continuo.CodeTicketInvalid, "the used ticket presented again"); e.Details["reason"] != "used" {
+			t.Fatalf("details: %v", e.Details)
+		}
+	}
+	if d := f.next(&w{c: x.c, car: winner, ref: swarm.WorkerRef{WorkerID: x.ref.WorkerID, Epoch: 1}}); d.State != swarm.NextIdle {
+		t.Fatalf("the winner's next: %+v", d)
+	}
+	_, err = f.svc.Next(ctx, x.c, loser, swarm.WorkerRef{WorkerID: x.ref.WorkerID, Epoch: 1}, 0, nil)
+	wantCode(t, err, continuo.CodeCarrierFenced, "the loser as the worker")
 }
 
 // storetestRows fails when table holds more than max rows.

@@ -12,6 +12,12 @@ import (
 // server).
 func PlanPass(ctx context.Context, s *Service) error { return s.planPass(ctx) }
 
+// RedeemBetween is Redeem with between run after its first look at the
+// ticket and before its transaction.
+func RedeemBetween(ctx context.Context, s *Service, c *continuo.Caller, car Carrier, swarmID, ticket string, between func()) (*Bound, error) {
+	return s.redeem(ctx, c, car, swarmID, ticket, between)
+}
+
 // PressureCost times, inside one Write, what a claiming next does for
 // Auto Compact: count the task's prompt in the worker's ledger and check
 // its pressure against the threshold (BenchmarkPlannerCost).
