@@ -20,7 +20,7 @@ import (
 // stylesheet applied, no template error text, no planted secret) and
 // photographed; each screenshot must be a real rendering.
 func TestDashboardInBrowser(t *testing.T) {
-	node := browserScripts(t)
+	node, chromium := browserScripts(t)
 	const runLines = 12
 	config := filepath.Join(t.TempDir(), "continuo.toml")
 	if err := os.WriteFile(config, []byte(fmt.Sprintf(`
@@ -108,7 +108,7 @@ timeout_secs = 120
 		}
 		bound <- fmt.Errorf("the continuation was never bound")
 	}()
-	node.run(t, "dashboard.mjs", 8, "--plan", planFile, "--chromium", chromiumPath)
+	node.run(t, "dashboard.mjs", 8, "--plan", planFile, "--chromium", chromium)
 	if err := <-bound; err != nil {
 		t.Fatal(err)
 	}
