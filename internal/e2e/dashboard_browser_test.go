@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -21,13 +22,21 @@ import (
 // photographed; each screenshot must be a real rendering.
 func TestDashboardInBrowser(t *testing.T) {
 	node, chromium := browserScripts(t)
+	// The script spends at most its budget (it fails the step under way
+	// once it is spent) within the limit on its process; the run it
+	// watches waits for it at most that long.
+	const budget, limit = 150 * time.Second, 180 * time.Second
+	// The run prints its first line, then waits for the gate, which the
+	// script opens once the page shows that line: the run is still running
+	// when the page opens, however long Node and Chromium take to start.
 	const runLines = 12
+	gate := filepath.Join(t.TempDir(), "gate")
 	config := filepath.Join(t.TempDir(), "continuo.toml")
 	if err := os.WriteFile(config, []byte(fmt.Sprintf(`
 [projects.demo.checks.slow]
-command = ["sh", "-c", "for i in $(seq 1 %d); do echo line $i; sleep 1; done"]
-timeout_secs = 120
-`, runLines)), 0o600); err != nil {
+command = ["sh", "-c", "echo line 1; while [ ! -e \"$1\" ]; do sleep 0.05; done; for i in $(seq 2 %d); do echo line $i; sleep 0.1; done", "slow", %q]
+timeout_secs = %d
+`, runLines, gate, int(limit.Seconds()))), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	dd := dataDir(t, "sqlite")
@@ -74,7 +83,7 @@ timeout_secs = 120
 	}
 	cliDecode(t, dd, &bob, "token", "create", "--principal", "bob", "--scopes", "sessions:read")
 
-	// The run the browser watches: started now, it prints a line a second.
+	// The run the browser watches: it starts now, and waits for the gate.
 	run := must(t, admin, "run_validation", map[string]any{"session_id": sid, "check": "slow", "wait_secs": 0})["run"].(map[string]any)
 
 	shots := t.TempDir()
@@ -82,8 +91,8 @@ timeout_secs = 120
 		shots = d
 	}
 	plan := map[string]any{"base": srv.Base, "secret": srv.Admin, "session": sid, "task": "Ship the dashboard", "run": run["run_id"],
-		"runLines": runLines, "swarm": swarmID, "worker": w.id, "continuation": cn["continuation_id"], "doubtTask": taskID,
-		"revokeToken": bob.Token, "revokeTokenID": bob.TokenID, "planted": planted, "shots": shots}
+		"gate": gate, "runLines": runLines, "swarm": swarmID, "worker": w.id, "continuation": cn["continuation_id"], "doubtTask": taskID,
+		"revokeToken": bob.Token, "revokeTokenID": bob.TokenID, "planted": planted, "shots": shots, "budgetMs": budget.Milliseconds()}
 	planFile := filepath.Join(t.TempDir(), "plan.json")
 	b, _ := json.Marshal(plan)
 	if err := os.WriteFile(planFile, b, 0o600); err != nil {
@@ -92,11 +101,12 @@ timeout_secs = 120
 
 	// The new carrier's side: once the owner approves in the browser, it
 	// reads its continuation's status, which binds it.
+	ctx, cancel := context.WithTimeout(t.Context(), limit)
+	defer cancel()
 	bound := make(chan error, 1)
 	go func() {
-		deadline := time.Now().Add(90 * time.Second)
-		for time.Now().Before(deadline) {
-			r, _, err := swarmCall(t.Context(), nil, ws, "chat_swarm_continuation_status",
+		for ctx.Err() == nil {
+			r, _, err := swarmCall(ctx, nil, ws, "chat_swarm_continuation_status",
 				map[string]any{"swarm_id": swarmID, "carrier_key": next.key})
 			if err == nil && !r.IsError {
 				if c, _ := r.Data["continuation"].(map[string]any); c["state"] == "bound" {
@@ -104,11 +114,14 @@ timeout_secs = 120
 					return
 				}
 			}
-			time.Sleep(100 * time.Millisecond)
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
 		}
 		bound <- fmt.Errorf("the continuation was never bound")
 	}()
-	node.run(t, "dashboard.mjs", 8, "--plan", planFile, "--chromium", chromium)
+	node.runWithin(t, limit, "dashboard.mjs", 8, "--plan", planFile, "--chromium", chromium)
 	if err := <-bound; err != nil {
 		t.Fatal(err)
 	}
