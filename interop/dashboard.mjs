@@ -3,7 +3,8 @@
 // brief, watch a run's output arrive, approve a worker's continuation and
 // see its epoch move, settle a task in doubt, revoke a token and see it
 // stop working. Every page is checked for rendering (its stylesheet
-// applied, no template error text, no planted secret) and photographed.
+// applied, no template error text, none of the plan's secrets) and
+// photographed.
 //
 // Usage:
 //   node dashboard.mjs --plan PLAN.json [--chromium /usr/bin/chromium]
@@ -12,8 +13,8 @@
 // (a phrase of the session's task), run (a run that prints its first
 // line, then waits until the file gate exists to print the rest), gate,
 // runLines, swarm, worker, continuation, doubtTask, revokeToken,
-// revokeTokenID, planted (a string no page may hold), shots (a directory),
-// budgetMs (the script's time in all)}.
+// revokeTokenID, secrets ({what: a string no page may hold}), shots (a
+// directory), budgetMs (the script's time in all)}.
 //
 // Prints "ok   NAME" or "FAIL NAME: REASON" per check, then exactly one
 // line "N passed, M failed", and exits 1 if any check failed.
@@ -57,15 +58,17 @@ function watch(p) {
 }
 
 // rendered checks that the page is one of ours, rendered: its stylesheet
-// applied, no template error text, nothing of the planted secret; then
-// photographs it.
+// applied, no template error text, none of the secrets (named, never
+// shown, when one is there); then photographs it.
 async function rendered(shot, p = page) {
   const html = await p.content();
   const text = await p.locator("body").innerText();
   for (const bad of ["template:", "{{", "<no value>", "%!"]) {
     assert(!text.includes(bad), `the page says ${JSON.stringify(bad)}`);
   }
-  assert(!html.includes(plan.planted), "the planted secret is on the page");
+  for (const [what, secret] of Object.entries(plan.secrets)) {
+    assert(!html.includes(secret), `${what} is on the page`);
+  }
   const styled = await p.evaluate(() => {
     const h = document.querySelector("header.top");
     return h ? getComputedStyle(h).display : "no header";

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/continuo-dev/continuo/internal/auth"
 )
 
 // TestDashboardInBrowser drives the dashboard in headless Chromium
@@ -18,8 +20,9 @@ import (
 // approve a worker's pending continuation and see its epoch move, requeue
 // a task in doubt with the evidence the contract asks for, and revoke a
 // token and see /mcp refuse it. Every page is checked for rendering (its
-// stylesheet applied, no template error text, no planted secret) and
-// photographed; each screenshot must be a real rendering.
+// stylesheet applied, no template error text, no secret: the planted
+// one, the sign-in token's, the revoked token's) and photographed; each
+// screenshot must be a real rendering.
 func TestDashboardInBrowser(t *testing.T) {
 	node, chromium := browserScripts(t)
 	// The script spends at most its budget (it fails the step under way
@@ -90,9 +93,15 @@ timeout_secs = %d
 	if d := os.Getenv("CONTINUO_E2E_SHOTS"); d != "" { // keep them to look at
 		shots = d
 	}
+	// No page may show a token's secret: it is shown once, on the answer
+	// to its creation in /admin/tokens (TestDashAdminTokenCreate), and
+	// these two were made by the CLI.
+	secrets := map[string]string{"the planted credential": planted,
+		"the sign-in token": srv.Admin, "the sign-in token's secret part": strings.TrimPrefix(srv.Admin, auth.TokenPrefix),
+		"the revoked token": bob.Token, "the revoked token's secret part": strings.TrimPrefix(bob.Token, auth.TokenPrefix)}
 	plan := map[string]any{"base": srv.Base, "secret": srv.Admin, "session": sid, "task": "Ship the dashboard", "run": run["run_id"],
 		"gate": gate, "runLines": runLines, "swarm": swarmID, "worker": w.id, "continuation": cn["continuation_id"], "doubtTask": taskID,
-		"revokeToken": bob.Token, "revokeTokenID": bob.TokenID, "planted": planted, "shots": shots, "budgetMs": budget.Milliseconds()}
+		"revokeToken": bob.Token, "revokeTokenID": bob.TokenID, "secrets": secrets, "shots": shots, "budgetMs": budget.Milliseconds()}
 	planFile := filepath.Join(t.TempDir(), "plan.json")
 	b, _ := json.Marshal(plan)
 	if err := os.WriteFile(planFile, b, 0o600); err != nil {
