@@ -2,9 +2,9 @@
 // playwright-core, the way a person uses it — sign in, read a session's
 // brief, watch a run's output arrive, approve a worker's continuation and
 // see its epoch move, settle a task in doubt, revoke a token and see it
-// stop working. Every page is checked for rendering (its stylesheet
-// applied, no template error text, none of the plan's secrets) and
-// photographed.
+// stop working, and open the key pages on a phone. Every page is checked
+// for rendering (its stylesheet applied, no template error text, none of
+// the plan's secrets) and photographed.
 //
 // Usage:
 //   node dashboard.mjs --plan PLAN.json [--chromium /usr/bin/chromium]
@@ -173,6 +173,35 @@ await step("revoke a token: it stops working", async () => {
   const status = (await mcp(plan.revokeToken)).status;
   assert(status === 401, `the revoked token got ${status} from /mcp`);
   await rendered("06-token-revoked.png");
+});
+
+// A phone: the pages fit its width (they do not scroll sideways; a wide
+// table scrolls in its own box).
+const PHONE = { width: 390, height: 844 };
+await step("on a phone, the home, session and swarm pages fit the screen", async () => {
+  const phone = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 1,
+    storageState: await page.context().storageState() }); // signed in as in the desktop window
+  const p = await phone.newPage();
+  watch(p);
+  for (const [path, shot] of [["/", "07-phone-home.png"], [`/s/${plan.session}`, "08-phone-session.png"],
+    [`/w/${plan.swarm}`, "09-phone-swarm.png"]]) {
+    await p.goto(at(path));
+    assert(new URL(p.url()).pathname === path, `${path} went to ${p.url()}`);
+    const wide = await p.evaluate((w) => ({
+      width: document.scrollingElement.scrollWidth,
+      // what sticks out, to say where to look
+      over: [...document.querySelectorAll("body *")].filter((e) => {
+        if (e.getBoundingClientRect().right <= w + 1) return false;
+        for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {
+          if (getComputedStyle(a).overflowX !== "visible") return false; // scrolls in its own box
+        }
+        return true;
+      }).slice(0, 4).map((e) => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + (e.className && typeof e.className === "string" ? "." + e.className.trim().replace(/\s+/g, ".") : "")),
+    }), PHONE.width);
+    assert(wide.width <= PHONE.width + 1, `${path} scrolls sideways: ${wide.width} px wide on a ${PHONE.width} px screen (${wide.over.join(", ")})`);
+    await rendered(shot, p);
+  }
+  await phone.close();
 });
 
 anyway(); // checked even after a failure

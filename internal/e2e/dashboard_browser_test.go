@@ -18,11 +18,12 @@ import (
 // as a person uses it: sign in with a token, watch a validation run's
 // output arrive live (server-sent events), read a session's handoff brief,
 // approve a worker's pending continuation and see its epoch move, requeue
-// a task in doubt with the evidence the contract asks for, and revoke a
-// token and see /mcp refuse it. Every page is checked for rendering (its
-// stylesheet applied, no template error text, no secret: the planted
-// one, the sign-in token's, the revoked token's) and photographed; each
-// screenshot must be a real rendering.
+// a task in doubt with the evidence the contract asks for, revoke a token
+// and see /mcp refuse it, and open the home, session and swarm pages on a
+// phone, where they must not scroll sideways. Every page is checked for
+// rendering (its stylesheet applied, no template error text, no secret:
+// the planted one, the sign-in token's, the revoked token's) and
+// photographed; each screenshot must be a real rendering.
 func TestDashboardInBrowser(t *testing.T) {
 	node, chromium := browserScripts(t)
 	// The script spends at most its budget (it fails the step under way
@@ -130,13 +131,13 @@ timeout_secs = %d
 		}
 		bound <- fmt.Errorf("the continuation was never bound")
 	}()
-	node.runWithin(t, limit, "dashboard.mjs", 8, "--plan", planFile, "--chromium", chromium)
+	node.runWithin(t, limit, "dashboard.mjs", 9, "--plan", planFile, "--chromium", chromium)
 	if err := <-bound; err != nil {
 		t.Fatal(err)
 	}
 
 	shotFiles, _ := filepath.Glob(filepath.Join(shots, "*.png"))
-	if len(shotFiles) != 6 {
+	if len(shotFiles) != 9 {
 		t.Fatalf("%d screenshots: %v", len(shotFiles), shotFiles)
 	}
 	for _, f := range shotFiles {
