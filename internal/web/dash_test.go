@@ -52,3 +52,24 @@ func testDashboardHome(t *testing.T) {
 		t.Fatalf("signed out, / still shows the projects")
 	}
 }
+
+// TestDashboardSignOutCSRF: the sign-out form refuses a post without its
+// CSRF field, with another form's, or from another origin — 403, and the
+// browser stays signed in — and signs out when posted as its page gives
+// it.
+func TestDashboardSignOutCSRF(t *testing.T) { stores.Each(t, testDashboardSignOutCSRF) }
+
+func testDashboardSignOutCSRF(t *testing.T) {
+	w := newAdminWorld(t)
+	page := w.admin.page("/admin/groups")
+	fields, action := form(t, page, "logout")
+	other, _ := form(t, page, "group-create")
+	refusedPosts(t, w.admin, action, fields, other.Get("csrf"))
+	w.admin.page("/admin") // still signed in
+	if r := w.admin.post(action, fields); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign out: %d %s", r.StatusCode, r.body)
+	}
+	if r := w.admin.get("/admin"); r.StatusCode != http.StatusSeeOther || !strings.HasPrefix(r.Header.Get("Location"), "/login?") {
+		t.Fatalf("signed out, /admin: %d %q", r.StatusCode, r.Header.Get("Location"))
+	}
+}
