@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/continuo-dev/continuo/internal/auth"
 )
 
 // TestDashboardInBrowser drives the dashboard in headless Chromium
@@ -15,19 +18,29 @@ import (
 // as a person uses it: sign in with a token, watch a validation run's
 // output arrive live (server-sent events), read a session's handoff brief,
 // approve a worker's pending continuation and see its epoch move, requeue
-// a task in doubt with the evidence the contract asks for, and revoke a
-// token and see /mcp refuse it. Every page is checked for rendering (its
-// stylesheet applied, no template error text, no planted secret) and
+// a task in doubt with the evidence the contract asks for, revoke a token
+// and see /mcp refuse it, and open the home, session and swarm pages on a
+// phone, where they must not scroll sideways. Every page is checked for
+// rendering (its stylesheet applied, no template error text, no secret:
+// the planted one, the sign-in token's, the revoked token's) and
 // photographed; each screenshot must be a real rendering.
 func TestDashboardInBrowser(t *testing.T) {
-	node := browserScripts(t)
+	node, chromium := browserScripts(t)
+	// The script spends at most its budget (it fails the step under way
+	// once it is spent) within the limit on its process; the run it
+	// watches waits for it at most that long.
+	const budget, limit = 150 * time.Second, 180 * time.Second
+	// The run prints its first line, then waits for the gate, which the
+	// script opens once the page shows that line: the run is still running
+	// when the page opens, however long Node and Chromium take to start.
 	const runLines = 12
+	gate := filepath.Join(t.TempDir(), "gate")
 	config := filepath.Join(t.TempDir(), "continuo.toml")
 	if err := os.WriteFile(config, []byte(fmt.Sprintf(`
 [projects.demo.checks.slow]
-command = ["sh", "-c", "for i in $(seq 1 %d); do echo line $i; sleep 1; done"]
-timeout_secs = 120
-`, runLines)), 0o600); err != nil {
+command = ["sh", "-c", "echo line 1; while [ ! -e \"$1\" ]; do sleep 0.05; done; for i in $(seq 2 %d); do echo line $i; sleep 0.1; done", "slow", %q]
+timeout_secs = %d
+`, runLines, gate, int(limit.Seconds()))), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	dd := dataDir(t, "sqlite")
@@ -74,16 +87,22 @@ timeout_secs = 120
 	}
 	cliDecode(t, dd, &bob, "token", "create", "--principal", "bob", "--scopes", "sessions:read")
 
-	// The run the browser watches: started now, it prints a line a second.
+	// The run the browser watches: it starts now, and waits for the gate.
 	run := must(t, admin, "run_validation", map[string]any{"session_id": sid, "check": "slow", "wait_secs": 0})["run"].(map[string]any)
 
 	shots := t.TempDir()
 	if d := os.Getenv("CONTINUO_E2E_SHOTS"); d != "" { // keep them to look at
 		shots = d
 	}
+	// No page may show a token's secret: it is shown once, on the answer
+	// to its creation in /admin/tokens (TestDashAdminTokenCreate), and
+	// these two were made by the CLI.
+	secrets := map[string]string{"the planted credential": planted,
+		"the sign-in token": srv.Admin, "the sign-in token's secret part": strings.TrimPrefix(srv.Admin, auth.TokenPrefix),
+		"the revoked token": bob.Token, "the revoked token's secret part": strings.TrimPrefix(bob.Token, auth.TokenPrefix)}
 	plan := map[string]any{"base": srv.Base, "secret": srv.Admin, "session": sid, "task": "Ship the dashboard", "run": run["run_id"],
-		"runLines": runLines, "swarm": swarmID, "worker": w.id, "continuation": cn["continuation_id"], "doubtTask": taskID,
-		"revokeToken": bob.Token, "revokeTokenID": bob.TokenID, "planted": planted, "shots": shots}
+		"gate": gate, "runLines": runLines, "swarm": swarmID, "worker": w.id, "continuation": cn["continuation_id"], "doubtTask": taskID,
+		"revokeToken": bob.Token, "revokeTokenID": bob.TokenID, "secrets": secrets, "shots": shots, "budgetMs": budget.Milliseconds()}
 	planFile := filepath.Join(t.TempDir(), "plan.json")
 	b, _ := json.Marshal(plan)
 	if err := os.WriteFile(planFile, b, 0o600); err != nil {
@@ -92,11 +111,12 @@ timeout_secs = 120
 
 	// The new carrier's side: once the owner approves in the browser, it
 	// reads its continuation's status, which binds it.
+	ctx, cancel := context.WithTimeout(t.Context(), limit)
+	defer cancel()
 	bound := make(chan error, 1)
 	go func() {
-		deadline := time.Now().Add(90 * time.Second)
-		for time.Now().Before(deadline) {
-			r, _, err := swarmCall(t.Context(), nil, ws, "chat_swarm_continuation_status",
+		for ctx.Err() == nil {
+			r, _, err := swarmCall(ctx, nil, ws, "chat_swarm_continuation_status",
 				map[string]any{"swarm_id": swarmID, "carrier_key": next.key})
 			if err == nil && !r.IsError {
 				if c, _ := r.Data["continuation"].(map[string]any); c["state"] == "bound" {
@@ -104,17 +124,20 @@ timeout_secs = 120
 					return
 				}
 			}
-			time.Sleep(100 * time.Millisecond)
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
 		}
 		bound <- fmt.Errorf("the continuation was never bound")
 	}()
-	node.run(t, "dashboard.mjs", 8, "--plan", planFile, "--chromium", chromiumPath)
+	node.runWithin(t, limit, "dashboard.mjs", 9, "--plan", planFile, "--chromium", chromium)
 	if err := <-bound; err != nil {
 		t.Fatal(err)
 	}
 
 	shotFiles, _ := filepath.Glob(filepath.Join(shots, "*.png"))
-	if len(shotFiles) != 6 {
+	if len(shotFiles) != 9 {
 		t.Fatalf("%d screenshots: %v", len(shotFiles), shotFiles)
 	}
 	for _, f := range shotFiles {

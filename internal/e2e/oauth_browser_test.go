@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -22,7 +23,7 @@ import (
 // screenshot of the consent page is a real rendering: a PNG of a page
 // size, not blank.
 func TestOAuthConsentInBrowser(t *testing.T) {
-	node := browserScripts(t)
+	node, chromium := browserScripts(t)
 	srv, data := oauthServe(t, "sqlite")
 
 	got := make(chan url.Values, 1)
@@ -44,7 +45,7 @@ func TestOAuthConsentInBrowser(t *testing.T) {
 	shot := filepath.Join(t.TempDir(), "consent.png")
 	node.run(t, "consent.mjs", 9, "--url", authorizeURL(srv.Issuer, clientID, redirect, challenge, "st-browser", scopes),
 		"--secret", loginCode(t, data, "alice"), "--client-name", "Consent e2e", "--scopes", scopes,
-		"--redirect", redirect, "--screenshot", shot, "--chromium", chromiumPath)
+		"--redirect", redirect, "--screenshot", shot, "--chromium", chromium)
 
 	var q url.Values
 	select {
@@ -64,21 +65,34 @@ func TestOAuthConsentInBrowser(t *testing.T) {
 	checkScreenshot(t, shot)
 }
 
-// chromiumPath is the headless browser the browser tests drive.
-const chromiumPath = "/usr/bin/chromium"
+// chromiumPath finds the headless browser the browser tests drive: the
+// one CONTINUO_CHROMIUM names (.ci/run exports the one it found or
+// installed), else chromium on PATH, else /usr/bin/chromium.
+func chromiumPath() (string, error) {
+	if p := os.Getenv("CONTINUO_CHROMIUM"); p != "" {
+		return exec.LookPath(p) // named: no other one instead
+	}
+	p, err := exec.LookPath("chromium")
+	if err != nil {
+		p, err = exec.LookPath("/usr/bin/chromium")
+	}
+	return p, err
+}
 
 // browserScripts is nodeScripts for the scripts that drive Chromium
-// (playwright-core), skipping — or failing under CI=true — without them.
-func browserScripts(t *testing.T) nodeRunner {
+// (playwright-core), and the Chromium they drive; it skips — or fails
+// under CI=true — without them.
+func browserScripts(t *testing.T) (node nodeRunner, chromium string) {
 	t.Helper()
-	if _, err := os.Stat(chromiumPath); err != nil {
-		skipOrFail(t, "%s is missing: apt-get install chromium", chromiumPath)
+	chromium, err := chromiumPath()
+	if err != nil {
+		skipOrFail(t, "no Chromium (set CONTINUO_CHROMIUM, or apt-get install chromium): %v", err)
 	}
-	node := nodeScripts(t)
+	node = nodeScripts(t)
 	if _, err := os.Stat(filepath.Join(node.dir, "node_modules", "playwright-core")); err != nil {
 		skipOrFail(t, "%s/node_modules/playwright-core is missing: run `npm ci` in interop", node.dir)
 	}
-	return node
+	return node, chromium
 }
 
 // checkScreenshot asserts a PNG is a rendered page: at least 300×300, many

@@ -62,7 +62,13 @@ var dashAreas []func(d *dash, handle dashRoute)
 func dashArea(f func(d *dash, handle dashRoute)) { dashAreas = append(dashAreas, f) }
 
 func (d *dash) routes(mux *http.ServeMux, guard func(http.Handler) http.Handler) {
-	handle := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, guard(h)) }
+	d.register(func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, guard(h)) })
+}
+
+// register adds every route of the dashboard with handle: its assets, the
+// home page and each area's routes. (A test lists them this way, to walk
+// every page as another group's user.)
+func (d *dash) register(handle dashRoute) {
 	handle("GET /ui/dash.css", serveAsset("*.css", "text/css; charset=utf-8"))
 	handle("GET /ui/dash.js", serveAsset("*.js", "text/javascript; charset=utf-8"))
 	handle("GET /{$}", d.home)

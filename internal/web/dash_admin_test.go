@@ -148,6 +148,11 @@ func forged(t *testing.T, b *dashBrowser, page response, id string, set url.Valu
 	}
 }
 
+// notAdmin is every scope but admin.
+func notAdmin() []continuo.Scope {
+	return slices.DeleteFunc(continuo.AllScopes(), func(sc continuo.Scope) bool { return sc == continuo.ScopeAdmin })
+}
+
 func maps(v url.Values) url.Values {
 	out := url.Values{}
 	for k, vs := range v {
@@ -576,13 +581,8 @@ func testDashAdminRefused(t *testing.T) {
 	if _, err := s.auth.CreatePrincipal(ctx, "deputy", "root"); err != nil {
 		t.Fatal(err)
 	}
-	var notAdmin []continuo.Scope
-	for _, sc := range continuo.AllScopes() {
-		if sc != continuo.ScopeAdmin {
-			notAdmin = append(notAdmin, sc)
-		}
-	}
-	users := map[string]*dashBrowser{"alice (sessions:read)": s.browser(w.alice), "deputy (all but admin, root's group)": s.browser(s.token("deputy", notAdmin...))}
+	users := map[string]*dashBrowser{"alice (sessions:read)": s.browser(w.alice),
+		"deputy (all but admin, root's group)": s.browser(s.token("deputy", notAdmin()...))}
 
 	// The admin's forms, and what they would do.
 	erin := s.token("erin", continuo.ScopeSessionsRead)

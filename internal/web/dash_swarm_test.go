@@ -233,6 +233,15 @@ func testDashSwarmApprove(t *testing.T) {
 	hist := page.body[strings.Index(page.body, `id="history"`):]
 	swarmHas(t, "the history", hist, "<td>xavier</td>", "0 → 1", "<td>approval</td>", "<td>owner</td>",
 		"<code title=\"carrier hash prefix\">"+b.Continuation.TargetCarrier[:12]+"</code> <span class=\"muted\">carrier_key</span>", "badge-bound")
+	// Its receipt: the capsule the new carrier started from and the
+	// checkpoint it rests on, short, each whole in its title.
+	capsule, checkpoint := b.Continuation.CapsuleHash, b.Continuation.CheckpointHash
+	if len(capsule) != 64 || len(checkpoint) != 64 {
+		t.Fatalf("the bound continuation's receipt: capsule %q, checkpoint %q", capsule, checkpoint)
+	}
+	swarmHas(t, "the history's receipt", hist,
+		`<td class="swarm-receipt"><span>capsule <code title="`+capsule+`">`+capsule[:12]+`</code></span>`,
+		`<span>checkpoint <code title="`+checkpoint+`">`+checkpoint[:12]+`</code></span>`)
 	swarmLacks(t, "the page", page.body, w.owner.PrincipalID, b.Continuation.TargetCarrier, `id="approve-`+cn.ID+`"`)
 
 	// Revoke ends a request; again, it replays.

@@ -136,8 +136,8 @@ func swarmApprover(cn continuo.Continuation) string {
 	return "owner"
 }
 
-// swarmShort is the first characters of a carrier hash: enough to tell
-// carriers apart on a page.
+// swarmShort is the first characters of a hash (a carrier's, a
+// capsule's, a checkpoint's): enough to tell them apart on a page.
 func swarmShort(hash string) string {
 	if len(hash) > 12 {
 		return hash[:12]
