@@ -256,6 +256,7 @@ func (d *dash) render(w http.ResponseWriter, r *http.Request, c *continuo.Caller
 // dashFuncs are the functions every dashboard template may call. An area
 // adds its own in an init (before the first page is parsed).
 var dashFuncs = template.FuncMap{
+	"short": shortHash,
 	"when": func(t time.Time) string {
 		if t.IsZero() {
 			return ""
@@ -353,4 +354,14 @@ func serveAsset(pattern, contentType string) http.HandlerFunc {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		_, _ = w.Write(b)
 	}
+}
+
+// shortHash is the first characters of a hash (a commit, a tree
+// fingerprint, a carrier, a capsule, a checkpoint): enough to tell them
+// apart on a page, as people quote them.
+func shortHash(hash string) string {
+	if len(hash) > 12 {
+		return hash[:12]
+	}
+	return hash
 }

@@ -31,12 +31,6 @@ const (
 const runCancelWait = 2 * time.Second
 
 func init() {
-	dashFuncs["runsShort"] = func(s string) string { // a commit or tree hash, as people quote them
-		if len(s) > 12 {
-			return s[:12]
-		}
-		return s
-	}
 	dashFuncs["runsTook"] = runTook
 	dashFuncs["runsRef"] = continuo.SessionRef
 	dashArea(func(d *dash, handle dashRoute) {

@@ -22,7 +22,6 @@ var swarmFuncs = template.FuncMap{
 	"swarmGauge":    newSwarmGauge,
 	"swarmSignal":   swarmSignal,
 	"swarmApprover": swarmApprover,
-	"swarmShort":    swarmShort,
 	"swarmCount":    swarmCount,
 	"swarmSecs":     func(s int) string { return (time.Duration(s) * time.Second).String() },
 	"swarmOpen":     func(s continuo.ContinuationState) bool { return s.Open() },
@@ -134,15 +133,6 @@ func swarmApprover(cn continuo.Continuation) string {
 		return "policy"
 	}
 	return "owner"
-}
-
-// swarmShort is the first characters of a hash (a carrier's, a
-// capsule's, a checkpoint's): enough to tell them apart on a page.
-func swarmShort(hash string) string {
-	if len(hash) > 12 {
-		return hash[:12]
-	}
-	return hash
 }
 
 // swarmCount sums the counts of the named task states.
