@@ -289,7 +289,7 @@ func (s *Service) SwarmStatus(ctx context.Context, c *continuo.Caller, car Carri
 		if out, err = status(ctx, tx, sw); err != nil {
 			return err
 		}
-		out.Pressures, err = pressures(ctx, tx, sw)
+		out.Pressures, err = pressures(ctx, tx, sw, out.Workers)
 		return err
 	})
 	if out != nil {

@@ -77,17 +77,19 @@ func (s *Service) ListSwarms(ctx context.Context, c *continuo.Caller, before str
 func (s *Service) Pressures(ctx context.Context, c *continuo.Caller, car Carrier, swarmID string) (map[string]*Pressure, error) {
 	var out map[string]*Pressure
 	err := s.owned(ctx, c, car, swarmID, func(tx store.Tx, sw *continuo.Swarm) (err error) {
-		out, err = pressures(ctx, tx, sw)
+		ws, err := tx.WorkerList(ctx, sw.ID)
+		if err != nil {
+			return err
+		}
+		out, err = pressures(ctx, tx, sw, ws)
 		return err
 	})
 	return out, err
 }
 
-func pressures(ctx context.Context, tx store.Tx, sw *continuo.Swarm) (map[string]*Pressure, error) {
-	ws, err := tx.WorkerList(ctx, sw.ID)
-	if err != nil {
-		return nil, err
-	}
+// pressures are the pressures of workers ws of swarm sw, from one read of
+// the swarm's ledger.
+func pressures(ctx context.Context, tx store.Tx, sw *continuo.Swarm, ws []continuo.Worker) (map[string]*Pressure, error) {
 	es, err := tx.LedgerOfSwarm(ctx, sw.ID)
 	if err != nil {
 		return nil, err
@@ -334,7 +336,7 @@ func (s *Service) Overview(ctx context.Context, c *continuo.Caller, car Carrier,
 		if o.Status, err = status(ctx, tx, sw); err != nil {
 			return err
 		}
-		if o.Pressures, err = pressures(ctx, tx, sw); err != nil {
+		if o.Pressures, err = pressures(ctx, tx, sw, o.Status.Workers); err != nil {
 			return err
 		}
 		o.Status.Pressures = o.Pressures // as SwarmStatus gives them
