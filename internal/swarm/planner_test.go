@@ -199,33 +199,16 @@ func testPlanner(t *testing.T) {
 		t.Fatalf("after no_effect the worker is %s", got)
 	}
 
-	// A start in flight when its server died: unknown, reconcile_required.
+	// A start in flight when its server died: unknown, reconcile_required
+	// (inDoubt checks it), and never started again.
 	rt.fail = nil
 	v := f.checkpointed(inv, "v")
 	f.compacting(v)
-	planned()
-	cv := f.openContinuation(v.ref.WorkerID)
-	if err := f.store.Write(ctx, func(tx store.Tx) error {
-		c, err := tx.ContinuationGet(ctx, cv.ID)
-		if err != nil {
-			return err
-		}
-		prev := c.Version
-		c.CarrierOp, c.CarrierProc, c.Version = continuo.OpInFlight, "dead-server", prev+1
-		return tx.ContinuationUpdate(ctx, c, prev)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	later := swarm.New(f.store, swarm.Options{Now: f.clock.now, Server: "later", Runtime: rt, Minter: mint,
-		Alive: func(s string) (bool, bool) { return s != "dead-server", true }})
-	t.Cleanup(later.Close)
-	if err := later.Sweep(ctx); err != nil {
-		t.Fatal(err)
-	}
+	_, later := f.inDoubt(v, rt, mint)
 	if err := swarm.PlanPass(ctx, later); err != nil {
 		t.Fatal(err)
 	}
-	cv = f.openContinuation(v.ref.WorkerID)
+	cv := f.openContinuation(v.ref.WorkerID)
 	if cz := f.openContinuation(z.ref.WorkerID); cz == nil || cz.CarrierOp != continuo.OpSucceeded {
 		t.Fatalf("z's second continuation: %+v", cz)
 	}
