@@ -98,8 +98,7 @@ func testCapsuleBounds(t *testing.T) {
 func TestCapsuleRefusesSecret(t *testing.T) { stores.Each(t, testCapsuleRefusesSecret) }
 
 func testCapsuleRefusesSecret(t *testing.T) {
-	rt, mint := &fakeRuntime{}, &fakeMinter{}
-	f := newFixture(t, func(o *swarm.Options) { o.Runtime, o.Minter = rt, mint })
+	f, rt, _ := processFixture(t)
 	ctx := t.Context()
 	inv := f.create(4, nil)
 	x := f.checkpointed(inv, "x")

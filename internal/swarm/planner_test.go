@@ -63,6 +63,13 @@ func (m *fakeMinter) Revoke(_ context.Context, id string) error {
 	return nil
 }
 
+// processFixture is a fixture whose service has the process runtime,
+// with a fake runtime and minter that record what they were asked.
+func processFixture(t *testing.T) (*fixture, *fakeRuntime, *fakeMinter) {
+	rt, mint := &fakeRuntime{}, &fakeMinter{}
+	return newFixture(t, func(o *swarm.Options) { o.Runtime, o.Minter = rt, mint }), rt, mint
+}
+
 // compacting makes x compact_required at a safe boundary.
 func (f *fixture) compacting(x *w) {
 	f.t.Helper()
@@ -116,8 +123,7 @@ func storeRead(f *fixture, fn func(tx store.Tx) error) {
 func TestPlanner(t *testing.T) { stores.Each(t, testPlanner) }
 
 func testPlanner(t *testing.T) {
-	rt, mint := &fakeRuntime{}, &fakeMinter{}
-	f := newFixture(t, func(o *swarm.Options) { o.Runtime, o.Minter = rt, mint })
+	f, rt, mint := processFixture(t)
 	ctx := t.Context()
 	inv := f.create(4, nil)
 	if st, _ := f.svc.SwarmStatus(ctx, f.owner, ownerCar, inv.Swarm.ID); st.Runtime != swarm.RuntimeProcess {
@@ -260,8 +266,7 @@ func testPlannerManual(t *testing.T) {
 func TestCloseRevokesContinuations(t *testing.T) { stores.Each(t, testCloseRevokesContinuations) }
 
 func testCloseRevokesContinuations(t *testing.T) {
-	rt, mint := &fakeRuntime{}, &fakeMinter{}
-	f := newFixture(t, func(o *swarm.Options) { o.Runtime, o.Minter = rt, mint })
+	f, rt, mint := processFixture(t)
 	ctx := t.Context()
 	inv := f.create(4, nil)
 	x, y := f.checkpointed(inv, "x"), f.checkpointed(inv, "y")
@@ -342,8 +347,7 @@ func (f *fixture) inDoubt(x *w, rt *fakeRuntime, mint *fakeMinter) (*continuo.Co
 func TestInDoubtOutlivesItsTicket(t *testing.T) { stores.Each(t, testInDoubtOutlivesItsTicket) }
 
 func testInDoubtOutlivesItsTicket(t *testing.T) {
-	rt, mint := &fakeRuntime{}, &fakeMinter{}
-	f := newFixture(t, func(o *swarm.Options) { o.Runtime, o.Minter = rt, mint })
+	f, rt, mint := processFixture(t)
 	ctx := t.Context()
 	inv := f.create(4, nil)
 	x := f.checkpointed(inv, "x")
@@ -394,8 +398,7 @@ func TestEndedContinuationRevokesToken(t *testing.T) {
 }
 
 func testEndedContinuationRevokesToken(t *testing.T) {
-	rt, mint := &fakeRuntime{}, &fakeMinter{}
-	f := newFixture(t, func(o *swarm.Options) { o.Runtime, o.Minter = rt, mint })
+	f, _, mint := processFixture(t)
 	ctx := t.Context()
 	inv := f.create(4, nil)
 	x, y := f.checkpointed(inv, "x"), f.checkpointed(inv, "y")
@@ -437,8 +440,7 @@ func testEndedContinuationRevokesToken(t *testing.T) {
 func TestReconcileApplied(t *testing.T) { stores.Each(t, testReconcileApplied) }
 
 func testReconcileApplied(t *testing.T) {
-	rt, mint := &fakeRuntime{}, &fakeMinter{}
-	f := newFixture(t, func(o *swarm.Options) { o.Runtime, o.Minter = rt, mint })
+	f, rt, mint := processFixture(t)
 	ctx := t.Context()
 	inv := f.create(4, nil)
 	x, y := f.checkpointed(inv, "x"), f.checkpointed(inv, "y")
