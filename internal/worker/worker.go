@@ -72,9 +72,9 @@ type worker struct {
 	log     *slog.Logger
 }
 
-// Run carries one worker through c until it is continued, fenced or its
-// swarm closed, or its token revoked (a Stopped reason and nil), or ctx ends, or a call fails
-// in a way a retry cannot mend.
+// Run carries one worker through c until it is continued, fenced, its
+// swarm closed or its token revoked (a Stopped reason and nil), or ctx
+// ends, or a call fails in a way a retry cannot mend.
 func Run(ctx context.Context, c hook.Caller, cfg Config) (Stopped, error) {
 	if cfg.Wait <= 0 {
 		cfg.Wait = 20 * time.Second
@@ -118,7 +118,8 @@ func Run(ctx context.Context, c hook.Caller, cfg Config) (Stopped, error) {
 }
 
 // patient retries a call that failed short of an answer until patience
-// runs out (a token the server refused is an answer: no retry mends it). Every call a worker makes is safe to repeat — join by carrier
+// runs out (a token the server refused is an answer: no retry mends it).
+// Every call a worker makes is safe to repeat — join by carrier
 // and material, next by redelivery, ack and checkpoint as states, submit
 // by content, start_coding_agent by its idempotency key, the rest reads —
 // so a retry after a lost answer does nothing twice, and a carrier lives

@@ -107,14 +107,16 @@ func (t *Tx) ContinuationList(ctx context.Context, p store.ContinuationListParam
 		where += " AND target_carrier = ? AND target_carrier <> ''"
 		args = append(args, p.TargetCarrier)
 	}
-	if len(p.States) > 0 && !slices.ContainsFunc(p.States, func(s continuo.ContinuationState) bool { return !s.Open() }) {
-		// Open states only: the partial indexes of the open ones serve.
-		where += " AND " + continuationOpen
-	}
-	if len(p.States) > 0 && !openStates(p.States) {
-		where += " AND state IN (" + Placeholders(len(p.States)) + ")"
-		for _, s := range p.States {
-			args = append(args, string(s))
+	if len(p.States) > 0 {
+		if !slices.ContainsFunc(p.States, func(s continuo.ContinuationState) bool { return !s.Open() }) {
+			// Open states only: the partial indexes of the open ones serve.
+			where += " AND " + continuationOpen
+		}
+		if !openStates(p.States) {
+			where += " AND state IN (" + Placeholders(len(p.States)) + ")"
+			for _, s := range p.States {
+				args = append(args, string(s))
+			}
 		}
 	}
 	if p.CarrierOp != "" {
