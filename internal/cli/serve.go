@@ -315,6 +315,12 @@ func runServe(e *env, args []string) error {
 	mcpURL := strings.TrimSuffix(base, "/") + "/mcp"
 	a.agents.Attach = attachContinuo(a.auth, mcpURL)
 	e.announce(mcpURL, ln.Addr().String(), a.auth.Issuer(), &first)
+	// Other commands on this data directory (hook install, login-link)
+	// name the address this server really has.
+	if err := datadir.WriteServing(e.dataDir, datadir.Serving{URL: strings.TrimSuffix(base, "/"), MCPURL: mcpURL, PID: os.Getpid()}); err != nil {
+		e.log.Warn("could not record the server's address in the data directory", "err", err)
+	}
+	defer datadir.RemoveServing(e.dataDir)
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

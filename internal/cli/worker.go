@@ -12,13 +12,17 @@ import (
 
 const workerUsage = "worker --swarm ID --provider PROVIDER_ID --project P [--server URL] [--token-env VAR] [--invite-env VAR] [--label L]"
 
+// defaultServer is the MCP endpoint of a `continuo serve` with the default
+// listen address.
+const defaultServer = "http://127.0.0.1:7300/mcp"
+
 // runWorker is `continuo worker`: the reference Chat Swarm worker. Its
 // invite, token and continuation ticket come from the environment, never
 // from argv (a process list shows argv), and so does its carrier key when
 // whoever starts it names one ($CONTINUO_CARRIER_KEY; else it is random).
 func runWorker(e *env, args []string) error {
 	fs := e.flags("worker", workerUsage+"   (carry one swarm worker; model turns run on the server's provider)")
-	server := fs.String("server", "", "MCP `url` of the Continuo server (default $CONTINUO_SERVER, else "+defaultHookServer+")")
+	server := fs.String("server", "", "MCP `url` of the Continuo server (default $CONTINUO_SERVER, else "+defaultServer+")")
 	tokenEnv := fs.String("token-env", "CONTINUO_TOKEN", "environment `variable` holding the token (scopes swarm:work, coding_agent:run, project:write, runtime:read)")
 	swarmID := fs.String("swarm", "", "the swarm `id` (default $CONTINUO_SWARM_ID)")
 	providerID := fs.String("provider", "", "the model `provider` that runs each task (list_runners)")
@@ -28,7 +32,7 @@ func runWorker(e *env, args []string) error {
 	if _, err := e.parseFlags(fs, args, 0); err != nil {
 		return err
 	}
-	url := firstSet(*server, os.Getenv("CONTINUO_SERVER"), defaultHookServer)
+	url := firstSet(*server, os.Getenv("CONTINUO_SERVER"), defaultServer)
 	cfg := worker.Config{SwarmID: firstSet(*swarmID, os.Getenv("CONTINUO_SWARM_ID")), ProviderID: *providerID, Project: *project,
 		Ticket: os.Getenv("CONTINUO_CONTINUATION_TICKET"), Invite: os.Getenv(*inviteEnv), CarrierKey: os.Getenv("CONTINUO_CARRIER_KEY"),
 		Label: firstSet(*label, "continuo-worker-"+strconv.Itoa(os.Getpid())), Logger: e.log}

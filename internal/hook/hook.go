@@ -1,12 +1,17 @@
 // Package hook is `continuo hook EVENT`: the lifecycle hooks of Claude Code
-// and Codex CLI (JSON on stdin, hook output on stdout). Before compaction
-// (and when a conversation stops or ends) it keeps the newest user
-// instruction as a progress note of the Continuo session the conversation
-// works on; when a conversation starts again after compaction, resume or
-// clear, it gives the model that session's brief, or the project's
-// candidate sessions without choosing among them. It is deterministic,
-// bounded in time and bytes, and fails open: an error is a one-line note
-// on stderr, never output that blocks the client.
+// and Codex CLI (JSON on stdin, hook output on stdout), read from what the
+// clients really write (testdata holds recordings of both). Before
+// compaction, and when a conversation stops or ends, it keeps the newest
+// user instruction as a progress note of the Continuo session the
+// conversation works on; when a conversation starts again after
+// compaction, resume or clear, it gives the model that session's brief, or
+// the project's candidate sessions without choosing among them.
+//
+// It is deterministic, bounded in time and bytes, and fails open: an error
+// is a one-line note on stderr, never output that blocks the client. What
+// it could not post in time waits in a spool and is posted by the next
+// hook; a hook that cannot reach the server says so (to the model when the
+// client lets a hook speak to it, at SessionStart; to the user otherwise).
 package hook
 
 import (
@@ -33,10 +38,25 @@ import (
 const (
 	MaxInputBytes       = 1 << 20 // hook input on stdin
 	MaxInstructionBytes = 4000    // the instruction kept in the note (the note's text is ≤ 8,000)
-	MaxContextBytes     = 10_000  // additional context: the ≤ 8 KiB brief and a header
+	MaxContextBytes     = 10_000  // additional context: the ≤ 8 KiB brief and a header (Claude Code moves more than 10,000 characters to a file)
 	DefaultTimeout      = 5 * time.Second
-	maxCandidates       = 20
+	// SessionEndTimeout is the budget at SessionEnd: Codex CLI gives a
+	// SessionEnd hook 3 s, whatever its configured timeout.
+	SessionEndTimeout = 2500 * time.Millisecond
+	maxCandidates     = 20
 )
+
+// Budget is how long a hook for event may take: the given timeout, at most
+// what the client allows for the event.
+func Budget(event string, timeout time.Duration) time.Duration {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	if event == "SessionEnd" {
+		timeout = min(timeout, SessionEndTimeout)
+	}
+	return timeout
+}
 
 // Input is the hook input both clients send on stdin (the fields read).
 type Input struct {
@@ -50,17 +70,39 @@ type Input struct {
 
 // Options configure a run.
 type Options struct {
-	Event   string // the EVENT argument (the input's hook_event_name when empty)
-	Project string // --project: the project whose sessions are candidates
-	Timeout time.Duration
+	Event   string        // the EVENT argument (the input's hook_event_name when empty)
+	Project string        // --project: the project whose sessions are candidates
+	Timeout time.Duration // 0: the event's own budget (Budget)
 	// Dial connects to the server; it is called only when the event needs
 	// the server.
 	Dial func(ctx context.Context) (Caller, error)
+	// Server names the server in what the hook says when it cannot reach
+	// it (a URL, or "the local data directory DIR").
+	Server string
+	Spool  Spool
+	Now    func() time.Time // default time.Now
+	// Log, when set, gets one JSON line per run (Report): what a user
+	// reads to see that the hooks run and what they did.
+	Log io.Writer
+}
+
+// Report is what one run did, as the log line says it.
+type Report struct {
+	At           string `json:"at"`
+	Event        string `json:"event"`
+	Source       string `json:"source,omitempty"`       // SessionStart's
+	Conversation string `json:"conversation,omitempty"` // the client's own id for the conversation
+	Session      string `json:"session,omitempty"`      // the Continuo session it works on
+	Did          string `json:"did"`
+	Spooled      int    `json:"spooled,omitempty"` // notes still waiting after it
+	Error        string `json:"error,omitempty"`
 }
 
 // Output is the hook output written on stdout (nothing when nil).
 type Output struct {
 	HookSpecificOutput *SpecificOutput `json:"hookSpecificOutput,omitempty"`
+	// SystemMessage is shown to the user (both clients), not the model.
+	SystemMessage string `json:"systemMessage,omitempty"`
 }
 
 // SpecificOutput is the event-specific part of the output.
@@ -81,9 +123,10 @@ func Main(ctx context.Context, o Options, stdin io.Reader, stdout, stderr io.Wri
 			fmt.Fprintf(stderr, "continuo hook %s: %s (the client continues)\n", oneLine(o.Event), oneLine(note))
 		}
 	}()
-	if o.Timeout <= 0 {
-		o.Timeout = DefaultTimeout
+	if o.Now == nil {
+		o.Now = time.Now
 	}
+	o.Timeout = Budget(o.Event, o.Timeout)
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	// The timeout is a hard bound: a call that does not return when its
@@ -91,51 +134,91 @@ func Main(ctx context.Context, o Options, stdin io.Reader, stdout, stderr io.Wri
 	// a connect fails) is left behind, and the process exits without it.
 	type result struct {
 		out *Output
+		rep Report
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
+		var rep Report
 		defer func() {
 			if r := recover(); r != nil {
-				done <- result{err: fmt.Errorf("internal error: %v", r)}
+				done <- result{rep: rep, err: fmt.Errorf("internal error: %v", r)}
 			}
 		}()
-		out, err := Run(ctx, o, stdin)
-		done <- result{out, err}
+		out, err := run(ctx, o, stdin, &rep)
+		done <- result{out, rep, err}
 	}()
 	var out *Output
 	var err error
+	rep := Report{Event: o.Event, Did: "gave up"}
 	select {
 	case r := <-done:
-		out, err = r.out, r.err
+		out, rep, err = r.out, r.rep, r.err
 	case <-ctx.Done():
 		select {
 		case r := <-done:
-			out, err = r.out, r.err
+			out, rep, err = r.out, r.rep, r.err
 		case <-time.After(100 * time.Millisecond):
 			err = ctx.Err()
 		}
 	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return fmt.Sprintf("gave up after %v: %v", o.Timeout, err)
+	defer func() { o.log(rep, note) }()
+	if err != nil && ctx.Err() != nil {
+		err = fmt.Errorf("gave up after %v: %w", o.Timeout, err)
+		if out == nil {
+			out = timedOut(o, err)
 		}
-		return err.Error()
 	}
 	if out != nil {
-		b, err := json.Marshal(out)
-		if err != nil {
-			return err.Error()
+		b, merr := json.Marshal(out)
+		if merr != nil {
+			return merr.Error()
 		}
-		if _, err := stdout.Write(append(b, '\n')); err != nil {
-			return err.Error()
+		if _, werr := stdout.Write(append(b, '\n')); werr != nil {
+			return werr.Error()
 		}
+	}
+	if err != nil {
+		return err.Error()
 	}
 	return ""
 }
 
+// timedOut is what a hook that ran out of time says: the server did not
+// answer in time, so SessionStart tells the model and the others the user.
+func timedOut(o Options, err error) *Output {
+	switch o.Event {
+	case "SessionStart":
+		return startContext(unreachableContext(o, nil, err))
+	case "PreCompact", "Stop", "SessionEnd":
+		out, _ := unreachable(o, err, len(o.Spool.Pending()) > 0, nil)
+		return out
+	}
+	return nil
+}
+
+// log writes the run's line to o.Log.
+func (o Options) log(rep Report, note string) {
+	if o.Log == nil {
+		return
+	}
+	rep.At = o.Now().UTC().Format(time.RFC3339Nano)
+	if rep.Event == "" {
+		rep.Event = o.Event
+	}
+	rep.Error = oneLine(note)
+	rep.Spooled = len(o.Spool.Pending())
+	b, _ := json.Marshal(rep)
+	o.Log.Write(append(b, '\n'))
+}
+
 // Run does the event's work and returns the output to print (nil: none).
 func Run(ctx context.Context, o Options, stdin io.Reader) (*Output, error) {
+	var rep Report
+	return run(ctx, o, stdin, &rep)
+}
+
+func run(ctx context.Context, o Options, stdin io.Reader, rep *Report) (*Output, error) {
 	raw, err := io.ReadAll(io.LimitReader(stdin, MaxInputBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("read hook input: %w", err)
@@ -151,15 +234,18 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*Output, error) {
 	if event == "" {
 		event = in.HookEventName
 	}
+	*rep = Report{Event: event, Source: in.Source, Conversation: oneLine(in.SessionID), Did: "nothing"}
 	switch event {
 	case "PreCompact", "Stop", "SessionEnd":
-		return nil, keepInstruction(ctx, o, in)
+		return keepInstruction(ctx, o, in, rep)
 	case "SessionStart":
 		switch in.Source {
 		case "compact", "resume", "clear":
-			return resume(ctx, o, in)
+			return resume(ctx, o, in, rep)
 		}
-		return nil, nil // a new conversation: the user says what to work on
+		// A new conversation: the user says what to work on. Only what
+		// earlier hooks left in the spool is posted.
+		return drainOnly(ctx, o, rep)
 	}
 	return nil, nil // an event the hook has nothing to do for
 }
@@ -196,46 +282,126 @@ func DeliveryKey(conversation string, in *Instruction) string {
 	return "hook-" + hex.EncodeToString(h[:20])
 }
 
-func keepInstruction(ctx context.Context, o Options, in Input) error {
+// keepInstruction posts the newest user instruction as a note of the bound
+// session. The note is spooled first and unspooled once posted, so that a
+// hook the client stops at its timeout loses nothing; then what earlier
+// hooks left in the spool is posted too.
+func keepInstruction(ctx context.Context, o Options, in Input, rep *Report) (*Output, error) {
 	t, err := transcript(in)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if t.Binding == nil || t.Instruction == nil {
-		return nil // no session bound, or nothing to keep
+		rep.Did = "nothing to keep: no session bound"
+		if t.Binding != nil {
+			rep.Session, rep.Did = t.Binding.SessionID, "nothing to keep: no instruction"
+		}
+		return drainOnly(ctx, o, rep)
 	}
-	c, err := o.Dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	return c.Call(ctx, "post_session_message", map[string]any{
+	rep.Session = t.Binding.SessionID
+	args := map[string]any{
 		"session_id":   t.Binding.SessionID,
 		"kind":         "progress",
 		"text":         NoteText(t.Instruction.Text),
 		"tags":         []string{NoteTag},
 		"delivery_key": DeliveryKey(in.SessionID+"\x00"+in.TranscriptPath, t.Instruction),
-	}, nil)
+	}
+	pending, serr := o.Spool.Add("post_session_message", args, o.Now())
+	rep.Did = "spooled the note"
+	c, err := o.Dial(ctx)
+	if err != nil {
+		return unreachable(o, err, pending != "", serr)
+	}
+	defer c.Close()
+	var res struct {
+		Replayed bool `json:"replayed"`
+	}
+	if err := c.Call(ctx, "post_session_message", args, &res); err != nil {
+		if Permanent(err) {
+			o.Spool.Remove(pending)
+			rep.Did = "note refused"
+			return nil, err
+		}
+		return unreachable(o, err, pending != "", serr)
+	}
+	o.Spool.Remove(pending)
+	rep.Did = "posted the note"
+	if res.Replayed {
+		rep.Did = "the note was posted already"
+	}
+	_, _, err = o.Spool.Drain(ctx, c)
+	return nil, err
 }
 
-func resume(ctx context.Context, o Options, in Input) (*Output, error) {
+// drainOnly posts what the spool holds for this target, when it holds
+// anything (no server is dialled otherwise).
+func drainOnly(ctx context.Context, o Options, rep *Report) (*Output, error) {
+	if len(o.Spool.Pending()) == 0 {
+		return nil, nil
+	}
+	c, err := o.Dial(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%d spooled note(s) not posted: %w", len(o.Spool.Pending()), err)
+	}
+	defer c.Close()
+	posted, _, err := o.Spool.Drain(ctx, c)
+	rep.Did += fmt.Sprintf("; posted %d spooled note(s)", posted)
+	return nil, err
+}
+
+// unreachable is what a hook that could not post says: to the user (the
+// clients show a hook's systemMessage), and as its one stderr line.
+func unreachable(o Options, cause error, spooled bool, spoolErr error) (*Output, error) {
+	where := o.Server
+	if where == "" {
+		where = "the Continuo server"
+	}
+	msg := fmt.Sprintf("Continuo could not record this conversation's newest instruction: %s did not answer (%s).", where, oneLine(cause.Error()))
+	if spooled {
+		msg += " It is kept in " + o.Spool.Dir + " and posted by the next hook that reaches the server."
+	} else if spoolErr != nil {
+		msg += " It could not be kept either: " + oneLine(spoolErr.Error())
+	}
+	return &Output{SystemMessage: msg}, errors.New(msg)
+}
+
+// resume gives the model the brief of the session the conversation works
+// on (or the candidates to choose from), after posting what the spool
+// holds, so that the brief includes it. When the server cannot be reached
+// it says so to the model rather than nothing.
+func resume(ctx context.Context, o Options, in Input, rep *Report) (*Output, error) {
 	t, err := transcript(in)
 	if err != nil {
 		return nil, err
 	}
+	if t.Binding != nil {
+		rep.Session = t.Binding.SessionID
+	}
+	rep.Did = "told the model the server is unreachable"
 	c, err := o.Dial(ctx)
 	if err != nil {
-		return nil, err
+		return startContext(unreachableContext(o, t.Binding, err)), err
 	}
 	defer c.Close()
+	// Half the budget at most for the spool: the brief matters more.
+	dctx := ctx
+	if d, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		dctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(d)/2))
+		defer cancel()
+	}
+	if _, _, derr := o.Spool.Drain(dctx, c); derr != nil && ctx.Err() == nil && dctx.Err() == nil {
+		return startContext(unreachableContext(o, t.Binding, derr)), derr
+	}
 	var text string
 	if t.Binding != nil {
+		rep.Did = "gave the brief"
 		text, err = brief(ctx, c, t.Binding)
 		if IsCode(err, "not_found") {
 			text, err = "", nil // another server's session, or no longer readable: fall back to the candidates
 		}
 		if err != nil {
-			return nil, err
+			return startContext(unreachableContext(o, t.Binding, err)), err
 		}
 	}
 	if text == "" {
@@ -243,14 +409,36 @@ func resume(ctx context.Context, o Options, in Input) (*Output, error) {
 		if project == "" && t.Binding != nil {
 			project = t.Binding.ProjectID
 		}
+		rep.Did = "listed the candidate sessions"
 		if text, err = candidates(ctx, c, project, in.Cwd); err != nil {
-			return nil, err
+			return startContext(unreachableContext(o, t.Binding, err)), err
 		}
 	}
 	if text == "" {
+		rep.Did = "nothing to give: no session bound, none to choose from"
 		return nil, nil
 	}
-	return &Output{HookSpecificOutput: &SpecificOutput{HookEventName: "SessionStart", AdditionalContext: text}}, nil
+	return startContext(text), nil
+}
+
+func startContext(text string) *Output {
+	return &Output{HookSpecificOutput: &SpecificOutput{HookEventName: "SessionStart", AdditionalContext: text}}
+}
+
+// unreachableContext tells the model that its session could not be loaded.
+func unreachableContext(o Options, b *Binding, cause error) string {
+	where := o.Server
+	if where == "" {
+		where = "the Continuo server"
+	}
+	msg := fmt.Sprintf("Continuo: %s could not be reached (%s), so this conversation's Continuo session was not loaded.", where, oneLine(cause.Error()))
+	if b != nil {
+		msg += fmt.Sprintf(" It works on session %s: once the server answers, call read_session_handoff(session_id=%q) before relying on earlier work.", b.SessionID, b.SessionID)
+	}
+	if n := len(o.Spool.Pending()); n > 0 {
+		msg += fmt.Sprintf(" %d note(s) from earlier hooks wait in %s and are posted once it answers.", n, o.Spool.Dir)
+	}
+	return msg + " Tell the user that Continuo is unreachable."
 }
 
 func brief(ctx context.Context, c Caller, b *Binding) (string, error) {

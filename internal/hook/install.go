@@ -18,7 +18,9 @@ const (
 )
 
 // hookTimeout is the timeout, in seconds, the configuration gives the
-// client for the hook command (the hook gives up on the server sooner).
+// client for the hook command. The hook gives up on the server sooner
+// (hook.Budget: 5 s, 2.5 s at SessionEnd, which Codex cuts at 3 s), so it
+// always answers before the client stops waiting.
 const hookTimeout = 15
 
 // SettingsPath is the settings file of client: the project's (under
@@ -45,12 +47,14 @@ func SettingsPath(client, projectDir, home string, getenv func(string) string) (
 // event is one hook registration: an event, the matcher of its group ("" for none).
 type event struct{ name, matcher string }
 
-// events are the registrations per client. Both have SessionStart (with
-// source compact on both) and PreCompact; Claude Code ends a conversation
-// with SessionEnd, Codex (which has none) with Stop at the end of a turn.
+// events are the registrations per client, the same for both (recorded
+// from Claude Code 2.1.332 and Codex CLI 0.171, which fire all four):
+// SessionStart of every source (compact, resume and clear inject the
+// brief; startup posts what an earlier hook spooled), PreCompact, Stop at
+// the end of each turn and SessionEnd keep the newest instruction.
 var events = map[string][]event{
-	ClientClaude: {{"SessionStart", "compact|resume|clear"}, {"PreCompact", ""}, {"SessionEnd", ""}},
-	ClientCodex:  {{"SessionStart", "compact|resume|clear"}, {"PreCompact", ""}, {"Stop", ""}},
+	ClientClaude: {{"SessionStart", ""}, {"PreCompact", ""}, {"Stop", ""}, {"SessionEnd", ""}},
+	ClientCodex:  {{"SessionStart", ""}, {"PreCompact", ""}, {"Stop", ""}, {"SessionEnd", ""}},
 }
 
 // InstallResult says what Install did.

@@ -33,7 +33,7 @@ func TestInstallMergesWithBackupAndIsIdempotent(t *testing.T) {
 			if s["model"] != "x" || !strings.Contains(string(b), "echo mine") || !strings.Contains(string(b), "notify") {
 				t.Errorf("lost the user's settings: %s", b)
 			}
-			if strings.Contains(string(b), "/old/continuo") || strings.Count(string(b), "/bin/continuo hook") != 3 {
+			if strings.Contains(string(b), "/old/continuo") || strings.Count(string(b), "/bin/continuo hook") != 4 {
 				t.Errorf("our hooks: %s", b)
 			}
 			if !strings.Contains(string(b), `"/bin/continuo hook SessionStart --server http://h/mcp"`) {

@@ -22,17 +22,17 @@ type Format string
 
 const (
 	FormatUnknown Format = ""
-	// FormatClaude is Claude Code's transcript: JSON lines of the
-	// conversation, each with a "type" (user, assistant, summary, system…)
-	// and, for user and assistant turns, a "message" in the Messages API
-	// shape (content a string or a list of text / tool_use / tool_result
-	// blocks).
+	// FormatClaude is Claude Code's transcript: JSON lines, each with a
+	// "type" (user, assistant, system, attachment, and many the hook
+	// ignores) and, for user and assistant turns, a "message" in the
+	// Messages API shape (content a string or a list of text / tool_use /
+	// tool_result blocks; MCP tools named mcp__SERVER__TOOL).
 	FormatClaude Format = "claude"
-	// FormatCodex is Codex CLI's rollout file: JSON lines of
-	// {timestamp, type, payload}, with type session_meta, turn_context,
-	// response_item (model items: message, function_call,
-	// function_call_output…) or event_msg (user_message,
-	// mcp_tool_call_end…).
+	// FormatCodex is Codex CLI's rollout file: JSON lines of {timestamp,
+	// type, payload}: session_meta, turn_context, response_item (message,
+	// function_call, function_call_output…), event_msg (item_completed of
+	// UserMessage, McpToolCall, AgentMessage items; token_count…),
+	// compacted, and others the hook ignores.
 	FormatCodex Format = "codex"
 )
 
@@ -55,7 +55,7 @@ type Transcript struct {
 	Format      Format
 	Binding     *Binding     // nil: no work_on_project result in the tail read
 	Instruction *Instruction // nil: no user instruction in the tail read
-	Skipped     int          // lines skipped: malformed, too long, or of a shape not understood
+	Skipped     int          // lines skipped: malformed, too long, or of a known type but a shape not understood
 }
 
 // ReadTranscript reads the tail of the transcript at path. A missing path
@@ -135,11 +135,9 @@ func parse(data []byte, base int64) Transcript {
 			f = FormatCodex
 		}
 		if t.Format == FormatUnknown {
-			if f == FormatClaude && !claudeTypes[env.Type] {
-				t.Skipped++
-				continue // not yet known to be a Claude transcript
+			if f == FormatClaude && !claudeTypes[env.Type] || f == FormatCodex && !codexTypes[env.Type] {
+				continue // a line that tells no format, and nothing the hook reads
 			}
-			t.Format = f
 		} else if f != t.Format {
 			t.Skipped++
 			continue
@@ -150,17 +148,26 @@ func parse(data []byte, base int64) Transcript {
 		} else {
 			ok = p.claude(env.Type, line, at)
 		}
-		if !ok {
+		switch {
+		case !ok:
 			t.Skipped++
+		case t.Format == FormatUnknown:
+			t.Format = f // the first line read as one format decides
 		}
 	}
 	t.Binding, t.Instruction = p.binding, p.instruction
 	return t
 }
 
-// claudeTypes are the line types of a Claude Code transcript.
+// claudeTypes are the line types of a Claude Code transcript that tell its
+// format; it has many others (queue-operation, api-request, last-prompt,
+// mode…), which the hook ignores.
 var claudeTypes = map[string]bool{"user": true, "assistant": true, "summary": true, "system": true,
 	"attachment": true, "file-history-snapshot": true}
+
+// codexTypes are the line types of a Codex rollout file that tell its
+// format.
+var codexTypes = map[string]bool{"session_meta": true, "turn_context": true, "response_item": true, "event_msg": true, "compacted": true}
 
 // parser keeps the newest binding and instruction seen, and the ids of the
 // work_on_project calls whose results are still to come.
@@ -263,40 +270,55 @@ func isClientMarkup(s string) bool {
 	return false
 }
 
-// codex reads one line of a Codex rollout file.
+// codex reads one line of a Codex CLI rollout file, as Codex 0.171 writes
+// them (recorded in testdata/codex): the user's input is an item_completed
+// event of a UserMessage item; an MCP call is a function_call response item
+// with the server's namespace, whose function_call_output text starts with
+// a "Wall time: … Output:" preamble, and an item_completed event of an
+// McpToolCall item with the tool's whole result. Every other line type is
+// ignored (true); a known type of an unexpected shape is reported (false).
 func (p *parser) codex(typ string, payload json.RawMessage, at int64) bool {
 	if typ != "response_item" && typ != "event_msg" {
 		return true
 	}
 	var pl struct {
-		Type       string          `json:"type"`
-		Name       string          `json:"name"`
-		Namespace  string          `json:"namespace"`
-		CallID     string          `json:"call_id"`
-		Output     json.RawMessage `json:"output"`
-		Message    string          `json:"message"`
-		Invocation struct {
-			Tool string `json:"tool"`
-		} `json:"invocation"`
-		Result json.RawMessage `json:"result"`
+		Type   string          `json:"type"`
+		Name   string          `json:"name"`
+		CallID string          `json:"call_id"`
+		Output json.RawMessage `json:"output"`
+		Item   *struct {
+			Type    string `json:"type"`
+			ID      string `json:"id"`
+			Tool    string `json:"tool"`
+			Status  string `json:"status"`
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		} `json:"item"`
 	}
 	if json.Unmarshal(payload, &pl) != nil {
 		return false
 	}
 	switch {
-	case typ == "event_msg" && pl.Type == "user_message":
-		if !isClientMarkup(pl.Message) {
-			p.instruct(pl.Message, at)
-		}
-	case typ == "event_msg" && pl.Type == "mcp_tool_call_end" && isWorkOnProject(pl.Invocation.Tool):
-		var r map[string]json.RawMessage
-		if json.Unmarshal(pl.Result, &r) == nil {
-			if ok, has := r["Ok"]; has { // a Rust Result: {"Ok": CallToolResult} or {"Err": "…"}
-				var res struct {
-					IsError bool `json:"isError"`
+	case typ == "event_msg" && pl.Type == "item_completed" && pl.Item != nil:
+		it := pl.Item
+		switch it.Type {
+		case "UserMessage":
+			var texts []string
+			for _, c := range it.Content {
+				if c.Type == "text" && !isClientMarkup(c.Text) {
+					texts = append(texts, c.Text)
 				}
-				if json.Unmarshal(ok, &res) == nil && !res.IsError {
-					p.result(rawValue(ok))
+			}
+			p.instruct(strings.Join(texts, "\n"), at)
+		case "McpToolCall":
+			if isWorkOnProject(it.Tool) {
+				delete(p.calls, it.ID)
+				if it.Status == "completed" && isNull(it.Error) {
+					p.result(rawValue(it.Result))
 				}
 			}
 		}
@@ -304,9 +326,29 @@ func (p *parser) codex(typ string, payload json.RawMessage, at int64) bool {
 		p.calls[pl.CallID] = true
 	case typ == "response_item" && pl.Type == "function_call_output" && p.calls[pl.CallID]:
 		delete(p.calls, pl.CallID)
-		p.result(rawValue(pl.Output))
+		var text string
+		if json.Unmarshal(pl.Output, &text) == nil {
+			p.result(withoutPreamble(text))
+		} else {
+			p.result(rawValue(pl.Output))
+		}
 	}
 	return true
+}
+
+// withoutPreamble is a Codex function_call_output text without the lines
+// Codex puts before the tool's own output ("Wall time: 0.01 seconds",
+// "Output:").
+func withoutPreamble(text string) string {
+	if _, out, ok := strings.Cut(text, "\nOutput:\n"); ok && strings.HasPrefix(text, "Wall time:") {
+		return out
+	}
+	return text
+}
+
+func isNull(raw json.RawMessage) bool {
+	s := strings.TrimSpace(string(raw))
+	return s == "" || s == "null"
 }
 
 func rawValue(raw json.RawMessage) any {

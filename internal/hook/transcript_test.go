@@ -2,68 +2,117 @@ package hook
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// fixture reads a testdata file with its placeholders filled in.
-func fixture(t *testing.T, name string, vars map[string]string) []byte {
+// recording is one client's fixtures, recorded from the real client by
+// internal/e2e's TestRealClients (testdata/README.md).
+type recording struct {
+	client string
+	Expect struct {
+		SessionID   string `json:"session_id"`
+		SessionRef  string `json:"session_ref"`
+		ProjectID   string `json:"project_id"`
+		Instruction string `json:"instruction"`
+	}
+}
+
+var clients = []string{ClientClaude, ClientCodex}
+
+func recorded(t *testing.T, client string) *recording {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
+	r := &recording{client: client}
+	b, err := os.ReadFile(filepath.Join("testdata", client, "expect.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := string(b)
-	for k, v := range vars {
-		s = strings.ReplaceAll(s, "{{"+k+"}}", v)
+	if err := json.Unmarshal(b, &r.Expect); err != nil {
+		t.Fatal(err)
 	}
-	return []byte(s)
+	return r
 }
 
-var ids = map[string]string{"SESSION_ID": "ses_new1", "SESSION_REF": "~s2", "PROJECT_ID": "prj_1",
-	"OTHER_SESSION_ID": "ses_old1", "CWD": "/home/me/demo"}
+// transcriptData is the recorded transcript (rollout file for Codex).
+func (r *recording) transcriptData(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", r.client, "transcript.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
 
-const newest = "Keep the flag name exactly --verbose and never touch the CI config."
+// transcript writes the recorded transcript to a file of its own.
+func (r *recording) transcript(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "transcript.jsonl")
+	if err := os.WriteFile(path, r.transcriptData(t), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
 
-func TestTranscriptFixtures(t *testing.T) {
-	for _, c := range []struct {
-		client  string
-		format  Format
-		skipped int
-	}{{"claude", FormatClaude, 1}, {"codex", FormatCodex, 1}} {
-		t.Run(c.client, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "t.jsonl")
-			data := fixture(t, c.client+"/transcript.jsonl", ids)
-			if err := os.WriteFile(path, data, 0o600); err != nil {
-				t.Fatal(err)
+// input is the recorded hook input name (EVENT or EVENT-SOURCE) pointed at
+// transcript.
+func (r *recording) input(t *testing.T, name, transcript string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", r.client, "hooks", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in map[string]any
+	if err := json.Unmarshal(b, &in); err != nil {
+		t.Fatal(err)
+	}
+	in["transcript_path"], in["cwd"] = transcript, filepath.Dir(transcript)
+	out, _ := json.Marshal(in)
+	return out
+}
+
+func TestTranscriptRecorded(t *testing.T) {
+	for _, client := range clients {
+		t.Run(client, func(t *testing.T) {
+			r := recorded(t, client)
+			data := r.transcriptData(t)
+			tr := parse(data, 0)
+			if tr.Format != Format(client) {
+				t.Errorf("format %q, want %q", tr.Format, client)
 			}
-			tr, err := ReadTranscript(path)
-			if err != nil {
-				t.Fatal(err)
+			want := Binding{SessionID: r.Expect.SessionID, SessionRef: r.Expect.SessionRef, ProjectID: r.Expect.ProjectID}
+			if tr.Binding == nil || *tr.Binding != want {
+				t.Errorf("binding %+v, want %+v (the work_on_project result)", tr.Binding, want)
 			}
-			if tr.Format != c.format {
-				t.Errorf("format %q, want %q", tr.Format, c.format)
+			if tr.Instruction == nil || tr.Instruction.Text != r.Expect.Instruction {
+				t.Fatalf("instruction %+v, want %q", tr.Instruction, r.Expect.Instruction)
 			}
-			if tr.Binding == nil || *tr.Binding != (Binding{SessionID: "ses_new1", SessionRef: "~s2", ProjectID: "prj_1"}) {
-				t.Errorf("binding %+v: want the newest work_on_project result", tr.Binding)
+			line := data[tr.Instruction.Offset:]
+			if i := bytes.IndexByte(line, '\n'); i >= 0 {
+				line = line[:i]
 			}
-			if tr.Instruction == nil || !strings.HasPrefix(tr.Instruction.Text, newest) {
-				t.Fatalf("instruction %+v", tr.Instruction)
+			if !bytes.Contains(line, []byte(strings.TrimPrefix(r.Expect.Instruction, "[[after]]"))) {
+				t.Errorf("offset %d is not the instruction's line: %.120s", tr.Instruction.Offset, line)
 			}
-			if got := string(data[tr.Instruction.Offset:]); !strings.Contains(got[:bytes.IndexByte([]byte(got), '\n')], newest) {
-				t.Errorf("offset %d is not the instruction's line: %.80s", tr.Instruction.Offset, got)
+			if tr.Skipped != 0 {
+				t.Errorf("skipped %d lines of a real transcript", tr.Skipped)
 			}
-			if tr.Skipped != c.skipped {
-				t.Errorf("skipped %d lines, want %d (the malformed one)", tr.Skipped, c.skipped)
+			// What the client writes besides may change: unknown lines and
+			// broken ones degrade, they never stop the reading.
+			noise := "not json\n" + `{"type":"brand_new_line","payload":{"x":1}}` + "\n" + `{"type":"user","message":{"content":42}}` + "\n"
+			tr2 := parse(append([]byte(noise), data...), 0)
+			if tr2.Binding == nil || *tr2.Binding != want || tr2.Instruction == nil || tr2.Instruction.Text != r.Expect.Instruction {
+				t.Errorf("with noise: %+v %+v", tr2.Binding, tr2.Instruction)
 			}
 		})
 	}
 }
 
 func TestTranscriptTailIsBounded(t *testing.T) {
-	data := fixture(t, "claude/transcript.jsonl", ids)
+	r := recorded(t, ClientClaude)
+	data := r.transcriptData(t)
 	// Padding before the transcript: beyond the tail read, it is never parsed.
 	pad := bytes.Repeat([]byte(`{"type":"user","message":{"role":"user","content":"old"}}`+"\n"), 1000)
 	all := append(append([]byte{}, pad...), data...)
@@ -71,7 +120,7 @@ func TestTranscriptTailIsBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tr.Binding == nil || tr.Binding.SessionID != "ses_new1" || tr.Instruction == nil {
+	if tr.Binding == nil || tr.Binding.SessionID != r.Expect.SessionID || tr.Instruction == nil {
 		t.Fatalf("tail: %+v", tr)
 	}
 	if want := int64(len(pad)); tr.Instruction.Offset < want {
@@ -113,15 +162,26 @@ func TestTranscriptUnknownAndMalformed(t *testing.T) {
 	}
 }
 
+// TestTranscriptErrorResultBindsNothing: a work_on_project call that
+// failed binds nothing, nor does another tool's result with a session id.
+// The lines are the recorded ones with the result turned into an error.
 func TestTranscriptErrorResultBindsNothing(t *testing.T) {
-	data := `{"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"mcp__c__work_on_project","input":{}}]}}
-{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t1","type":"tool_result","is_error":true,"content":"session_closed"}]}}
-{"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"t2","name":"mcp__c__work_on_project","input":{}}]}}
-{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t2","type":"tool_result","content":"{\"error\":{\"code\":\"not_found\"},\"session_id\":\"ses_x\"}"}]}}
-{"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"t3","name":"mcp__c__read_session_handoff","input":{}}]}}
-{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t3","type":"tool_result","content":"{\"session_id\":\"ses_y\"}"}]}}
-`
-	if tr := parse([]byte(data), 0); tr.Binding != nil {
-		t.Errorf("bound %+v", tr.Binding)
+	for _, client := range clients {
+		t.Run(client, func(t *testing.T) {
+			r := recorded(t, client)
+			var lines []string
+			for _, l := range strings.Split(string(r.transcriptData(t)), "\n") {
+				if strings.Contains(l, `\"session_id\":\"`+r.Expect.SessionID) && strings.Contains(l, `\"resumed\"`) {
+					// The result of work_on_project: make it the error a
+					// closed session gives.
+					l = strings.ReplaceAll(l, `\"session_id\":\"`+r.Expect.SessionID+`\"`, `\"error\":{\"code\":\"session_closed\"},\"session_id\":\"`+r.Expect.SessionID+`\"`)
+					l = strings.ReplaceAll(l, `"session_id":"`+r.Expect.SessionID+`"`, `"error":{"code":"session_closed"},"session_id":"`+r.Expect.SessionID+`"`)
+				}
+				lines = append(lines, l)
+			}
+			if tr := parse([]byte(strings.Join(lines, "\n")), 0); tr.Binding != nil {
+				t.Errorf("bound %+v", tr.Binding)
+			}
+		})
 	}
 }

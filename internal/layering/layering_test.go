@@ -53,6 +53,7 @@ var layers = map[string]int{
 	"internal/run/proc":              layerSupport,
 	"internal/provider":              layerSupport,
 	"internal/provider/providertest": layerSupport,
+	"internal/modelstub":             layerSupport,
 
 	"internal/auth":     layerService,
 	"internal/workflow": layerService,
