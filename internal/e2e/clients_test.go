@@ -169,7 +169,7 @@ func clientStory(t *testing.T, name, transport string) {
 	// resumes the session.
 	for i := range 40 {
 		must(t, st.cs, "post_session_message", map[string]any{"session_id": sessionID, "kind": "decision",
-			"text": fmt.Sprintf("Decision %02d: %s", i, strings.Repeat("the logger takes the level from the flag and keeps the format stable; ", 5)),
+			"text":         fmt.Sprintf("Decision %02d: %s", i, strings.Repeat("the logger takes the level from the flag and keeps the format stable; ", 5)),
 			"delivery_key": fmt.Sprintf("bulk-%d", i)})
 	}
 	var cut, readWorkingSet bool

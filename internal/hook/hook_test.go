@@ -310,8 +310,10 @@ func TestSpoolDropsWhatIsRefused(t *testing.T) {
 
 type callerFunc func(args map[string]any) error
 
-func (c callerFunc) Call(_ context.Context, _ string, args map[string]any, _ any) error { return c(args) }
-func (c callerFunc) Close() error                                                       { return nil }
+func (c callerFunc) Call(_ context.Context, _ string, args map[string]any, _ any) error {
+	return c(args)
+}
+func (c callerFunc) Close() error { return nil }
 
 // TestBudget: SessionEnd answers within what Codex gives it (3 s).
 func TestBudget(t *testing.T) {
