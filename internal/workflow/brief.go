@@ -664,7 +664,7 @@ func build(s *scrubbed, sh shape) *Brief {
 	}
 	b.Answered = answered(s.Answered, c.ResolvedQuestions, sh.answered)
 
-	b.Validation = validation(&s.Project, s.Evidence, s.Workspace)
+	b.Validation = validation(&s.Project, s.Evidence, s.Workspace, maxChecks)
 	reasons := append([]string{}, s.Reasons...) // [] rather than null when complete
 	if w := s.Workspace; w != nil {
 		if w.Available {
@@ -957,11 +957,11 @@ func orNormal(p string) string {
 const briefEvidence = 4
 
 // validation builds the evidence section: every check of the project (the
-// first maxChecks by name), judged by the session's evidence against the
+// first n by name), judged by the session's evidence against the
 // checkout's current source.
-func validation(p *continuo.Project, evidence []store.EvidenceRun, w *WorkspaceFacts) Validation {
+func validation(p *continuo.Project, evidence []store.EvidenceRun, w *WorkspaceFacts, n int) Validation {
 	names := checkNames(p.Checks)
-	v := Validation{Status: CheckPassed, Checks: []CheckStatus{}, Total: len(names), Truncated: len(names) > maxChecks}
+	v := Validation{Status: CheckPassed, Checks: []CheckStatus{}, Total: len(names), Truncated: len(names) > n}
 	if len(names) == 0 {
 		v.Status = CheckNotRun
 	}
@@ -973,12 +973,12 @@ func validation(p *continuo.Project, evidence []store.EvidenceRun, w *WorkspaceF
 	if w != nil {
 		current = w.Source
 	}
-	for i, n := range names {
-		cs := checkStatus(n, byCheck[n], current)
+	for i, name := range names {
+		cs := checkStatus(name, byCheck[name], current)
 		if checkRank[cs.Status] < checkRank[v.Status] {
 			v.Status = cs.Status
 		}
-		if i < maxChecks {
+		if i < n {
 			v.Checks = append(v.Checks, cs)
 		}
 	}
