@@ -455,6 +455,13 @@ func TestIsolationMatrix(t *testing.T) {
 				}
 			}},
 		{tool: "read_session_handoff", onA: obj{"session_id": aID, "project": pID, "diagnostic": true}},
+		{tool: "read_session_working_set", onA: obj{"session_id": aID}, onRef: obj{"session_id": "~s1"},
+			check: func(t *testing.T, r result) {
+				isB("working_set", "session_id")(t, r)
+				if s := mustJSON(t, r.Data["working_set"]); !strings.Contains(s, "B's todo") || strings.Contains(s, aID) || strings.Contains(s, "plan A") {
+					t.Fatalf("B's working set of ~s1 is not B's: %s", s)
+				}
+			}},
 		{tool: "list_session_messages", onA: obj{"session_id": aID}, onRef: obj{"session_id": "~s1"},
 			check: func(t *testing.T, r result) {
 				msgs := r.Data["messages"].([]any)
@@ -593,6 +600,7 @@ func TestMissingScope(t *testing.T) {
 		{"list_sessions", obj{"project": pID}},
 		{"list_session_messages", obj{"session_id": sID}},
 		{"read_session_handoff", obj{"session_id": sID}},
+		{"read_session_working_set", obj{"session_id": sID}},
 	}
 	for _, m := range reads {
 		t.Run("write-only/"+m.tool, func(t *testing.T) {
@@ -799,6 +807,13 @@ func TestBadInput(t *testing.T) {
 			{name: "other project", args: obj{"session_id": sID, "project": otherID}, field: "project"},
 			{name: "diagnostic string", args: obj{"session_id": sID, "diagnostic": "yes"}, field: "diagnostic"},
 		}, badSessionIDs(nil)...), common(obj{"session_id": sID})...),
+		"read_session_working_set": append(append([]bad{
+			{name: "missing session_id", args: obj{}, field: "session_id"},
+			{name: "a listing's cursor", args: obj{"session_id": sID, "cursor": ownCursor}, field: "cursor"},
+			{name: "garbage cursor", args: obj{"session_id": sID, "cursor": "w1.2.deadbeef.0123456789ab"}, field: "cursor"},
+			{name: "cursor 129", args: obj{"session_id": sID, "cursor": strings.Repeat("w", 129)}, field: "cursor"},
+			{name: "cursor number", args: obj{"session_id": sID, "cursor": 3}, field: "cursor"},
+		}, badSessionIDs(nil)...), common(obj{"session_id": sID})...),
 	}
 
 	tools, err := c.cs.ListTools(f.ctx, nil)
@@ -868,7 +883,7 @@ func TestToolsList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readOnly := []string{"list_projects", "list_sessions", "list_session_messages", "read_session_handoff", "get_goal", "list_goals", "observe_run",
+	readOnly := []string{"list_projects", "list_sessions", "list_session_messages", "read_session_handoff", "read_session_working_set", "get_goal", "list_goals", "observe_run",
 		"observe_coding_agent", "list_runners", "chat_swarm_status", "chat_swarm_context_status"}
 	// The goal mutations take a required key: a replay is inert. A second
 	// cancel_run changes nothing.
@@ -892,7 +907,7 @@ func TestToolsList(t *testing.T) {
 		"chat_swarm_prepare_continuation", "chat_swarm_reconcile", "chat_swarm_reconcile_continuation", "chat_swarm_report_context",
 		"chat_swarm_request_continuation", "chat_swarm_revoke_continuation", "chat_swarm_status", "chat_swarm_submit", "checkpoint_goal", "close_session", "create_goal", "get_goal", "list_goals", "list_projects",
 		"list_runners", "list_session_messages", "list_sessions", "observe_coding_agent", "observe_run", "post_session_message", "read_session_handoff",
-		"resolve_session_message", "revise_goal_plan", "run_validation", "start_coding_agent", "update_goal", "work_on_project"}
+		"read_session_working_set", "resolve_session_message", "revise_goal_plan", "run_validation", "start_coding_agent", "update_goal", "work_on_project"}
 	var names []string
 	for _, tl := range res.Tools {
 		names = append(names, tl.Name)

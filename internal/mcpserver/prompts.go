@@ -7,6 +7,7 @@ import (
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/redact"
+	"github.com/continuo-dev/continuo/internal/workflow"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -62,7 +63,10 @@ func (s *server) continueWork(ctx context.Context, req *mcp.GetPromptRequest) (*
 			return nil, promptError(err)
 		}
 		fmt.Fprintf(&b, "The session to continue is %s. Its handoff brief:\n\n%s\n\n", h.SessionID, h.BriefJSON)
-		fmt.Fprintf(&b, "Check basis.complete and every truncated flag; follow the constraints word for word; then call "+
+		if a := h.Brief.NextActions; len(a) > 0 && a[0] == workflow.WorkingSetCall(h.Brief.Session.SessionRef) {
+			fmt.Fprintf(&b, "The brief cut something: first call %s, following next_cursor until null, and read it before acting. ", a[0])
+		}
+		fmt.Fprintf(&b, "Check basis.complete; follow the constraints word for word; then call "+
 			"work_on_project(session_id=%q, instruction=<what the user asks now>) and keep recording decisions and progress.", h.SessionID)
 		return promptText("Continue "+h.SessionID, b.String()), nil
 	}
@@ -108,10 +112,10 @@ func (s *server) continueWork(ctx context.Context, req *mcp.GetPromptRequest) (*
 	case found == 0:
 		b.WriteString("\nThere is no active session: start one with work_on_project(project, instruction).\n")
 	case found == 1:
-		b.WriteString("\nIf that is the work the user means, read it with read_session_handoff(session_id), then resume it with work_on_project(session_id, instruction).\n")
+		b.WriteString("\nIf that is the work the user means, read it with read_session_handoff(session_id) (and read_session_working_set(session_id) when the brief cut anything), then resume it with work_on_project(session_id, instruction).\n")
 	default:
 		b.WriteString("\nDo not pick one yourself: ask the user which session to continue (by its title), then read it with " +
-			"read_session_handoff(session_id) and resume it with work_on_project(session_id, instruction).\n")
+			"read_session_handoff(session_id) (and read_session_working_set(session_id) when the brief cut anything) and resume it with work_on_project(session_id, instruction).\n")
 	}
 	return promptText("Candidate sessions to continue", b.String()), nil
 }

@@ -36,8 +36,9 @@ func TestCapabilities(t *testing.T) {
 			if ps, err := c.cs.ListPrompts(f.ctx, nil); err != nil || len(ps.Prompts) != 2 {
 				t.Errorf("prompts/list: %v %v, want continue_work and save_handoff", ps, err)
 			}
-			if rt, err := c.cs.ListResourceTemplates(f.ctx, nil); err != nil || len(rt.ResourceTemplates) != 1 {
-				t.Errorf("resources/templates/list: %v %v, want the handoff template", rt, err)
+			if rt, err := c.cs.ListResourceTemplates(f.ctx, nil); err != nil || len(rt.ResourceTemplates) != 2 ||
+				rt.ResourceTemplates[0].Name != "handoff" || rt.ResourceTemplates[1].Name != "working-set" {
+				t.Errorf("resources/templates/list: %v %v, want the handoff and working-set templates", rt, err)
 			}
 			for _, m := range []struct {
 				method string

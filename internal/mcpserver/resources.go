@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 
 	"github.com/continuo-dev/continuo"
@@ -9,13 +10,16 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The handoff brief of every session the caller can read is a resource
-// (CONTRACT.md §4): continuo://sessions/{session_id}/handoff.
+// The handoff brief and the working set of every session the caller can
+// read are resources (CONTRACT.md §4): continuo://sessions/{session_id}/handoff
+// and continuo://sessions/{session_id}/working-set (its first page; the
+// tool's next_cursor reads on).
 
 const (
-	handoffScheme   = "continuo://sessions/"
-	handoffSuffix   = "/handoff"
-	maxListedBriefs = 100
+	handoffScheme    = "continuo://sessions/"
+	handoffSuffix    = "/handoff"
+	workingSetSuffix = "/working-set"
+	maxListedBriefs  = 100
 )
 
 func handoffURI(sessionID string) string { return handoffScheme + sessionID + handoffSuffix }
@@ -23,30 +27,52 @@ func handoffURI(sessionID string) string { return handoffScheme + sessionID + ha
 func (s *server) registerResources(srv *mcp.Server) {
 	srv.AddResourceTemplate(&mcp.ResourceTemplate{Name: "handoff", Title: "Session handoff brief",
 		URITemplate: handoffScheme + "{session_id}" + handoffSuffix, MIMEType: "application/json",
-		Description: "The deterministic handoff brief of a session (session_id: ses_… or ~sN)."}, s.readHandoff)
+		Description: "The deterministic handoff brief of a session (session_id: ses_… or ~sN)."},
+		s.readSessionResource(handoffSuffix, func(ctx context.Context, c *continuo.Caller, ref string) ([]byte, error) {
+			h, err := s.opts.Workflow.ReadHandoff(ctx, c, ref, "", false)
+			if err != nil {
+				return nil, err
+			}
+			return h.BriefJSON, nil
+		}))
+	srv.AddResourceTemplate(&mcp.ResourceTemplate{Name: "working-set", Title: "Session working set",
+		URITemplate: handoffScheme + "{session_id}" + workingSetSuffix, MIMEType: "application/json",
+		Description: "Everything in force in a session, in full (session_id: ses_… or ~sN): the first page; read_session_working_set's next_cursor reads on."},
+		s.readSessionResource(workingSetSuffix, func(ctx context.Context, c *continuo.Caller, ref string) ([]byte, error) {
+			ws, err := s.opts.Workflow.ReadWorkingSet(ctx, c, ref, "")
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(ws)
+		}))
 }
 
-func (s *server) readHandoff(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	c, err := s.callerOf(req.Extra)
-	if err != nil {
-		return nil, promptError(err)
-	}
-	uri := req.Params.URI
-	ref, ok := strings.CutPrefix(uri, handoffScheme)
-	if ok {
-		ref, ok = strings.CutSuffix(ref, handoffSuffix)
-	}
-	if !ok || ref == "" || strings.Contains(ref, "/") {
-		return nil, mcp.ResourceNotFoundError(uri)
-	}
-	h, err := s.opts.Workflow.ReadHandoff(ctx, c, ref, "", false)
-	if err != nil {
-		if continuo.ErrorCode(err) == continuo.CodeNotFound || continuo.ErrorCode(err) == continuo.CodeInvalidInput {
+// readSessionResource serves continuo://sessions/{session_id}{suffix} with
+// read. A session the caller may not see is not found, like a malformed
+// URI.
+func (s *server) readSessionResource(suffix string, read func(ctx context.Context, c *continuo.Caller, ref string) ([]byte, error)) mcp.ResourceHandler {
+	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		c, err := s.callerOf(req.Extra)
+		if err != nil {
+			return nil, promptError(err)
+		}
+		uri := req.Params.URI
+		ref, ok := strings.CutPrefix(uri, handoffScheme)
+		if ok {
+			ref, ok = strings.CutSuffix(ref, suffix)
+		}
+		if !ok || ref == "" || strings.Contains(ref, "/") {
 			return nil, mcp.ResourceNotFoundError(uri)
 		}
-		return nil, promptError(err)
+		text, err := read(ctx, c, ref)
+		if err != nil {
+			if continuo.ErrorCode(err) == continuo.CodeNotFound || continuo.ErrorCode(err) == continuo.CodeInvalidInput {
+				return nil, mcp.ResourceNotFoundError(uri)
+			}
+			return nil, promptError(err)
+		}
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(text)}}}, nil
 	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(h.BriefJSON)}}}, nil
 }
 
 // resourceList answers resources/list with the caller's own sessions (the

@@ -289,6 +289,7 @@ func outputSchema[Out any]() *jsonschema.Schema {
 		reflect.TypeFor[GoalSummary]():          goalSummarySchema,
 		reflect.TypeFor[workflow.PlanHistory](): planHistorySchema,
 		reflect.TypeFor[workflow.GoalContext](): goalContextSchema,
+		reflect.TypeFor[workflow.WorkingSet]():  workingSetSchema,
 		reflect.TypeFor[Swarm]():                swarmSchema,
 		reflect.TypeFor[Continuation]():         continuationSchema,
 		reflect.TypeFor[JSONValue]():            {Description: "any JSON value"},
@@ -315,7 +316,12 @@ var briefSchema = &jsonschema.Schema{Type: "object",
 
 // goalContextSchema stands for read_session_handoff's goal_context.
 var goalContextSchema = &jsonschema.Schema{Type: "object",
-	Description: "only with an active goal: status available (goal: goal_id, title, revision, objective, steps, current_step_id) or selection_required (candidates: goal_id, title, revision)"}
+	Description: "only with an active goal: status available (goal: goal_id, title, revision, objective, completion_conditions, steps, current_step_id) or selection_required (candidates: goal_id, title, revision)"}
+
+// workingSetSchema stands for one page of the working set, which documents
+// itself as the brief does (section names, totals over every page).
+var workingSetSchema = &jsonschema.Schema{Type: "object",
+	Description: "one page (≤ 64 KiB) of what is in force, in full: task, current_state, constraints, goals, decisions, answered, questions, todos, risks, workspace, changed_files, commit_subjects, validation; totals over all pages; not_in_force only counted; basis; next_cursor (null on the last page)"}
 
 // messageSchema names a message's fields rather than typing each: three
 // tools return messages, and a model reads the names.

@@ -81,7 +81,7 @@ type CreateGoalArgs struct {
 
 func (s *server) createGoal(srv *mcp.Server) {
 	add(s, srv, tool{name: "create_goal", title: "Create a goal", idempotent: true,
-		desc: "Use for multi-step work: a goal of the session with an ordered plan (revision 1, every step pending)."},
+		desc: "Use for multi-step work: a Continuo goal of the session (not a client's own goal tool) with an ordered plan (revision 1, every step pending)."},
 		func(ctx context.Context, c *continuo.Caller, in *CreateGoalArgs) (*GoalResult, error) {
 			return goalResult(s.opts.Workflow.CreateGoal(ctx, c, workflow.NewGoalInput{SessionID: in.SessionID, Title: in.Title,
 				Objective: in.Objective, CompletionConditions: in.CompletionConditions, Steps: in.Steps, IdempotencyKey: in.IdempotencyKey}))
@@ -104,7 +104,7 @@ type GetGoalResult struct {
 
 func (s *server) getGoal(srv *mcp.Server) {
 	add(s, srv, tool{name: "get_goal", title: "Read a goal", readOnly: true, idempotent: true,
-		desc: "Use before changing a goal: it, its revision, and its replaced plans (≤ 8, ≤ 64 KiB)."},
+		desc: "Use before changing a Continuo goal: it, its revision, and its replaced plans (≤ 8, ≤ 64 KiB)."},
 		func(ctx context.Context, c *continuo.Caller, in *GetGoalArgs) (*GetGoalResult, error) {
 			limit := workflow.MaxPlanHistory
 			if in.HistoryLimit != nil {
@@ -148,7 +148,7 @@ type ListGoalsResult struct {
 
 func (s *server) listGoals(srv *mcp.Server) {
 	add(s, srv, tool{name: "list_goals", title: "List goals", readOnly: true, idempotent: true,
-		desc: "Goals of a session or of a project, newest first (at most 100)."},
+		desc: "Use to find the Continuo goals of a session or of a project, newest first (at most 100)."},
 		func(ctx context.Context, c *continuo.Caller, in *ListGoalsArgs) (*ListGoalsResult, error) {
 			gs, more, err := s.opts.Workflow.ListGoals(ctx, c, workflow.GoalQuery{SessionID: in.SessionID, Project: in.Project,
 				Lifecycle: continuo.GoalLifecycle(in.Lifecycle)})
@@ -185,7 +185,7 @@ type CheckpointGoalArgs struct {
 
 func (s *server) checkpointGoal(srv *mcp.Server) {
 	add(s, srv, tool{name: "checkpoint_goal", title: "Checkpoint a goal", idempotent: true,
-		desc: "Use as steps finish: marks steps completed and sets the current step, all or nothing."},
+		desc: "Use as a Continuo goal's steps finish: marks steps completed and sets the current step, all or nothing."},
 		func(ctx context.Context, c *continuo.Caller, in *CheckpointGoalArgs) (*GoalResult, error) {
 			return goalResult(s.opts.Workflow.CheckpointGoal(ctx, c, workflow.CheckpointInput{GoalID: in.GoalID,
 				ExpectedRevision: *in.ExpectedRevision, IdempotencyKey: in.IdempotencyKey, CompletedStepIDs: in.CompletedStepIDs,
@@ -206,7 +206,7 @@ type ReviseGoalPlanArgs struct {
 
 func (s *server) reviseGoalPlan(srv *mcp.Server) {
 	add(s, srv, tool{name: "revise_goal_plan", title: "Revise a goal's plan", idempotent: true,
-		desc: "Use when the plan must change: replaces it; kept ids keep their status, new ones are pending."},
+		desc: "Use when a Continuo goal's plan must change: replaces it; kept ids keep their status, new ones are pending."},
 		func(ctx context.Context, c *continuo.Caller, in *ReviseGoalPlanArgs) (*GoalResult, error) {
 			return goalResult(s.opts.Workflow.ReviseGoalPlan(ctx, c, workflow.ReviseInput{GoalID: in.GoalID,
 				ExpectedRevision: *in.ExpectedRevision, IdempotencyKey: in.IdempotencyKey, Reason: in.Reason, Steps: in.Steps}))
@@ -226,7 +226,7 @@ type UpdateGoalArgs struct {
 
 func (s *server) updateGoal(srv *mcp.Server) {
 	add(s, srv, tool{name: "update_goal", title: "Finish a goal", idempotent: true,
-		desc: "Ends a goal for good: completed (every step completed) or cancelled."},
+		desc: "Use when a Continuo goal is done or abandoned (not a client's own goal tool): ends it for good, completed (every step completed) or cancelled."},
 		func(ctx context.Context, c *continuo.Caller, in *UpdateGoalArgs) (*GoalResult, error) {
 			return goalResult(s.opts.Workflow.UpdateGoal(ctx, c, workflow.FinishInput{GoalID: in.GoalID,
 				ExpectedRevision: *in.ExpectedRevision, IdempotencyKey: in.IdempotencyKey, Lifecycle: continuo.GoalLifecycle(in.Lifecycle),

@@ -144,9 +144,9 @@ type ObserveRunResult struct {
 func (s *server) observeRun(srv *mcp.Server) {
 	for _, t := range []tool{
 		{name: "observe_run", title: "Read a run's output", readOnly: true, idempotent: true,
-			desc: "A run's state and output: all of it kept, or with observation_token only what is new; waits up to wait_secs for more."},
+			desc: "Use to follow a run: its state and output, all of it kept, or with observation_token only what is new; waits up to wait_secs for more."},
 		{name: "observe_coding_agent", title: "Read a delegated run's output", readOnly: true, idempotent: true,
-			desc: "observe_run, for a start_coding_agent run: the model's text as it arrives, usage at the end."},
+			desc: "Use to follow a start_coding_agent run (as observe_run): the model's text as it arrives, usage at the end."},
 	} {
 		s.addObserve(srv, t)
 	}
@@ -184,9 +184,9 @@ type CancelRunResult struct {
 func (s *server) cancelRun(srv *mcp.Server) {
 	for _, t := range []tool{
 		{name: "cancel_run", title: "Cancel a run", idempotent: true,
-			desc: "Stops a run wherever it runs; it ends cancelled unless it finished first."},
+			desc: "Use to stop a run wherever it runs: it ends cancelled unless it finished first."},
 		{name: "cancel_coding_agent", title: "Cancel a delegated run", idempotent: true,
-			desc: "cancel_run, for a start_coding_agent run: stops the stream or the agent."},
+			desc: "Use to stop a start_coding_agent run (as cancel_run): stops the stream or the agent."},
 	} {
 		s.addCancel(srv, t)
 	}
@@ -217,7 +217,7 @@ type ListRunnersResult struct {
 
 func (s *server) listRunners(srv *mcp.Server) {
 	add(s, srv, tool{name: "list_runners", title: "List model providers", readOnly: true, idempotent: true,
-		desc: "Before delegating: the configured model APIs and coding agents start_coding_agent can use."},
+		desc: "Use before delegating: the configured model APIs and coding agents start_coding_agent can use."},
 		func(ctx context.Context, c *continuo.Caller, in *ListRunnersArgs) (*ListRunnersResult, error) {
 			rs, err := s.opts.Workflow.Runners(ctx, c, in.Project)
 			if err != nil {

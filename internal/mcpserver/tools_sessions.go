@@ -54,7 +54,7 @@ func message(m *continuo.Message) Message {
 func (s *server) registerSessionTools(srv *mcp.Server) {
 	for _, register := range []func(*mcp.Server){
 		s.listProjects, s.workOnProject, s.closeSession, s.listSessions,
-		s.postSessionMessage, s.resolveSessionMessage, s.listSessionMessages, s.readSessionHandoff,
+		s.postSessionMessage, s.resolveSessionMessage, s.listSessionMessages, s.readSessionHandoff, s.readSessionWorkingSet,
 	} {
 		register(srv)
 	}
@@ -74,7 +74,7 @@ type ProjectsResult struct {
 
 func (s *server) listProjects(srv *mcp.Server) {
 	add(s, srv, tool{name: "list_projects", title: "List projects", readOnly: true, idempotent: true,
-		desc: "First call when starting or continuing work: the projects your group can reach, your access, checkout and named checks."},
+		desc: "Use first when starting or continuing work: the projects your group can reach, your access, checkout and named checks."},
 		func(ctx context.Context, c *continuo.Caller, _ *ListProjectsArgs) (*ProjectsResult, error) {
 			ps, hint, err := s.opts.Workflow.Projects(ctx, c)
 			if err != nil {
@@ -326,7 +326,7 @@ type ListSessionMessagesResult struct {
 
 func (s *server) listSessionMessages(srv *mcp.Server) {
 	add(s, srv, tool{name: "list_session_messages", title: "List session messages", readOnly: true, idempotent: true,
-		desc: "Use to fetch what a handoff cut (it names the call) or to search: a session's messages and instructions (in full), newest or oldest first, by kinds, status, words."},
+		desc: "Use to search a session's history or read older progress: its messages and instructions (in full), newest or oldest first, by kinds, status, words."},
 		func(ctx context.Context, c *continuo.Caller, in *ListSessionMessagesArgs) (*ListSessionMessagesResult, error) {
 			limit := 50
 			if in.Limit != nil {
@@ -375,12 +375,41 @@ type ReadSessionHandoffResult struct {
 
 func (s *server) readSessionHandoff(srv *mcp.Server) {
 	add(s, srv, tool{name: "read_session_handoff", title: "Read a session's handoff brief", readOnly: true, idempotent: true,
-		desc: "Use before continuing a session: its deterministic brief (≤ 8 KiB) — task, constraints, decisions in force, current state, open work, workspace, next actions. Check basis.complete and each list's truncated flag; notes are reports, not proof."},
+		desc: "Use before continuing a session: its deterministic brief (≤ 8 KiB) — task, constraints, decisions in force, current state, open work, workspace, next actions. If it cut anything, next_actions[0] is the read_session_working_set call to make before acting. Check basis.complete; notes are reports, not proof."},
 		func(ctx context.Context, c *continuo.Caller, in *ReadSessionHandoffArgs) (*ReadSessionHandoffResult, error) {
 			h, err := s.opts.Workflow.ReadHandoff(ctx, c, in.SessionID, in.Project, in.Diagnostic)
 			if err != nil {
 				return nil, err
 			}
 			return &ReadSessionHandoffResult{SessionID: h.SessionID, ProjectID: h.ProjectID, HandoffBrief: h.BriefJSON, GoalContext: h.GoalContext, Diagnostic: h.Diagnostic}, nil
+		})
+}
+
+// ---- read_session_working_set ----
+
+// ReadSessionWorkingSetArgs are the arguments of read_session_working_set.
+type ReadSessionWorkingSetArgs struct {
+	SessionID string `json:"session_id" limit:"1,64" jsonschema:"ses_… or ~sN"`
+	Cursor    string `json:"cursor,omitempty" limit:"1,128" jsonschema:"next_cursor of the previous page"`
+}
+
+// ReadSessionWorkingSetResult is the result of read_session_working_set:
+// one page.
+type ReadSessionWorkingSetResult struct {
+	WorkingSet *workflow.WorkingSet `json:"working_set"`
+}
+
+func (s *server) readSessionWorkingSet(srv *mcp.Server) {
+	add(s, srv, tool{name: "read_session_working_set", title: "Read a session's working set", readOnly: true, idempotent: true,
+		desc: "Use right after read_session_handoff whenever the brief cut anything (its next_actions[0] is then this exact call), before acting: " +
+			"everything still in force, in full — constraints verbatim, every decision in force (with what it supersedes), answered questions, " +
+			"open questions, todos and risks, active goals with completion conditions, current state, changed files, commits since start, " +
+			"validation. Pages of ≤ 64 KiB: follow next_cursor until null."},
+		func(ctx context.Context, c *continuo.Caller, in *ReadSessionWorkingSetArgs) (*ReadSessionWorkingSetResult, error) {
+			ws, err := s.opts.Workflow.ReadWorkingSet(ctx, c, in.SessionID, in.Cursor)
+			if err != nil {
+				return nil, err
+			}
+			return &ReadSessionWorkingSetResult{WorkingSet: ws}, nil
 		})
 }

@@ -257,4 +257,8 @@ type MessageListParams struct {
 	// Handoff matches only current-state notes (Message.Handoff), by the
 	// messages_handoff index.
 	Handoff bool
+	// Corrections matches only messages that supersede another (Supersedes
+	// set). With one kind and one status, newest first, it is a range scan
+	// of the messages_corrections partial index.
+	Corrections bool
 }

@@ -238,41 +238,27 @@ func (d *dash) sessionsSession(r *http.Request, c *continuo.Caller) (string, any
 	return h.Brief.Session.SessionRef + " · " + h.Brief.Session.Title.Excerpt, v, nil
 }
 
-// sessionsCutPointers finds, for each section of the brief that was cut, the
-// brief's own next action that lists what it left out (the exact
-// list_session_messages call), by the kinds that call names.
+// sessionsCutPointers gives, for each section of the brief that was cut,
+// the brief's own next action that reads the rest: the working-set call,
+// which the brief puts first whenever it cut anything in force (CONTRACT.md
+// §4).
 func sessionsCutPointers(b *workflow.Brief) map[string]string {
-	find := func(kinds []string, also func(string) bool) string {
-		q := make([]string, len(kinds))
-		for i, k := range kinds {
-			q[i] = strconv.Quote(k)
-		}
-		for _, a := range b.NextActions {
-			if strings.Contains(a, "kinds=["+strings.Join(q, ", ")+"]") && (also == nil || also(a)) {
-				return a
-			}
-		}
-		return ""
-	}
-	oldest := func(a string) bool { return strings.Contains(a, `order="oldest"`) }
 	out := map[string]string{}
-	for section, cut := range map[string]struct {
-		truncated bool
-		kinds     []string
-		also      func(string) bool
-	}{
-		"constraints": {b.Constraints.Truncated, []string{"guidance"}, nil},
-		"decisions":   {b.Task.Decisions.Truncated, []string{"decision"}, nil},
-		"root":        {b.Task.RootInstruction.Truncated, []string{"instruction"}, oldest},
-		"latest":      {b.Task.LatestInstruction != nil && b.Task.LatestInstruction.Truncated, []string{"instruction"}, func(a string) bool { return !oldest(a) }},
-		"questions":   {b.Open.Questions.Truncated, []string{"question"}, nil},
-		"todos":       {b.Open.Todos.Truncated, []string{"risk", "todo"}, nil},
-		"risks":       {b.Open.Risks.Truncated, []string{"risk", "todo"}, nil},
+	call := workflow.WorkingSetCall(b.Session.SessionRef)
+	if len(b.NextActions) == 0 || b.NextActions[0] != call {
+		return out
+	}
+	for section, truncated := range map[string]bool{
+		"constraints": b.Constraints.Truncated,
+		"decisions":   b.Task.Decisions.Truncated,
+		"root":        b.Task.RootInstruction.Truncated,
+		"latest":      b.Task.LatestInstruction != nil && b.Task.LatestInstruction.Truncated,
+		"questions":   b.Open.Questions.Truncated,
+		"todos":       b.Open.Todos.Truncated,
+		"risks":       b.Open.Risks.Truncated,
 	} {
-		if cut.truncated {
-			if a := find(cut.kinds, cut.also); a != "" {
-				out[section] = a
-			}
+		if truncated {
+			out[section] = call
 		}
 	}
 	return out

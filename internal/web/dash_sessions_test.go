@@ -260,7 +260,7 @@ func testDashboardSessionBrief(t *testing.T) {
 	}
 	old := w.note(t, s.ID, continuo.KindDecision, "use a recursive descent parser")
 	w.post(t, workflow.Post{SessionID: s.ID, Kind: continuo.KindDecision, Text: "use a Pratt parser", Supersedes: old.ID, Priority: continuo.PriorityHigh})
-	for i := range 13 { // more than the brief keeps: the sessionsSection is cut
+	for i := range 30 { // more than the brief reads: the section is cut
 		w.note(t, s.ID, continuo.KindDecision, fmt.Sprintf("minor decision %d", i))
 	}
 	w.note(t, s.ID, continuo.KindGuidance, "never push to main")
@@ -293,7 +293,7 @@ func testDashboardSessionBrief(t *testing.T) {
 		html.EscapeString(workflow.QuestionsNote))
 	decisions := sessionsSection(t, body, "section", "brief-decisions")
 	sessionsHas(t, "decisions", decisions, "use a Pratt parser", "badge-prio-high", "replaces <a class=\"mono\" href=\"/s/"+s.ID+"/m/"+old.ID+"\"",
-		"12 of 14", "badge-cut", html.EscapeString(`list_session_messages(session_id="~s1", kinds=["decision"], status="open")`),
+		"24 of 31", "badge-cut", html.EscapeString(`read_session_working_set(session_id="~s1")`),
 		html.EscapeString("/s/"+s.ID+"?kind=decision&status=open#timeline"))
 	sessionsLacks(t, "decisions in force", decisions, "recursive descent")
 	sessionsLacks(t, "open questions", sessionsSection(t, body, "section", "brief-open"), "may we break the API?")

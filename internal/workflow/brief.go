@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -74,9 +73,10 @@ type CurrentState struct {
 	At        string `json:"at"`
 }
 
-// Decisions are the decisions in force, high priority first, then newest.
-// Superseded decisions are only counted: the item that replaced one names
-// it in supersedes.
+// Decisions are the decisions in force in the order of CONTRACT.md §4
+// (OrderDecisions): high priority, corrections, those cited by id, then
+// the newest. Superseded decisions are only counted: the item that
+// replaced one names it in supersedes.
 type Decisions struct {
 	Items      []Item `json:"items"`
 	Total      int64  `json:"total"` // in force
@@ -173,7 +173,8 @@ type Questions struct {
 // QuestionsNote is what the brief says about open questions.
 const QuestionsNote = "only the user can settle these: ask the user; do not answer them yourself"
 
-// Answered is the newest answered questions as question/answer pairs.
+// Answered is the newest answered questions as question/answer pairs:
+// those whose answer still holds first.
 type Answered struct {
 	Items     []Answer `json:"items"`
 	Total     int64    `json:"total"`
@@ -194,6 +195,9 @@ type AnswerText struct {
 	Excerpt   string `json:"excerpt"`
 	Truncated bool   `json:"truncated,omitempty"`
 	At        string `json:"at,omitempty"`
+	// ReplacedBy names the message (not an answer) that superseded this
+	// answer: it no longer holds.
+	ReplacedBy string `json:"replaced_by,omitempty"`
 }
 
 // Validation is the evidence section: per check of the project, the
@@ -293,8 +297,10 @@ const (
 type Snapshot struct {
 	Session continuo.Session
 	Project continuo.Project
-	// Decisions in force, high priority first, then newest; at most
-	// BriefDecisions.
+	// Decisions are decisions in force, in any order and without repeats:
+	// the first BriefDecisions by priority then newest, the newest
+	// BriefDecisions corrections, and up to BriefCited cited by id
+	// (Citations). BuildBrief orders them (OrderDecisions).
 	Decisions []continuo.Message
 	// Progress is the newest progress, newest first; at most
 	// BriefProgress+1 (one may be the current state).
@@ -307,8 +313,9 @@ type Snapshot struct {
 	// Open holds the open todos, risks and questions by priority then
 	// newest; at most BriefOpen of each.
 	Open map[continuo.Kind][]continuo.Message
-	// Answered holds the newest resolved questions; at most BriefAnswered.
-	Answered []continuo.Message
+	// Answered holds the newest resolved questions with their answers,
+	// newest first; at most BriefAnswered.
+	Answered []QA
 	// Goals are the session's active goals, newest first; at most
 	// BriefGoals. GoalsMore says there were more.
 	Goals     []continuo.Goal
@@ -320,6 +327,42 @@ type Snapshot struct {
 	Reasons   []string
 }
 
+// QA is a resolved question and what answered it.
+type QA struct {
+	Question continuo.Message
+	// Answer is the answer in force: the answer message that resolved the
+	// question or, when that one was superseded by a later answer, the
+	// latest of them. Nil when the question was resolved with
+	// resolve_session_message (its resolution is the answer).
+	Answer *continuo.Message
+	// Replaced names what superseded the answer when that is not another
+	// answer (a decision, say): the pair no longer holds.
+	Replaced string
+}
+
+// InForce reports whether the pair's answer still holds.
+func (q *QA) InForce() bool { return q.Replaced == "" }
+
+// text is the answer's text: the answer message's, or the resolution.
+func (q *QA) text() string {
+	if q.Answer != nil {
+		return q.Answer.Text
+	}
+	return q.Question.Resolution
+}
+
+// State is the session's current state: the newest handoff note, else
+// the newest progress; nil without progress.
+func (s *Snapshot) State() *continuo.Message {
+	if s.Handoff != nil {
+		return s.Handoff
+	}
+	if len(s.Progress) > 0 {
+		return &s.Progress[0]
+	}
+	return nil
+}
+
 // WorkspaceFacts is what git said about the checkout.
 type WorkspaceFacts struct {
 	Available    bool
@@ -327,7 +370,7 @@ type WorkspaceFacts struct {
 	Branch       string
 	Head         string
 	Dirty        bool
-	Changes      []workspace.Change // at most workspace.MaxChanges
+	Changes      []workspace.Change // the first few (the brief 20, the working set 500)
 	ChangedTotal int
 	StartHead    string             // the session's start head, "" when unknown
 	Commits      *workspace.Commits // since StartHead; nil when unknown
@@ -337,56 +380,76 @@ type WorkspaceFacts struct {
 	SourceUnread bool
 }
 
-// level is one setting of the brief's per-section budgets (count, bytes per
-// item). BuildBrief tries them in order and keeps the first that fits
-// MaxBriefBytes, so cutting is deterministic. The ladder cuts the least
-// important first — older progress, answered pairs, the file list, open
-// items, then normal decisions, the current state and the instructions —
-// and the constraints last.
-type level struct {
-	decisions, decisionBytes int
-	progress, progressBytes  int
-	open, openBytes          int // per open kind
-	answered, answeredBytes  int
-	files, subjects          int
-	state, constraints       int // bytes
-	instr, title             int
-	goals, goalTitle         int // goals shown, bytes of each title (and its current step's)
+// shape is how much of each cuttable section a brief shows. BuildBrief
+// starts from the most (fullShape) and cuts in the order of CONTRACT.md §4
+// (cutOrder) until the brief fits MaxBriefBytes, so the same snapshot is
+// always cut the same way.
+type shape struct {
+	progress    int // recent_progress items
+	decisions   int // decisions, from the front of their order
+	open        int // open todos and risks, each
+	answered    int // answered pairs
+	constraints int // constraints, whole, from the front
+	rest        int // index into lastResort: how much of what the contract never cuts stays
 }
 
-// The goal section sits between the constraints and the recent progress in
-// the cutting order: a goal is the plan the work follows, and a few bytes
-// of it (id, revision, current step, step counts) tell a model where the
-// work stands, so it outlasts progress, answered pairs, files and open
-// items. It goes before the constraints are cut at all (CONTRACT.md §4:
-// the constraints are the last thing cut); read_session_handoff's
-// goal_context, outside the brief, still names the goal then.
-var briefLevels = []level{
-	{12, 400, 5, 300, 3, 240, 3, 240, 20, 3, 2048, 2048, 600, 240, 3, 120},
-	{12, 300, 3, 200, 3, 200, 2, 200, 10, 3, 2048, 2048, 600, 240, 3, 120},
-	{10, 240, 1, 160, 2, 160, 1, 160, 5, 2, 2048, 2048, 600, 240, 3, 120},
-	{8, 200, 0, 0, 2, 120, 1, 120, 3, 1, 2048, 2048, 600, 240, 3, 120},
-	{6, 160, 0, 0, 1, 100, 0, 0, 0, 0, 1536, 2048, 600, 200, 2, 100},
-	{4, 120, 0, 0, 1, 80, 0, 0, 0, 0, 1024, 2048, 400, 160, 2, 80},
-	{3, 100, 0, 0, 1, 60, 0, 0, 0, 0, 512, 2048, 300, 120, 1, 80},
-	{2, 80, 0, 0, 0, 0, 0, 0, 0, 0, 256, 1536, 200, 100, 0, 0},
-	{1, 80, 0, 0, 0, 0, 0, 0, 0, 0, 160, 1024, 120, 80, 0, 0},
-	{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 80, 512, 80, 60, 0, 0},
-	{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 60, 60, 0, 0},
+// rest is the size of the sections the contract does not name in its cut
+// order: the instructions, the title, the goal, the open questions, the
+// first few todos and risks, the workspace's lists and, last of all, the
+// current state. A brief reaches the smaller settings only when texts that
+// JSON escapes to six bytes a character (control characters, <, >, &)
+// fill it: the budget is absolute.
+type rest struct {
+	instr, title, state int // bytes
+	goals, goalTitle    int // goals shown, bytes of each title (and its current step's)
+	questions, open     int // open questions; todos and risks each (below the cut order's floor)
+	files, subjects     int
 }
 
-// How many messages the snapshot should carry per section: the most any
-// level shows (progress one more, for the current state).
+// lastResort runs from the smallest setting to the full one (the last).
+var lastResort = []rest{
+	{instr: 60, title: 60, state: 0},
+	{instr: 80, title: 60, state: 256},
+	{instr: 120, title: 80, state: 512, goals: 1, goalTitle: 60, questions: 1},
+	{instr: 200, title: 120, state: 1024, goals: 1, goalTitle: 80, questions: 1, open: 1, files: 3, subjects: 1},
+	{instr: 300, title: 160, state: 2048, goals: 2, goalTitle: 100, questions: 2, open: 2, files: 10, subjects: 2},
+	{instr: 600, title: 240, state: 2048, goals: 3, goalTitle: 120, questions: BriefOpen, open: BriefOpen, files: workspace.MaxChanges, subjects: workspace.MaxSubjects},
+}
+
+// cutOrder is CONTRACT.md §4's order of cutting, first cut first: older
+// progress, then decisions from the end of their order, then open todos
+// and risks beyond the first few, then answered pairs, then constraints;
+// the current state only in lastResort's smallest settings.
+var cutOrder = []struct {
+	knob  func(*shape) *int
+	floor int
+}{
+	{func(s *shape) *int { return &s.progress }, 0},
+	{func(s *shape) *int { return &s.decisions }, 0},
+	{func(s *shape) *int { return &s.open }, openFew},
+	{func(s *shape) *int { return &s.answered }, 0},
+	{func(s *shape) *int { return &s.constraints }, 0},
+	{func(s *shape) *int { return &s.rest }, 0},
+}
+
+// How many messages the snapshot should carry per section, and how many
+// bytes each item's excerpt keeps.
 const (
-	BriefDecisions   = 12
+	BriefDecisions   = 24 // of each read: by priority, corrections
+	BriefCited       = 16 // decisions cited by id, fetched one by one
 	BriefProgress    = 5
-	BriefOpen        = 3
-	BriefAnswered    = 3
+	BriefOpen        = 8 // todos, risks, questions: each
+	BriefAnswered    = 8
 	BriefConstraints = 16
 	BriefGoals       = 8
+	openFew          = 3 // todos and risks kept after the others are cut
+	constraintBytes  = 2048
+	decisionBytes    = 320
+	progressBytes    = 200
+	openBytes        = 240
+	answeredBytes    = 240
 	maxChecks        = 8
 	maxActions       = 7
-	maxListActions   = 3
 	pathBytes        = 256
 	subjectBytes     = 120
 )
@@ -396,29 +459,63 @@ const (
 // same bytes. The result is valid JSON of at most MaxBriefBytes.
 func BuildBrief(s *Snapshot) (*Brief, []byte) {
 	sc := scrub(s)
-	var b *Brief
-	var out []byte
-	for _, lv := range briefLevels {
-		b = build(sc, lv)
-		out, _ = json.Marshal(b) // cannot fail: plain structs of strings and numbers
+	sh := fullShape(sc)
+	b, out := render(sc, sh)
+	for _, step := range cutOrder {
 		if len(out) <= MaxBriefBytes {
 			return b, out
 		}
+		k := step.knob(&sh)
+		hi := *k
+		if hi <= step.floor {
+			continue
+		}
+		*k = step.floor
+		if b, out = render(sc, sh); len(out) > MaxBriefBytes {
+			continue // all of this section is not enough: cut the next
+		}
+		// The most of this section that fits: a brief shrinks as a count
+		// does, so the first count from the top that fits is found by
+		// bisection (hi does not fit, the floor does).
+		i := sort.Search(hi-step.floor, func(i int) bool {
+			*k = hi - 1 - i
+			_, o := render(sc, sh)
+			return len(o) <= MaxBriefBytes
+		})
+		*k = hi - 1 - i
+		b, out = render(sc, sh)
 	}
-	// Unreachable with the bounds above (the smallest level is far below the
-	// budget), but the contract is absolute, so say so rather than exceed it.
-	panic(fmt.Sprintf("handoff brief of %d bytes exceeds %d at the smallest level", len(out), MaxBriefBytes))
+	if len(out) <= MaxBriefBytes {
+		return b, out
+	}
+	// Unreachable with the bounds above (the smallest setting is far below
+	// the budget), but the contract is absolute, so say so rather than
+	// exceed it.
+	panic(fmt.Sprintf("handoff brief of %d bytes exceeds %d at the smallest setting", len(out), MaxBriefBytes))
+}
+
+// fullShape is the most of each section a brief shows.
+func fullShape(s *scrubbed) shape {
+	return shape{progress: BriefProgress, decisions: len(s.ordered), open: BriefOpen, answered: len(s.Answered),
+		constraints: len(s.Guidance), rest: len(lastResort) - 1}
+}
+
+func render(s *scrubbed, sh shape) (*Brief, []byte) {
+	b := build(s, sh)
+	out, _ := json.Marshal(b) // cannot fail: plain structs of strings and numbers
+	return b, out
 }
 
 // scrubbed is a copy of a snapshot whose every text is already redacted, so
-// that redaction runs once per brief and the budget levels only cut.
-// Redaction always comes before cutting: a cut could leave half a secret
-// that no longer matches a pattern.
+// that redaction runs once per brief and the cutting only cuts. Redaction
+// always comes before cutting: a cut could leave half a secret that no
+// longer matches a pattern.
 type scrubbed struct {
 	Snapshot
-	title, root, latest bool   // whether redaction changed them
-	goalRedacted        []bool // per goal: whether redaction changed its title
-	titleCut            bool   // the stored title is a cut of the instruction's first line
+	title, root, latest bool               // whether redaction changed them
+	goalRedacted        []bool             // per goal: whether redaction changed its title
+	titleCut            bool               // the stored title is a cut of the instruction's first line
+	ordered             []continuo.Message // the decisions in their order (OrderDecisions)
 }
 
 func scrub(s *Snapshot) *scrubbed {
@@ -431,26 +528,13 @@ func scrub(s *Snapshot) *scrubbed {
 	ss.RootInstr, sc.root = redact.String(ss.RootInstr)
 	ss.LatestInstr, sc.latest = redact.String(ss.LatestInstr)
 	ss.WorktreeBranch = oneLine(ss.WorktreeBranch)
-	if s.Workspace != nil {
-		w := *s.Workspace
-		w.Branch, w.Path = oneLine(w.Branch), oneLine(w.Path)
-		w.Changes = make([]workspace.Change, len(s.Workspace.Changes))
-		for i, c := range s.Workspace.Changes {
-			w.Changes[i] = workspace.Change{Status: oneLine(c.Status), Path: oneLine(c.Path)}
-		}
-		if c := s.Workspace.Commits; c != nil {
-			cc := workspace.Commits{Count: c.Count, Subjects: make([]string, len(c.Subjects))}
-			for i, subj := range c.Subjects {
-				cc.Subjects[i] = oneLine(subj)
-			}
-			w.Commits = &cc
-		}
-		sc.Workspace = &w
-	}
-	sc.Decisions = scrubMessages(s.Decisions)
+	sc.Workspace = scrubWorkspace(s.Workspace)
+	// Citations are read from the stored texts, as the snapshot's reader
+	// found them: an id is never a secret.
+	sc.ordered = scrubMessages(OrderDecisions(s.Decisions, Citations(s.State(), s.Open, s.Goals)))
 	sc.Progress = scrubMessages(s.Progress)
 	sc.Guidance = scrubMessages(s.Guidance)
-	sc.Answered = scrubMessages(s.Answered)
+	sc.Answered = scrubAnswered(s.Answered)
 	if s.Handoff != nil {
 		sc.Handoff = &scrubMessages([]continuo.Message{*s.Handoff})[0]
 	}
@@ -468,12 +552,44 @@ func scrub(s *Snapshot) *scrubbed {
 	return sc
 }
 
+func scrubWorkspace(in *WorkspaceFacts) *WorkspaceFacts {
+	if in == nil {
+		return nil
+	}
+	w := *in
+	w.Branch, w.Path = oneLine(w.Branch), oneLine(w.Path)
+	w.Changes = make([]workspace.Change, len(in.Changes))
+	for i, c := range in.Changes {
+		w.Changes[i] = workspace.Change{Status: oneLine(c.Status), Path: oneLine(c.Path)}
+	}
+	if c := in.Commits; c != nil {
+		cc := workspace.Commits{Count: c.Count, Subjects: make([]string, len(c.Subjects))}
+		for i, subj := range c.Subjects {
+			cc.Subjects[i] = oneLine(subj)
+		}
+		w.Commits = &cc
+	}
+	return &w
+}
+
 func scrubMessages(msgs []continuo.Message) []continuo.Message {
 	out := make([]continuo.Message, len(msgs))
 	for i, m := range msgs {
 		m.Text, _ = redact.String(m.Text)
 		m.Resolution, _ = redact.String(m.Resolution)
 		out[i] = m
+	}
+	return out
+}
+
+func scrubAnswered(qs []QA) []QA {
+	out := make([]QA, len(qs))
+	for i, q := range qs {
+		q.Question = scrubMessages([]continuo.Message{q.Question})[0]
+		if q.Answer != nil {
+			q.Answer = &scrubMessages([]continuo.Message{*q.Answer})[0]
+		}
+		out[i] = q
 	}
 	return out
 }
@@ -501,29 +617,27 @@ func priority(p continuo.Priority) string {
 	return string(p)
 }
 
-func build(s *scrubbed, lv level) *Brief {
+func build(s *scrubbed, sh shape) *Brief {
 	sess := &s.Session
 	c := sess.Counts
-	b := &Brief{Version: 2, Deterministic: true}
-	title := excerpt(sess.Title, s.title, lv.title)
+	lr := lastResort[sh.rest]
+	b := &Brief{Version: 3, Deterministic: true}
+	title := excerpt(sess.Title, s.title, lr.title)
 	title.Truncated = title.Truncated || s.titleCut
 	b.Session = BriefSession{SessionID: sess.ID, SessionRef: continuo.SessionRef(sess.Ref), ProjectID: sess.ProjectID,
 		Title: title, Lifecycle: string(sess.Lifecycle), Mode: string(sess.Mode),
 		WorktreeBranch: cut(sess.WorktreeBranch, 120)}
-	b.Task = Task{RootInstruction: excerpt(sess.RootInstr, s.root, lv.instr), Instructions: sess.Instructions}
+	b.Task = Task{RootInstruction: excerpt(sess.RootInstr, s.root, lr.instr), Instructions: sess.Instructions}
 	if sess.Instructions > 1 && sess.LatestInstr != sess.RootInstr {
-		t := excerpt(sess.LatestInstr, s.latest, lv.instr)
+		t := excerpt(sess.LatestInstr, s.latest, lr.instr)
 		b.Task.LatestInstruction = &t
 	}
 
 	// The current state, and the progress without it.
-	state := s.Handoff
-	if state == nil && len(s.Progress) > 0 {
-		state = &s.Progress[0]
-	}
+	state := s.State()
 	progress, progressTotal := s.Progress, c.Progress
 	if state != nil {
-		t := excerpt(state.Text, false, lv.state)
+		t := excerpt(state.Text, false, lr.state)
 		b.Task.CurrentState = &CurrentState{MessageID: state.ID, Text: t.Excerpt, Truncated: t.Truncated, Handoff: state.Handoff(), At: ts(state)}
 		progress = make([]continuo.Message, 0, len(s.Progress))
 		for _, m := range s.Progress {
@@ -533,28 +647,29 @@ func build(s *scrubbed, lv level) *Brief {
 		}
 		progressTotal = max(progressTotal-1, 0)
 	}
-	d := notes(s.Decisions, c.Decisions-c.SupersededDecisions, lv.decisions, lv.decisionBytes)
+	d := notes(s.ordered, c.Decisions-c.SupersededDecisions, sh.decisions, decisionBytes)
 	b.Task.Decisions = Decisions{Items: d.Items, Total: d.Total, Returned: d.Returned, Truncated: d.Truncated, Superseded: c.SupersededDecisions}
-	b.Task.RecentProgress = notes(progress, progressTotal, lv.progress, lv.progressBytes)
+	b.Task.RecentProgress = notes(progress, progressTotal, sh.progress, progressBytes)
 
-	b.Constraints = constraints(s.Guidance, c.OpenGuidance, lv.constraints)
-	b.Goal = goalSection(s, lv)
+	b.Constraints = constraints(s.Guidance, c.OpenGuidance, sh.constraints, constraintBytes)
+	b.Goal = goalSection(s, lr)
+	open := min(sh.open, lr.open)
 	b.Open = Open{
-		Todos:     notes(s.Open[continuo.KindTodo], c.OpenTodos, lv.open, lv.openBytes),
-		Risks:     notes(s.Open[continuo.KindRisk], c.OpenRisks, lv.open, lv.openBytes),
-		Questions: Questions{Notes: notes(s.Open[continuo.KindQuestion], c.OpenQuestions, lv.open, lv.openBytes)},
+		Todos:     notes(s.Open[continuo.KindTodo], c.OpenTodos, open, openBytes),
+		Risks:     notes(s.Open[continuo.KindRisk], c.OpenRisks, open, openBytes),
+		Questions: Questions{Notes: notes(s.Open[continuo.KindQuestion], c.OpenQuestions, lr.questions, openBytes)},
 	}
 	if c.OpenQuestions > 0 {
 		b.Open.Questions.Note = QuestionsNote
 	}
-	b.Answered = answered(s.Answered, c.ResolvedQuestions, lv.answered, lv.answeredBytes)
+	b.Answered = answered(s.Answered, c.ResolvedQuestions, sh.answered)
 
-	b.Validation = validation(&s.Snapshot)
+	b.Validation = validation(&s.Project, s.Evidence, s.Workspace, maxChecks)
 	reasons := append([]string{}, s.Reasons...) // [] rather than null when complete
 	if w := s.Workspace; w != nil {
 		if w.Available {
-			b.Workspace = workspaceSection(w, lv)
-			b.Workspace.SourceChanged = sourceChanged(&s.Snapshot)
+			b.Workspace = workspaceSection(w, lr)
+			b.Workspace.SourceChanged = sourceChanged(s.Evidence, s.Workspace)
 			if w.SourceUnread {
 				reasons = append(reasons, ReasonWorkspaceMissing)
 			}
@@ -570,18 +685,18 @@ func build(s *scrubbed, lv level) *Brief {
 	return b
 }
 
-// goalSection shows the first lv.goals active goals; nil when there is none.
-func goalSection(s *scrubbed, lv level) *GoalSection {
-	if len(s.Goals) == 0 || lv.goals == 0 {
+// goalSection shows the first lr.goals active goals; nil when there is none.
+func goalSection(s *scrubbed, lr rest) *GoalSection {
+	if len(s.Goals) == 0 || lr.goals == 0 {
 		return nil
 	}
 	out := &GoalSection{Items: []BriefGoal{}, Total: len(s.Goals)}
 	for i := range s.Goals {
-		if i == lv.goals {
+		if i == lr.goals {
 			break
 		}
 		g := &s.Goals[i]
-		bg := BriefGoal{GoalID: g.ID, Title: excerpt(g.Title, s.goalRedacted[i], lv.goalTitle), Revision: g.Revision}
+		bg := BriefGoal{GoalID: g.ID, Title: excerpt(g.Title, s.goalRedacted[i], lr.goalTitle), Revision: g.Revision}
 		for _, st := range g.Steps {
 			switch st.Status {
 			case continuo.StepPending:
@@ -592,7 +707,7 @@ func goalSection(s *scrubbed, lv level) *GoalSection {
 				bg.Steps.Completed++
 			}
 			if st.ID == g.CurrentStepID && g.CurrentStepID != "" {
-				t := excerpt(st.Title, false, lv.goalTitle)
+				t := excerpt(st.Title, false, lr.goalTitle)
 				bg.CurrentStep = &StepRef{ID: st.ID, Title: t.Excerpt, Truncated: t.Truncated}
 			}
 		}
@@ -603,14 +718,14 @@ func goalSection(s *scrubbed, lv level) *GoalSection {
 	return out
 }
 
-func workspaceSection(w *WorkspaceFacts, lv level) *Workspace {
+func workspaceSection(w *WorkspaceFacts, lr rest) *Workspace {
 	dirty := w.Dirty
 	out := &Workspace{Status: "available", Path: cut(w.Path, pathBytes), Branch: cut(w.Branch, 120), Head: w.Head, Dirty: &dirty,
 		StartHead: w.StartHead}
 	if w.ChangedTotal > 0 || len(w.Changes) > 0 {
 		ch := &Changes{Items: []Change{}, Total: max(w.ChangedTotal, len(w.Changes))}
 		for i, c := range w.Changes {
-			if i == lv.files {
+			if i == lr.files {
 				break
 			}
 			ch.Items = append(ch.Items, Change{Path: cut(c.Path, pathBytes), Status: cut(c.Status, 2)})
@@ -622,20 +737,21 @@ func workspaceSection(w *WorkspaceFacts, lv level) *Workspace {
 	if c := w.Commits; c != nil {
 		sc := &Commits{Count: c.Count, Subjects: []string{}}
 		for i, subj := range c.Subjects {
-			if i == lv.subjects {
+			if i == lr.subjects {
 				break
 			}
-			sc.Subjects = append(sc.Subjects, cut(subj, subjectBytes))
+			sc.Subjects = append(sc.Subjects, clip(subj, subjectBytes))
 		}
 		out.SinceStart = sc
 	}
 	return out
 }
 
-// excerpt cuts an already redacted text to n bytes.
+// excerpt cuts an already redacted text to n bytes at a word boundary
+// (clip).
 func excerpt(text string, redacted bool, n int) Text {
-	out := cut(text, n)
-	return Text{Excerpt: out, Truncated: len(out) < len(text), Redacted: redacted}
+	out := clip(text, n)
+	return Text{Excerpt: out, Truncated: out != text, Redacted: redacted}
 }
 
 func item(m *continuo.Message, bytes int) Item {
@@ -658,19 +774,20 @@ func notes(msgs []continuo.Message, total int64, n, bytes int) Notes {
 	return out
 }
 
-// constraints carries guidance verbatim, in order, while it fits budget
-// bytes together; only a first message longer than the whole budget is cut.
-func constraints(msgs []continuo.Message, total int64, budget int) Constraints {
+// constraints carries the first n guidance messages verbatim, in order,
+// while they fit budget bytes together; only a first message longer than
+// the whole budget is cut.
+func constraints(msgs []continuo.Message, total int64, n, budget int) Constraints {
 	out := Constraints{Items: []Constraint{}, Total: total}
 	used := 0
-	for i := range msgs {
+	for i := range msgs[:min(n, len(msgs))] {
 		m := &msgs[i]
 		text, truncated := m.Text, false
 		if used+len(text) > budget {
-			if i > 0 || budget == 0 {
+			if i > 0 {
 				break
 			}
-			text = cut(text, budget)
+			text = clip(text, budget)
 			truncated = true
 		}
 		used += len(text)
@@ -681,21 +798,33 @@ func constraints(msgs []continuo.Message, total int64, budget int) Constraints {
 	return out
 }
 
-func answered(msgs []continuo.Message, total int64, n, bytes int) Answered {
+// answered shows the first n pairs: those whose answer still holds first,
+// newest first, then the others (their answer names what replaced it).
+func answered(qs []QA, total int64, n int) Answered {
 	out := Answered{Items: []Answer{}, Total: total}
-	for i := range msgs {
-		if i == n {
-			break
+	ordered := make([]QA, 0, len(qs))
+	for _, inForce := range []bool{true, false} {
+		for _, q := range qs {
+			if q.InForce() == inForce {
+				ordered = append(ordered, q)
+			}
 		}
-		m := &msgs[i]
-		q := item(m, bytes)
-		q.Supersedes = ""
-		a := excerpt(m.Resolution, false, bytes)
-		at := ""
-		if m.ResolvedAt != nil {
-			at = m.ResolvedAt.UTC().Format(continuo.TimeFormat)
+	}
+	for i := range ordered[:min(n, len(ordered))] {
+		q := &ordered[i]
+		it := item(&q.Question, answeredBytes)
+		it.Supersedes = ""
+		a := excerpt(q.text(), false, answeredBytes)
+		at := AnswerText{Excerpt: a.Excerpt, Truncated: a.Truncated, ReplacedBy: q.Replaced}
+		if q.Answer != nil {
+			at.MessageID, at.At = q.Answer.ID, ts(q.Answer)
+		} else if r := q.Question.ResolvedAt; r != nil {
+			at.At = r.UTC().Format(continuo.TimeFormat)
 		}
-		out.Items = append(out.Items, Answer{Question: q, Answer: AnswerText{MessageID: m.ResolvedBy, Excerpt: a.Excerpt, Truncated: a.Truncated, At: at}})
+		if q.Answer == nil && q.Question.ResolvedBy != "" {
+			at.MessageID = q.Question.ResolvedBy
+		}
+		out.Items = append(out.Items, Answer{Question: it, Answer: at})
 	}
 	out.Returned = len(out.Items)
 	out.Truncated = int64(out.Returned) < total
@@ -712,18 +841,32 @@ func compact(s []string) []string {
 	return out
 }
 
-// listCall is the exact list_session_messages call that returns what a
-// section left out.
-func listCall(ref string, kinds []string, extra string) string {
-	q := make([]string, len(kinds))
-	for i, k := range kinds {
-		q[i] = strconv.Quote(k)
+// WorkingSetCall is the exact read_session_working_set call of a session:
+// next_actions[0] whenever the brief cut anything the working set holds.
+func WorkingSetCall(ref string) string {
+	return fmt.Sprintf("read_session_working_set(session_id=%q)", ref)
+}
+
+// cutInForce reports whether the brief left out anything the working set
+// holds: an instruction, the current state, a constraint, a decision, an
+// answered pair, open work, a goal, a changed path or a commit subject.
+// Older progress is not in force, so its cut does not count.
+func cutInForce(b *Brief) bool {
+	t := &b.Task
+	cut := t.RootInstruction.Truncated || t.LatestInstruction != nil && t.LatestInstruction.Truncated ||
+		t.CurrentState != nil && t.CurrentState.Truncated || t.Decisions.Truncated ||
+		b.Constraints.Truncated || b.Answered.Truncated ||
+		b.Open.Todos.Truncated || b.Open.Risks.Truncated || b.Open.Questions.Truncated ||
+		b.Goal != nil && b.Goal.Truncated
+	if w := b.Workspace; w != nil {
+		cut = cut || w.Changes != nil && w.Changes.Truncated || w.SinceStart != nil && len(w.SinceStart.Subjects) < w.SinceStart.Count
 	}
-	return fmt.Sprintf("list_session_messages(session_id=%q, kinds=[%s]%s)", ref, strings.Join(q, ", "), extra)
+	return cut
 }
 
 // nextActions derives at most maxActions hints from fixed templates, most
-// important first, each naming the exact id or call.
+// important first, each naming the exact id, check or call. Whenever the
+// brief cut something in force, the first is the working-set call.
 func nextActions(b *Brief) []string {
 	out := []string{}
 	add := func(format string, args ...any) {
@@ -732,72 +875,51 @@ func nextActions(b *Brief) []string {
 		}
 	}
 	ref := b.Session.SessionRef
+	if cutInForce(b) {
+		add("%s", WorkingSetCall(ref))
+	}
 	if b.Session.Lifecycle == string(continuo.LifecycleClosed) {
-		add("session is closed: read it for context, and start a new session to continue the work")
+		add("session closed: read it for context; continue in a new session (work_on_project)")
 	}
 	if !b.Basis.Complete {
-		add("re-read the handoff before relying on it: %s", strings.Join(b.Basis.Reasons, ", "))
+		add("re-read before relying on it: read_session_handoff(session_id=%q) (%s)", ref, strings.Join(b.Basis.Reasons, ", "))
 	}
-	// What a truncated section left out, most important section first.
-	var lists []string
-	open := `, status="open"`
-	if b.Constraints.Truncated {
-		lists = append(lists, "read every constraint (the brief cut some): "+listCall(ref, []string{"guidance"}, open))
+	if q := b.Open.Questions.Items; len(q) > 0 {
+		add("ask the user question %s (%d open); do not answer it yourself", q[0].MessageID, b.Open.Questions.Total)
 	}
-	if b.Task.Decisions.Truncated {
-		lists = append(lists, "read the decisions in force the brief left out: "+listCall(ref, []string{"decision"}, open))
-	}
-	if b.Task.RootInstruction.Truncated {
-		lists = append(lists, "read the full root instruction: "+listCall(ref, []string{"instruction"}, `, order="oldest", limit=1`))
-	}
-	if l := b.Task.LatestInstruction; l != nil && l.Truncated {
-		lists = append(lists, "read the full latest instruction: "+listCall(ref, []string{"instruction"}, `, limit=1`))
-	}
-	if b.Open.Questions.Truncated {
-		lists = append(lists, "read the open questions the brief left out: "+listCall(ref, []string{"question"}, open))
-	}
-	if b.Open.Risks.Truncated || b.Open.Todos.Truncated {
-		lists = append(lists, "read the open risks and todos the brief left out: "+listCall(ref, []string{"risk", "todo"}, open))
-	}
-	for i, l := range lists {
-		if i == maxListActions {
-			break
-		}
-		add("%s", l)
-	}
-	if g := b.Goal; g != nil && len(g.Items) > 0 {
-		if g.Returned == 1 && !g.Truncated {
-			add("read the active goal's plan before continuing: get_goal(goal_id=%q)", g.Items[0].GoalID)
-		} else {
-			add("several active goals: read the plan of the one this work serves: get_goal(goal_id=%q) (newest), list_goals(session_id=%q, lifecycle=\"active\")", g.Items[0].GoalID, ref)
-		}
+	if g := b.Goal; g != nil && (g.Returned > 1 || g.Truncated) {
+		add("several active goals: list_goals(session_id=%q, lifecycle=\"active\")", ref)
 	}
 	if w := b.Workspace; w != nil && w.Dirty != nil && *w.Dirty {
 		n := 0
 		if w.Changes != nil {
 			n = w.Changes.Total
 		}
-		add("inspect the %d uncommitted change(s) in %s (git status, git diff) before editing", n, w.Path)
+		add("inspect the %d uncommitted change(s) before editing: git status, git diff", n)
 	}
-	var rerun, running []string
+	checks := 0
 	for _, cs := range b.Validation.Checks {
-		switch cs.Status {
-		case CheckFailed, CheckStale, CheckNotRun:
-			rerun = append(rerun, fmt.Sprintf("run_validation(session_id=%q, check=%q) (%s)", ref, cs.Check, cs.Status))
-		case CheckRunning:
-			running = append(running, fmt.Sprintf("observe_run(run_id=%q) (%s)", cs.RunID, cs.Check))
+		switch {
+		case cs.Status == CheckRunning:
+			add("read the running check %s: observe_run(run_id=%q)", cs.Check, cs.RunID)
+		case cs.Status == CheckPassed || b.Session.Lifecycle != string(continuo.LifecycleActive) || checks == 2:
+		default:
+			checks++
+			add("run_validation(session_id=%q, check=%q) (%s)", ref, cs.Check, cs.Status)
 		}
 	}
-	if len(running) > 0 {
-		add("a check is running; read its output: %s", strings.Join(running[:min(2, len(running))], ", "))
+	if ws := openWork(b); ws != "" {
+		add("open work by priority: %s", ws)
 	}
-	if len(rerun) > 0 && b.Session.Lifecycle == string(continuo.LifecycleActive) {
-		add("prove the work with the server's checks (a note saying tests pass is not evidence): %s", strings.Join(rerun[:min(3, len(rerun))], ", "))
+	if b.Task.RecentProgress.Truncated {
+		add("older progress: list_session_messages(session_id=%q, kinds=[\"progress\"])", ref)
 	}
-	if q := b.Open.Questions.Items; len(q) > 0 {
-		add("ask the user to settle question %s (%d open); only the user can answer it", q[0].MessageID, b.Open.Questions.Total)
-	}
-	// Open risks and todos by priority: risks first at equal priority.
+	return out
+}
+
+// openWork names the first three open risks and todos by priority (risks
+// first at equal priority), "" without any.
+func openWork(b *Brief) string {
 	type work struct {
 		kind string
 		it   Item
@@ -811,23 +933,15 @@ func nextActions(b *Brief) []string {
 		ws = append(ws, work{"todo", it, continuo.Priority(orNormal(it.Priority)).Rank() * 2})
 	}
 	sort.SliceStable(ws, func(i, j int) bool { return ws[i].rank > ws[j].rank })
-	if len(ws) > 0 {
-		parts := make([]string, 0, 3)
-		for i, w := range ws {
-			if i == 3 {
-				break
-			}
-			p := w.kind + " " + w.it.MessageID
-			if w.it.Priority != "" {
-				p += " (" + w.it.Priority + ")"
-			}
-			parts = append(parts, p)
+	parts := make([]string, 0, 3)
+	for _, w := range ws[:min(3, len(ws))] {
+		p := w.kind + " " + w.it.MessageID
+		if w.it.Priority != "" {
+			p += " (" + w.it.Priority + ")"
 		}
-		add("open work by priority (%d todo(s), %d risk(s)): %s", b.Open.Todos.Total, b.Open.Risks.Total, strings.Join(parts, ", "))
-	} else if n := b.Open.Todos.Total + b.Open.Risks.Total; n > 0 {
-		add("review the %d open todo(s) and risk(s): %s", n, listCall(ref, []string{"risk", "todo"}, open))
+		parts = append(parts, p)
 	}
-	return out
+	return strings.Join(parts, ", ")
 }
 
 func orNormal(p string) string {
@@ -843,28 +957,28 @@ func orNormal(p string) string {
 const briefEvidence = 4
 
 // validation builds the evidence section: every check of the project (the
-// first maxChecks by name), judged by the session's evidence against the
+// first n by name), judged by the session's evidence against the
 // checkout's current source.
-func validation(s *Snapshot) Validation {
-	names := checkNames(s.Project.Checks)
-	v := Validation{Status: CheckPassed, Checks: []CheckStatus{}, Total: len(names), Truncated: len(names) > maxChecks}
+func validation(p *continuo.Project, evidence []store.EvidenceRun, w *WorkspaceFacts, n int) Validation {
+	names := checkNames(p.Checks)
+	v := Validation{Status: CheckPassed, Checks: []CheckStatus{}, Total: len(names), Truncated: len(names) > n}
 	if len(names) == 0 {
 		v.Status = CheckNotRun
 	}
 	byCheck := map[string][]continuo.Run{}
-	for _, e := range s.Evidence {
+	for _, e := range evidence {
 		byCheck[e.Evidence.Check] = append(byCheck[e.Evidence.Check], e.Run)
 	}
 	var current *workspace.Source
-	if s.Workspace != nil {
-		current = s.Workspace.Source
+	if w != nil {
+		current = w.Source
 	}
-	for i, n := range names {
-		cs := checkStatus(n, byCheck[n], current)
+	for i, name := range names {
+		cs := checkStatus(name, byCheck[name], current)
 		if checkRank[cs.Status] < checkRank[v.Status] {
 			v.Status = cs.Status
 		}
-		if i < maxChecks {
+		if i < n {
 			v.Checks = append(v.Checks, cs)
 		}
 	}
@@ -937,10 +1051,10 @@ func prefix(s string, n int) string {
 // sourceChanged compares the current source with the one the session's
 // newest finished validation run ran on; nil without such a run or without
 // the current source.
-func sourceChanged(s *Snapshot) *bool {
+func sourceChanged(evidence []store.EvidenceRun, w *WorkspaceFacts) *bool {
 	var newest *continuo.Run
-	for i := range s.Evidence {
-		r := &s.Evidence[i].Run
+	for i := range evidence {
+		r := &evidence[i].Run
 		if r.EndedAt == nil || r.State != continuo.RunSucceeded && r.State != continuo.RunFailed && r.State != continuo.RunTimedOut {
 			continue
 		}
@@ -948,9 +1062,9 @@ func sourceChanged(s *Snapshot) *bool {
 			newest = r
 		}
 	}
-	if newest == nil || s.Workspace == nil || s.Workspace.Source == nil {
+	if newest == nil || w == nil || w.Source == nil {
 		return nil
 	}
-	changed := s.Workspace.Source.Head != newest.SourceHead || s.Workspace.Source.Tree != newest.SourceTree
+	changed := w.Source.Head != newest.SourceHead || w.Source.Tree != newest.SourceTree
 	return &changed
 }

@@ -49,12 +49,12 @@ var (
 func fakeGit() workflow.Git {
 	return workflow.Git{
 		Fingerprint: func(string) (string, error) { return "fp", nil },
-		Probe: func(context.Context, string) (workspace.State, error) {
+		Probe: func(context.Context, string, int) (workspace.State, error) {
 			return workspace.State{Branch: "main", Head: nowHead, Dirty: true, ChangedTotal: 2,
 				Changes: []workspace.Change{{Status: ".M", Path: "main.go"}, {Status: "??", Path: "notes.txt"}}}, nil
 		},
 		Head: func(context.Context, string) (string, error) { return startHead, nil },
-		Since: func(_ context.Context, _, base string) (workspace.Commits, error) {
+		Since: func(_ context.Context, _, base string, _ int) (workspace.Commits, error) {
 			if base != startHead {
 				return workspace.Commits{}, fmt.Errorf("base %s", base)
 			}
@@ -138,11 +138,10 @@ func testBriefBulk(t *testing.T) {
 		a.Items[0].Answer.MessageID != ans.ID || a.Items[0].Answer.Excerpt != "8080" {
 		t.Errorf("answered = %+v", a)
 	}
-	call := `list_session_messages(session_id="~s1", kinds=["decision"], status="open")`
-	if !slices.ContainsFunc(b.NextActions, func(a string) bool { return strings.Contains(a, call) }) {
-		t.Errorf("next_actions do not name %s: %q", call, b.NextActions)
+	if call := `read_session_working_set(session_id="~s1")`; b.NextActions[0] != call {
+		t.Errorf("next_actions[0] is not %s: %q", call, b.NextActions)
 	}
-	for _, want := range []string{"ask the user to settle question " + q.ID, "todo " + todo.ID + " (high)", "inspect the 2 uncommitted change(s) in /srv/demo"} {
+	for _, want := range []string{"ask the user question " + q.ID, "todo " + todo.ID + " (high)", "inspect the 2 uncommitted change(s)"} {
 		if !slices.ContainsFunc(b.NextActions, func(a string) bool { return strings.Contains(a, want) }) {
 			t.Errorf("next_actions lack %q: %q", want, b.NextActions)
 		}
@@ -315,8 +314,8 @@ func testBriefGoals(t *testing.T) {
 		gc.Goal.Objective.Excerpt != "ship the feature" || len(gc.Goal.Steps) != 2 || gc.Goal.CurrentStepID != "b" {
 		t.Fatalf("one goal: goal_context %+v", h.GoalContext)
 	}
-	if !strings.Contains(string(h.BriefJSON), fmt.Sprintf(`get_goal(goal_id=\"%s\")`, g1.ID)) {
-		t.Errorf("no get_goal action: %s", h.BriefJSON)
+	if gc := h.GoalContext; len(gc.Goal.Conditions) != 1 || gc.Goal.Conditions[0] != "tests pass" {
+		t.Errorf("one goal: completion conditions %q", gc.Goal.Conditions)
 	}
 
 	g2 := f.goal(t, sess.ID, "g2", "a")

@@ -9,10 +9,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/redact"
 	"github.com/continuo-dev/continuo/internal/workspace"
 )
 
@@ -28,6 +31,20 @@ func newest(start, n int, kind continuo.Kind, status continuo.Status, text func(
 	out := make([]continuo.Message, 0, n)
 	for i := n - 1; i >= 0; i-- {
 		out = append(out, testMsg(start+i, kind, status, text(i)))
+	}
+	return out
+}
+
+// answeredBy returns n answered questions, newest first, each resolved by
+// an answer message (in force) whose text is text(i).
+func answeredBy(start, n int, text func(i int) string) []QA {
+	qs := newest(start, n, continuo.KindQuestion, continuo.StatusResolved, func(i int) string { return fmt.Sprint("question ", i) })
+	out := make([]QA, len(qs))
+	for i, q := range qs {
+		a := testMsg(start+500+n-1-i, continuo.KindAnswer, continuo.StatusOpen, text(n-1-i))
+		a.ReplyTo = q.ID
+		q.Resolution, q.ResolvedBy, q.ResolvedAt = cut(a.Text, 2000), a.ID, &a.CreatedAt
+		out[i] = QA{Question: q, Answer: &a}
 	}
 	return out
 }
@@ -109,12 +126,12 @@ func TestBuildBriefBasic(t *testing.T) {
 	if b.Workspace != nil || m["workspace"] != nil {
 		t.Fatal("workspace shown for a project without a root")
 	}
-	if !b.Deterministic || b.Version != 2 {
+	if !b.Deterministic || b.Version != 3 {
 		t.Fatalf("version/deterministic = %d/%v", b.Version, b.Deterministic)
 	}
 	q, todo := s.Open[continuo.KindQuestion][0].ID, s.Open[continuo.KindTodo][0].ID
-	if !slices.Contains(b.NextActions, "ask the user to settle question "+q+" (1 open); only the user can answer it") ||
-		!slices.Contains(b.NextActions, "open work by priority (1 todo(s), 0 risk(s)): todo "+todo) {
+	if !slices.Contains(b.NextActions, "ask the user question "+q+" (1 open); do not answer it yourself") ||
+		!slices.Contains(b.NextActions, "open work by priority: todo "+todo) {
 		t.Fatalf("next_actions = %v", b.NextActions)
 	}
 	// The returned struct and the bytes agree.
@@ -173,10 +190,7 @@ func heavySnapshot() *Snapshot {
 		s.Open[kind] = newest(300+100*k, 3, kind, continuo.StatusOpen, big)
 	}
 	s.Guidance = newest(700, 3, continuo.KindGuidance, continuo.StatusOpen, big)
-	s.Answered = newest(800, 3, continuo.KindQuestion, continuo.StatusResolved, big)
-	for i := range s.Answered {
-		s.Answered[i].Resolution = big(i)
-	}
+	s.Answered = answeredBy(800, 3, big)
 	h := testMsg(900, continuo.KindProgress, continuo.StatusOpen, big(0))
 	h.Tags = []string{continuo.HandoffTag}
 	s.Handoff = &h
@@ -364,8 +378,9 @@ func TestBuildBriefRedaction(t *testing.T) {
 				s.Open[kind] = newest(20+10*k, 2, kind, continuo.StatusOpen, text)
 			}
 			s.Guidance = newest(60, 2, continuo.KindGuidance, continuo.StatusOpen, text)
-			s.Answered = newest(70, 2, continuo.KindQuestion, continuo.StatusResolved, text)
-			s.Answered[0].Resolution = text(0)
+			s.Answered = answeredBy(70, 2, text)
+			s.Answered[1].Answer = nil // resolved by resolve_session_message: the resolution is the answer
+			s.Answered[1].Question.Resolution = text(0)
 			h := testMsg(80, continuo.KindProgress, continuo.StatusOpen, text(0))
 			s.Handoff = &h
 			s.Workspace.Path = "/srv/" + secret
@@ -423,7 +438,7 @@ func TestBuildBriefBasis(t *testing.T) {
 	if b.Basis.Complete || !slices.Equal(b.Basis.Reasons, want) {
 		t.Fatalf("basis = %+v, want incomplete with %v", b.Basis, want)
 	}
-	if !strings.Contains(b.NextActions[0], "re-read the handoff") {
+	if b.NextActions[0] != `re-read before relying on it: read_session_handoff(session_id="~s3") (external_observations_changed_during_snapshot, session_changed_during_snapshot)` {
 		t.Fatalf("next_actions = %v", b.NextActions)
 	}
 	decodeBrief(t, raw)
@@ -467,18 +482,32 @@ func TestBuildBriefBasis(t *testing.T) {
 
 func TestBuildBriefNextActions(t *testing.T) {
 	s := testSnapshot()
-	s.Session.Lifecycle = continuo.LifecycleClosed
 	s.Reasons = []string{ReasonSessionChanged}
-	s.Session.Counts = continuo.Counts{OpenTodos: 4, OpenRisks: 3, OpenQuestions: 2, OpenGuidance: 1, Decisions: 30}
+	s.Session.Counts = continuo.Counts{OpenTodos: 4, OpenRisks: 3, OpenQuestions: 2, OpenGuidance: 1, Decisions: 30, Progress: 9}
 	s.Decisions = newest(100, BriefDecisions, continuo.KindDecision, continuo.StatusOpen, func(int) string { return "d" })
 	s.Session.RootInstr = strings.Repeat("r", 1000)
 	s.Workspace = &WorkspaceFacts{Available: true, Branch: "main", Dirty: true, Path: "/srv/p", ChangedTotal: 2}
 	b, _ := BuildBrief(s)
-	if len(b.NextActions) != maxActions {
-		t.Fatalf("next_actions = %d %v, want the first %d", len(b.NextActions), b.NextActions, maxActions)
+	want := []string{
+		`read_session_working_set(session_id="~s3")`,
+		`re-read before relying on it: read_session_handoff(session_id="~s3") (session_changed_during_snapshot)`,
+		`ask the user question msg_00000000000000000000000040 (2 open); do not answer it yourself`,
+		`inspect the 2 uncommitted change(s) before editing: git status, git diff`,
+		`run_validation(session_id="~s3", check="lint") (not_run)`,
+		`run_validation(session_id="~s3", check="test") (not_run)`,
+		`open work by priority: todo msg_00000000000000000000000030`,
 	}
-	if !strings.HasPrefix(b.NextActions[0], "session is closed") {
-		t.Fatalf("first action = %q", b.NextActions[0])
+	if !slices.Equal(b.NextActions, want) {
+		t.Fatalf("next_actions =\n%s\nwant\n%s", strings.Join(b.NextActions, "\n"), strings.Join(want, "\n"))
+	}
+	if n := len(strings.Join(b.NextActions, "")); n > 500 {
+		t.Errorf("next actions take %d bytes: hints are short", n)
+	}
+	s.Session.Lifecycle = continuo.LifecycleClosed
+	b, _ = BuildBrief(s)
+	if b.NextActions[0] != want[0] || !strings.HasPrefix(b.NextActions[1], "session closed") ||
+		slices.ContainsFunc(b.NextActions, func(a string) bool { return strings.HasPrefix(a, "run_validation") }) {
+		t.Fatalf("closed: next_actions = %q", b.NextActions)
 	}
 	// Nothing to do: an empty list, not null.
 	s = testSnapshot()
@@ -542,12 +571,21 @@ func FuzzBrief(f *testing.F) {
 		}
 		texts := []string{plant(note1), plant(note2), plant(note3), note1 + note2}
 		text := func(i int) string { return texts[i%len(texts)] }
-		nd, np, no := int(shape>>1&7)+1, int(shape>>4&7)+1, int(shape>>6&3)+1
+		nd, np, no := int(shape>>1&7)*4+1, int(shape>>4&7)+1, int(shape>>6&3)+1
 		s.Decisions = newest(100, nd, continuo.KindDecision, continuo.StatusOpen, text)
-		s.Decisions[0].Supersedes = fmt.Sprintf("msg_%026d", 99)
+		for i := range s.Decisions {
+			// Every third a correction, every fifth high: all the tiers.
+			if i%3 == 0 {
+				s.Decisions[i].Supersedes = fmt.Sprintf("msg_%026d", 99-i)
+			}
+			if i%5 == 1 {
+				s.Decisions[i].Priority = continuo.PriorityHigh
+			}
+		}
 		s.Progress = newest(200, np, continuo.KindProgress, continuo.StatusOpen, text)
 		if shape&8 != 0 {
-			h := testMsg(250, continuo.KindProgress, continuo.StatusOpen, plant(note1+note2+note3))
+			// The current state cites the oldest decision by id.
+			h := testMsg(250, continuo.KindProgress, continuo.StatusOpen, plant(note1+note2+note3)+" see "+s.Decisions[nd-1].ID)
 			h.Tags = []string{continuo.HandoffTag}
 			s.Handoff = &h
 		}
@@ -555,8 +593,8 @@ func FuzzBrief(f *testing.F) {
 			s.Open[kind] = newest(300+100*k, no, kind, continuo.StatusOpen, text)
 		}
 		s.Guidance = newest(700, no, continuo.KindGuidance, continuo.StatusOpen, text)
-		s.Answered = newest(800, no, continuo.KindQuestion, continuo.StatusResolved, text)
-		s.Answered[0].Resolution = plant(note3)
+		s.Answered = answeredBy(800, no, text)
+		s.Answered[0].Answer.Text = plant(note3)
 		s.Session.Counts = continuo.Counts{Decisions: int64(nd) * 3, Progress: int64(np), OpenTodos: int64(no),
 			OpenRisks: int64(no) + 1, OpenQuestions: int64(no), OpenGuidance: int64(no), SupersededDecisions: int64(nd),
 			ResolvedQuestions: int64(no)}
@@ -578,7 +616,7 @@ func FuzzBrief(f *testing.F) {
 		if len(raw) > MaxBriefBytes {
 			t.Fatalf("brief is %d bytes", len(raw))
 		}
-		if !json.Valid(raw) {
+		if !json.Valid(raw) || !utf8.Valid(raw) {
 			t.Fatalf("invalid JSON: %q", raw)
 		}
 		if _, again := BuildBrief(s); !bytes.Equal(raw, again) {
@@ -599,6 +637,7 @@ func FuzzBrief(f *testing.F) {
 		if b.Basis.Complete != (len(b.Basis.Reasons) == 0) || !slices.IsSorted(b.Basis.Reasons) {
 			t.Fatalf("basis = %+v", b.Basis)
 		}
+		checkBriefOrder(t, "fuzz", s, b)
 		if (b.Goal == nil) != (len(s.Goals) == 0) || b.Goal != nil && (len(b.Goal.Items) == 0 || b.Goal.Returned != len(b.Goal.Items)) {
 			t.Fatalf("goal = %+v with %d goals", b.Goal, len(s.Goals))
 		}
@@ -673,9 +712,7 @@ func TestBriefSelectionRules(t *testing.T) {
 			if c.Returned != 1 || !c.Truncated || len(c.Items[0].Text) != 1500 || c.Items[0].Priority != "high" {
 				t.Fatalf("constraints = %+v", c)
 			}
-			if !slices.ContainsFunc(b.NextActions, func(a string) bool {
-				return strings.Contains(a, `list_session_messages(session_id="~s3", kinds=["guidance"], status="open")`)
-			}) {
+			if b.NextActions[0] != `read_session_working_set(session_id="~s3")` {
 				t.Fatalf("next_actions = %q", b.NextActions)
 			}
 		}},
@@ -684,21 +721,104 @@ func TestBriefSelectionRules(t *testing.T) {
 			s.Session.Counts.OpenGuidance = 1
 		}, func(t *testing.T, b *Brief, _ string) {
 			c := b.Constraints
-			if c.Returned != 1 || !c.Truncated || !c.Items[0].Truncated || len(c.Items[0].Text) != 2048 {
+			if c.Returned != 1 || !c.Truncated || !c.Items[0].Truncated || len(c.Items[0].Text) != 2048 || !strings.HasSuffix(c.Items[0].Text, "…") {
 				t.Fatalf("constraints = %+v", c)
 			}
 		}},
 		{"answered questions as pairs", func(s *Snapshot) {
 			q := testMsg(70, continuo.KindQuestion, continuo.StatusResolved, "which port?")
 			at := q.CreatedAt.Add(time.Minute)
-			q.Resolution, q.ResolvedBy, q.ResolvedAt = "8080", fmt.Sprintf("msg_%026d", 71), &at
-			s.Answered = []continuo.Message{q}
+			a := testMsg(71, continuo.KindAnswer, continuo.StatusOpen, "8080")
+			q.Resolution, q.ResolvedBy, q.ResolvedAt = "8080", a.ID, &at
+			s.Answered = []QA{{Question: q, Answer: &a}}
 			s.Session.Counts.ResolvedQuestions = 4
 		}, func(t *testing.T, b *Brief, _ string) {
 			a := b.Answered
 			if a.Total != 4 || a.Returned != 1 || !a.Truncated || a.Items[0].Question.Excerpt != "which port?" ||
 				a.Items[0].Answer != (AnswerText{MessageID: fmt.Sprintf("msg_%026d", 71), Excerpt: "8080", At: "2030-05-06T08:19:09.000Z"}) {
 				t.Fatalf("answered = %+v", a)
+			}
+		}},
+		{"an answer superseded by a later answer: the later one is shown", func(s *Snapshot) {
+			s.Answered = answeredBy(70, 1, func(int) string { return "port 8080" })
+			later := testMsg(90, continuo.KindAnswer, continuo.StatusOpen, "port 9090 after all")
+			s.Answered[0].Answer = &later
+		}, func(t *testing.T, b *Brief, _ string) {
+			if a := b.Answered.Items[0].Answer; a.MessageID != fmt.Sprintf("msg_%026d", 90) || a.Excerpt != "port 9090 after all" || a.ReplacedBy != "" {
+				t.Fatalf("answer = %+v", a)
+			}
+		}},
+		{"pairs whose answer holds come first; a replaced one names what replaced it", func(s *Snapshot) {
+			s.Answered = answeredBy(70, 2, func(i int) string { return fmt.Sprint("answer ", i) })
+			s.Answered[0].Replaced = fmt.Sprintf("msg_%026d", 95) // the newest pair's answer was overruled by a decision
+		}, func(t *testing.T, b *Brief, _ string) {
+			a := b.Answered.Items
+			if len(a) != 2 || a[0].Answer.Excerpt != "answer 0" || a[1].Answer.Excerpt != "answer 1" || a[1].Answer.ReplacedBy != fmt.Sprintf("msg_%026d", 95) {
+				t.Fatalf("answered = %+v", a)
+			}
+		}},
+		{"decisions: high, then corrections, then cited, then newest, normal before low", func(s *Snapshot) {
+			d := func(n int, p continuo.Priority, supersedes string) continuo.Message {
+				m := testMsg(n, continuo.KindDecision, continuo.StatusOpen, fmt.Sprint("d", n))
+				m.Priority, m.Supersedes = p, supersedes
+				return m
+			}
+			old := fmt.Sprintf("msg_%026d", 1)
+			s.Decisions = []continuo.Message{
+				d(100, continuo.PriorityLow, ""), d(99, continuo.PriorityNormal, ""), d(98, continuo.PriorityHigh, ""),
+				d(97, continuo.PriorityNormal, old), d(96, continuo.PriorityHigh, old), d(95, continuo.PriorityNormal, ""),
+				d(94, continuo.PriorityLow, old), d(93, continuo.PriorityNormal, ""), d(92, continuo.PriorityHigh, ""),
+			}
+			// The current state cites 95, an open todo 92 (high already) and 93.
+			h := tagged(testMsg(5, continuo.KindProgress, continuo.StatusOpen, "next: apply msg_00000000000000000000000095"))
+			s.Handoff = &h
+			s.Open[continuo.KindTodo][0].Text = "follow msg_00000000000000000000000093 and msg_00000000000000000000000092"
+			s.Session.Counts.Decisions = 9
+		}, func(t *testing.T, b *Brief, _ string) {
+			var got []string
+			for _, it := range b.Task.Decisions.Items {
+				got = append(got, it.Excerpt)
+			}
+			want := []string{"d96", "d92", "d98", "d97", "d94", "d95", "d93", "d99", "d100"}
+			if !slices.Equal(got, want) {
+				t.Fatalf("order = %v, want %v", got, want)
+			}
+		}},
+		{"a cited high decision comes before the other high ones", func(s *Snapshot) {
+			s.Decisions = newest(100, 3, continuo.KindDecision, continuo.StatusOpen, func(i int) string { return fmt.Sprint("h", i) })
+			for i := range s.Decisions {
+				s.Decisions[i].Priority = continuo.PriorityHigh
+			}
+			s.Open[continuo.KindQuestion][0].Text = "keep msg_00000000000000000000000100?"
+		}, func(t *testing.T, b *Brief, _ string) {
+			if it := b.Task.Decisions.Items; it[0].Excerpt != "h0" || it[1].Excerpt != "h2" {
+				t.Fatalf("order = %+v", it)
+			}
+		}},
+		{"excerpts end at a word boundary with an ellipsis", func(s *Snapshot) {
+			s.Decisions = []continuo.Message{testMsg(100, continuo.KindDecision, continuo.StatusOpen,
+				strings.Repeat("wörd ", 60)+"tail")}
+		}, func(t *testing.T, b *Brief, _ string) {
+			it := b.Task.Decisions.Items[0]
+			if !it.Truncated || !strings.HasSuffix(it.Excerpt, "wörd…") || len(it.Excerpt) > decisionBytes || !utf8.ValidString(it.Excerpt) {
+				t.Fatalf("excerpt = %q (%d bytes)", it.Excerpt, len(it.Excerpt))
+			}
+		}},
+		{"whenever something in force is cut, the working set comes first", func(s *Snapshot) {
+			s.Session.Counts.OpenTodos = 12
+		}, func(t *testing.T, b *Brief, _ string) {
+			if !b.Open.Todos.Truncated || b.NextActions[0] != `read_session_working_set(session_id="~s3")` {
+				t.Fatalf("next_actions = %q", b.NextActions)
+			}
+		}},
+		{"older progress alone does not send to the working set", func(s *Snapshot) {
+			s.Session.Counts.Progress = 400
+		}, func(t *testing.T, b *Brief, _ string) {
+			if !b.Task.RecentProgress.Truncated || slices.ContainsFunc(b.NextActions, func(a string) bool { return strings.Contains(a, "working_set") }) {
+				t.Fatalf("next_actions = %q", b.NextActions)
+			}
+			if !slices.Contains(b.NextActions, `older progress: list_session_messages(session_id="~s3", kinds=["progress"])`) {
+				t.Fatalf("next_actions = %q", b.NextActions)
 			}
 		}},
 		{"questions are the user's to settle", nil, func(t *testing.T, b *Brief, _ string) {
@@ -711,7 +831,7 @@ func TestBriefSelectionRules(t *testing.T) {
 				}
 			}
 		}},
-		{"decisions high first as the snapshot orders them, supersedes named", func(s *Snapshot) {
+		{"decisions high first, supersedes named", func(s *Snapshot) {
 			d := high(testMsg(12, continuo.KindDecision, continuo.StatusOpen, "h"))
 			d.Supersedes = fmt.Sprintf("msg_%026d", 9)
 			s.Decisions = append([]continuo.Message{d}, s.Decisions...)
@@ -734,7 +854,7 @@ func TestBriefSelectionRules(t *testing.T) {
 				w.StartHead != "h1" || w.SinceStart.Count != 7 || len(w.SinceStart.Subjects) != 3 {
 				t.Fatalf("workspace = %+v", w)
 			}
-			if !slices.Contains(b.NextActions, "inspect the 25 uncommitted change(s) in /srv/p (git status, git diff) before editing") {
+			if !slices.Contains(b.NextActions, "inspect the 25 uncommitted change(s) before editing: git status, git diff") {
 				t.Fatalf("next_actions = %q", b.NextActions)
 			}
 		}},
@@ -754,15 +874,18 @@ func TestBriefSelectionRules(t *testing.T) {
 	}
 }
 
-// TestBriefRandomSnapshots: whatever the mix and sizes, the brief fits,
-// is valid JSON, is byte-identical when rebuilt, keeps high-priority
-// constraints before normal ones, and its coverage is consistent.
-func TestBriefRandomSnapshots(t *testing.T) {
-	r := rand.New(rand.NewSource(7))
-	texts := []func(n int) string{nasty, func(n int) string { return strings.Repeat("€", n/3) }, func(n int) string { return strings.Repeat("w ", n/2) }}
+// randomSnapshot is a snapshot of random mix and sizes: texts of words,
+// of multibyte characters or of characters JSON escapes; decisions of every
+// priority, some corrections, some cited by the current state or an open
+// todo; answered pairs, some no longer holding; a workspace or none.
+func randomSnapshot(r *rand.Rand) *Snapshot {
+	texts := []func(n int) string{nasty, func(n int) string { return strings.Repeat("€", n/3) },
+		func(n int) string { return strings.Repeat("word ", n/5) }}
 	text := func() string { return texts[r.Intn(len(texts))](r.Intn(8000)) }
+	seq := 1000
 	msgs := func(kind continuo.Kind, status continuo.Status, max int) []continuo.Message {
-		out := newest(1000*r.Intn(50), r.Intn(max+1), kind, status, func(int) string { return text() })
+		out := newest(seq, r.Intn(max+1), kind, status, func(int) string { return text() })
+		seq += 100
 		for i := range out {
 			out[i].Priority = continuo.Priorities()[r.Intn(3)]
 			out[i].Resolution = text()
@@ -770,56 +893,157 @@ func TestBriefRandomSnapshots(t *testing.T) {
 		slices.SortStableFunc(out, func(a, b continuo.Message) int { return b.Priority.Rank() - a.Priority.Rank() })
 		return out
 	}
+	s := testSnapshot()
+	s.Session.Title, s.Session.RootInstr, s.Session.LatestInstr = cut(text(), 240), text(), text()
+	s.Session.Instructions = int64(1 + r.Intn(3))
+	s.Decisions = msgs(continuo.KindDecision, continuo.StatusOpen, 3*BriefDecisions)
+	for i := range s.Decisions {
+		if r.Intn(4) == 0 {
+			s.Decisions[i].Supersedes = fmt.Sprintf("msg_%026d", i+1)
+		}
+	}
+	s.Progress = msgs(continuo.KindProgress, continuo.StatusOpen, BriefProgress+1)
+	s.Guidance = msgs(continuo.KindGuidance, continuo.StatusOpen, BriefConstraints)
+	s.Answered = answeredBy(seq, r.Intn(BriefAnswered+1), func(int) string { return text() })
+	for i := range s.Answered {
+		if r.Intn(4) == 0 {
+			s.Answered[i].Replaced = fmt.Sprintf("msg_%026d", 7)
+		}
+	}
+	for _, k := range []continuo.Kind{continuo.KindTodo, continuo.KindRisk, continuo.KindQuestion} {
+		s.Open[k] = msgs(k, continuo.StatusOpen, BriefOpen)
+	}
+	if r.Intn(2) == 0 && len(s.Progress) > 0 {
+		h := s.Progress[len(s.Progress)-1]
+		h.Tags = []string{continuo.HandoffTag}
+		s.Handoff = &h
+	}
+	// Some decisions are cited by id.
+	if state := s.State(); state != nil && len(s.Decisions) > 0 {
+		state.Text += " see " + s.Decisions[r.Intn(len(s.Decisions))].ID
+	}
+	if todos := s.Open[continuo.KindTodo]; len(todos) > 0 && len(s.Decisions) > 0 {
+		todos[0].Text = "per " + s.Decisions[r.Intn(len(s.Decisions))].ID + ": " + todos[0].Text
+	}
+	n := func(m int) int64 { return int64(m + r.Intn(100000)) }
+	s.Session.Counts = continuo.Counts{Decisions: n(len(s.Decisions)), Progress: n(len(s.Progress)), OpenGuidance: n(len(s.Guidance)),
+		OpenTodos: n(len(s.Open[continuo.KindTodo])), OpenRisks: n(len(s.Open[continuo.KindRisk])),
+		OpenQuestions: n(len(s.Open[continuo.KindQuestion])), ResolvedQuestions: n(len(s.Answered))}
+	if r.Intn(2) == 0 {
+		ch := make([]workspace.Change, r.Intn(workspace.MaxChanges+1))
+		for j := range ch {
+			ch[j] = workspace.Change{Status: "??", Path: cut(text(), 4096)}
+		}
+		s.Workspace = &WorkspaceFacts{Available: r.Intn(4) > 0, Path: cut(text(), 4096), Branch: cut(text(), 300), Head: strings.Repeat("a", 40),
+			Dirty: len(ch) > 0, Changes: ch, ChangedTotal: len(ch) + r.Intn(3), StartHead: strings.Repeat("b", 40),
+			Commits: &workspace.Commits{Count: r.Intn(100), Subjects: []string{cut(text(), 1000)}}}
+	}
+	return s
+}
+
+// TestBriefRandomSnapshots: whatever the mix and sizes, the brief fits, is
+// valid JSON, is byte-identical when rebuilt, keeps CONTRACT.md §4's order
+// and cut order — high-priority constraints before normal ones; decisions
+// in their order, a correction never cut while a non-correction of its
+// priority stays; every answered pair that holds kept while any decision
+// is; the current state never cut while anything else could be — and its
+// coverage is consistent.
+func TestBriefRandomSnapshots(t *testing.T) {
+	r := rand.New(rand.NewSource(7))
 	for i := range 300 {
-		s := testSnapshot()
-		s.Session.Title, s.Session.RootInstr, s.Session.LatestInstr = cut(text(), 240), text(), text()
-		s.Session.Instructions = int64(1 + r.Intn(3))
-		s.Decisions = msgs(continuo.KindDecision, continuo.StatusOpen, BriefDecisions)
-		s.Progress = msgs(continuo.KindProgress, continuo.StatusOpen, BriefProgress+1)
-		s.Guidance = msgs(continuo.KindGuidance, continuo.StatusOpen, BriefConstraints)
-		s.Answered = msgs(continuo.KindQuestion, continuo.StatusResolved, BriefAnswered)
-		for _, k := range []continuo.Kind{continuo.KindTodo, continuo.KindRisk, continuo.KindQuestion} {
-			s.Open[k] = msgs(k, continuo.StatusOpen, BriefOpen)
-		}
-		if r.Intn(2) == 0 && len(s.Progress) > 0 {
-			h := s.Progress[len(s.Progress)-1]
-			h.Tags = []string{continuo.HandoffTag}
-			s.Handoff = &h
-		}
-		n := func(m int) int64 { return int64(m + r.Intn(100000)) }
-		s.Session.Counts = continuo.Counts{Decisions: n(len(s.Decisions)), Progress: n(len(s.Progress)), OpenGuidance: n(len(s.Guidance)),
-			OpenTodos: n(len(s.Open[continuo.KindTodo])), OpenRisks: n(len(s.Open[continuo.KindRisk])),
-			OpenQuestions: n(len(s.Open[continuo.KindQuestion])), ResolvedQuestions: n(len(s.Answered))}
-		if r.Intn(2) == 0 {
-			ch := make([]workspace.Change, r.Intn(workspace.MaxChanges+1))
-			for j := range ch {
-				ch[j] = workspace.Change{Status: "??", Path: cut(text(), 4096)}
-			}
-			s.Workspace = &WorkspaceFacts{Available: r.Intn(4) > 0, Path: cut(text(), 4096), Branch: cut(text(), 300), Head: strings.Repeat("a", 40),
-				Dirty: len(ch) > 0, Changes: ch, ChangedTotal: len(ch) + r.Intn(3), StartHead: strings.Repeat("b", 40),
-				Commits: &workspace.Commits{Count: r.Intn(100), Subjects: []string{cut(text(), 1000)}}}
-		}
+		s := randomSnapshot(r)
 		b, raw := BuildBrief(s)
-		if len(raw) > MaxBriefBytes || !json.Valid(raw) {
+		if len(raw) > MaxBriefBytes || !json.Valid(raw) || !utf8.Valid(raw) {
 			t.Fatalf("case %d: %d bytes, valid %v", i, len(raw), json.Valid(raw))
 		}
 		if _, again := BuildBrief(s); !bytes.Equal(raw, again) {
 			t.Fatalf("case %d: rebuilt brief differs", i)
 		}
-		sawNormal := false
-		for _, c := range b.Constraints.Items {
-			if c.Priority != "high" {
-				sawNormal = true
-			} else if sawNormal {
-				t.Fatalf("case %d: a high constraint after a lower one", i)
+		checkBriefOrder(t, fmt.Sprint("case ", i), s, b)
+	}
+}
+
+// checkBriefOrder checks the selection and cut rules of CONTRACT.md §4 on
+// a brief built from s.
+func checkBriefOrder(t *testing.T, name string, s *Snapshot, b *Brief) {
+	t.Helper()
+	sawNormal := false
+	for _, c := range b.Constraints.Items {
+		if c.Priority != "high" {
+			sawNormal = true
+		} else if sawNormal {
+			t.Fatalf("%s: a high constraint after a lower one", name)
+		}
+	}
+	if c := b.Constraints; c.Returned != len(c.Items) || (int64(c.Returned) < c.Total && !c.Truncated) {
+		t.Fatalf("%s: constraints coverage %+v", name, c)
+	}
+	if len(b.NextActions) > maxActions {
+		t.Fatalf("%s: %d actions", name, len(b.NextActions))
+	}
+	// Decisions are a prefix of their order; no superseded one is shown.
+	order := OrderDecisions(s.Decisions, Citations(s.State(), s.Open, s.Goals))
+	d := b.Task.Decisions
+	for j, it := range d.Items {
+		// A cut excerpt ends at a word boundary of the (redacted) text:
+		// never mid-word, never mid-character.
+		if src, _ := redact.String(order[j].Text); it.Truncated {
+			kept := strings.TrimSuffix(it.Excerpt, ellipsis)
+			next, _ := utf8.DecodeRuneInString(src[min(len(kept), len(src)):])
+			if !strings.HasPrefix(src, kept) || strings.ContainsFunc(kept, unicode.IsSpace) && !unicode.IsSpace(next) {
+				t.Fatalf("%s: excerpt %q is not a cut at a word boundary of %q", name, it.Excerpt, src[:min(len(src), len(kept)+10)])
 			}
 		}
-		if c := b.Constraints; c.Returned != len(c.Items) || (int64(c.Returned) < c.Total && !c.Truncated) {
-			t.Fatalf("case %d: constraints coverage %+v", i, c)
+		if it.MessageID != order[j].ID {
+			t.Fatalf("%s: decision %d is %s, want %s (the contract's order)", name, j, it.MessageID, order[j].ID)
 		}
-		if len(b.NextActions) > maxActions {
-			t.Fatalf("case %d: %d actions", i, len(b.NextActions))
+		if order[j].Status != continuo.StatusOpen {
+			t.Fatalf("%s: %s is %s, shown as in force", name, it.MessageID, order[j].Status)
 		}
+	}
+	// A correction is never cut before a non-correction of its priority.
+	for _, left := range order[len(d.Items):] {
+		if left.Supersedes == "" {
+			continue
+		}
+		for _, it := range d.Items {
+			if it.Supersedes == "" && orNormal(it.Priority) == string(left.Priority) {
+				t.Fatalf("%s: correction %s cut while %s of its priority stays", name, left.ID, it.MessageID)
+			}
+		}
+	}
+	holding := 0
+	for _, q := range s.Answered {
+		if q.InForce() {
+			holding++
+		}
+	}
+	if len(d.Items) > 0 && b.Answered.Returned < len(s.Answered) {
+		t.Fatalf("%s: %d of %d answered pairs kept while %d decisions are", name, b.Answered.Returned, len(s.Answered), len(d.Items))
+	}
+	for j, a := range b.Answered.Items {
+		if (j < holding) != (a.Answer.ReplacedBy == "") {
+			t.Fatalf("%s: answered pair %d %+v out of order (%d hold)", name, j, a, holding)
+		}
+	}
+	// The current state is cut only once everything the contract cuts is.
+	if cs := b.Task.CurrentState; cs != nil && cs.Truncated && len(s.State().Text) <= constraintBytes {
+		if len(d.Items)+b.Task.RecentProgress.Returned+b.Answered.Returned+b.Constraints.Returned > 0 {
+			t.Fatalf("%s: the current state is cut while other sections are not", name)
+		}
+	}
+	for _, n := range []Notes{{d.Items, d.Total, d.Returned, d.Truncated}, b.Task.RecentProgress, b.Open.Todos, b.Open.Risks, b.Open.Questions.Notes} {
+		if n.Returned != len(n.Items) || n.Truncated != (int64(n.Returned) < n.Total) {
+			t.Fatalf("%s: coverage inconsistent: %+v", name, n)
+		}
+		for _, it := range n.Items {
+			if it.Truncated != strings.HasSuffix(it.Excerpt, ellipsis) && it.Excerpt != "" {
+				t.Fatalf("%s: excerpt %q (truncated %v)", name, it.Excerpt, it.Truncated)
+			}
+		}
+	}
+	if cutInForce(b) != (len(b.NextActions) > 0 && b.NextActions[0] == WorkingSetCall(b.Session.SessionRef)) {
+		t.Fatalf("%s: something in force cut (%v), next_actions %q", name, cutInForce(b), b.NextActions)
 	}
 }
 

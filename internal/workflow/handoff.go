@@ -3,6 +3,8 @@ package workflow
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"slices"
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/redact"
@@ -33,13 +35,14 @@ type GoalContext struct {
 	Truncated  bool            `json:"truncated,omitempty"` // more candidates than shown
 }
 
-// GoalView is the one active goal: identity, an objective excerpt, the
-// current plan.
+// GoalView is the one active goal: identity, an objective excerpt, its
+// completion conditions (each at most 512 bytes, whole), the current plan.
 type GoalView struct {
 	GoalID        string              `json:"goal_id"`
 	Title         string              `json:"title"`
 	Revision      int64               `json:"revision"`
 	Objective     Text                `json:"objective"`
+	Conditions    []string            `json:"completion_conditions"`
 	Steps         []continuo.GoalStep `json:"steps"`
 	StepsCut      bool                `json:"steps_truncated,omitempty"` // some step titles were cut
 	CurrentStepID string              `json:"current_step_id,omitempty"`
@@ -70,9 +73,9 @@ func goalContext(s *Snapshot) *GoalContext {
 		g, _ := RedactGoal(s.Goals[0])
 		_, red := redact.String(s.Goals[0].Objective)
 		v := &GoalView{GoalID: g.ID, Title: g.Title, Revision: g.Revision, Objective: excerpt(g.Objective, red, goalObjectiveBytes),
-			Steps: make([]continuo.GoalStep, len(g.Steps)), CurrentStepID: g.CurrentStepID}
+			Conditions: g.CompletionConditions, Steps: make([]continuo.GoalStep, len(g.Steps)), CurrentStepID: g.CurrentStepID}
 		for i, st := range g.Steps {
-			t := cut(st.Title, goalStepTitleBytes)
+			t := clip(st.Title, goalStepTitleBytes)
 			v.StepsCut = v.StepsCut || len(t) < len(st.Title)
 			v.Steps[i] = continuo.GoalStep{ID: st.ID, Title: t, Status: st.Status}
 		}
@@ -81,7 +84,7 @@ func goalContext(s *Snapshot) *GoalContext {
 	out := &GoalContext{Status: GoalSelectionRequired, ReasonCode: "multiple_active_goals", Truncated: s.GoalsMore}
 	for _, g := range s.Goals {
 		title, _ := redact.String(g.Title)
-		out.Candidates = append(out.Candidates, GoalCandidate{GoalID: g.ID, Title: cut(title, goalStepTitleBytes), Revision: g.Revision})
+		out.Candidates = append(out.Candidates, GoalCandidate{GoalID: g.ID, Title: clip(title, goalStepTitleBytes), Revision: g.Revision})
 	}
 	return out
 }
@@ -132,32 +135,28 @@ func (s *Service) snapshot(ctx context.Context, c *continuo.Caller, ref, project
 		}
 		snap.Session, snap.Project = *sess, *p
 		// Every query below is a range scan of one index that stops after
-		// its LIMIT (store.MessageListParams): the cost does not grow with
-		// the session.
-		list := func(k continuo.Kind, st continuo.Status, byPriority bool, n int) ([]continuo.Message, error) {
-			q := store.MessageListParams{SessionID: sess.ID, Kinds: []continuo.Kind{k}, Limit: n, ByPriority: byPriority}
-			if st != "" {
-				q.Statuses = []continuo.Status{st}
-			}
-			return tx.MessageList(ctx, q)
-		}
-		if snap.Decisions, err = list(continuo.KindDecision, continuo.StatusOpen, true, BriefDecisions); err != nil {
-			return err
-		}
-		if snap.Progress, err = list(continuo.KindProgress, "", false, BriefProgress+1); err != nil {
-			return err
-		}
-		h, err := tx.MessageList(ctx, store.MessageListParams{SessionID: sess.ID, Handoff: true, Limit: 1})
+		// its LIMIT (store.MessageListParams), or a lookup by id: the cost
+		// does not grow with the session.
+		rd := reader{ctx: ctx, tx: tx, session: sess.ID}
+		byRank, err := rd.list(continuo.KindDecision, continuo.StatusOpen, byPriority, BriefDecisions)
 		if err != nil {
 			return err
 		}
-		if len(h) == 1 {
-			snap.Handoff = &h[0]
-		}
-		if snap.Guidance, err = list(continuo.KindGuidance, continuo.StatusOpen, true, BriefConstraints); err != nil {
+		corrections, err := rd.list(continuo.KindDecision, continuo.StatusOpen, correctionsOnly, BriefDecisions)
+		if err != nil {
 			return err
 		}
-		if snap.Answered, err = list(continuo.KindQuestion, continuo.StatusResolved, false, BriefAnswered); err != nil {
+		snap.Decisions = append(byRank, corrections...)
+		if snap.Progress, err = rd.list(continuo.KindProgress, "", newestFirst, BriefProgress+1); err != nil {
+			return err
+		}
+		if snap.Handoff, err = rd.handoff(); err != nil {
+			return err
+		}
+		if snap.Guidance, err = rd.list(continuo.KindGuidance, continuo.StatusOpen, byPriority, BriefConstraints); err != nil {
+			return err
+		}
+		if snap.Answered, err = rd.answered(BriefAnswered); err != nil {
 			return err
 		}
 		goals, err := tx.GoalList(ctx, store.GoalListParams{SessionID: sess.ID, Lifecycle: continuo.GoalActive, Limit: BriefGoals + 1})
@@ -170,14 +169,14 @@ func (s *Service) snapshot(ctx context.Context, c *continuo.Caller, ref, project
 		}
 		n := BriefOpen
 		if diagnostic {
-			n = diagnosticOpen
+			n = max(n, diagnosticOpen)
 			diag = &Diagnostic{Counts: sess.Counts, Instructions: sess.Instructions, Open: map[string]Notes{}}
 		}
 		for _, k := range []continuo.Kind{continuo.KindTodo, continuo.KindRisk, continuo.KindQuestion, continuo.KindGuidance} {
 			var msgs []continuo.Message
 			if k == continuo.KindGuidance {
 				msgs = snap.Guidance[:min(n, len(snap.Guidance))]
-			} else if msgs, err = list(k, continuo.StatusOpen, true, n); err != nil {
+			} else if msgs, err = rd.list(k, continuo.StatusOpen, byPriority, n); err != nil {
 				return err
 			}
 			if diag != nil {
@@ -187,55 +186,171 @@ func (s *Service) snapshot(ctx context.Context, c *continuo.Caller, ref, project
 				snap.Open[k] = msgs[:min(BriefOpen, len(msgs))]
 			}
 		}
-		return nil
+		// The decisions the remaining work names by id, fetched one by one
+		// (at most BriefCited), when the reads above did not bring them.
+		cited, err := rd.cited(Citations(snap.State(), snap.Open, snap.Goals), snap.Decisions)
+		snap.Decisions = append(snap.Decisions, cited...)
+		return err
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	root := snap.Project.Root
-	if snap.Session.WorktreePath != "" {
-		root = snap.Session.WorktreePath
+	snap.Workspace, snap.Reasons = s.observe(ctx, &snap.Session, &snap.Project, len(snap.Evidence) > 0, workspace.MaxChanges, workspace.MaxSubjects)
+	reasons, err := s.recheck(ctx, &snap.Session)
+	snap.Reasons = append(snap.Reasons, reasons...)
+	return snap, diag, err
+}
+
+// reader reads one session's messages inside a read transaction, each
+// query bounded by its limit and served by an index.
+type reader struct {
+	ctx     context.Context
+	tx      store.Tx
+	session string
+}
+
+// The orders and filters reader.list asks for.
+const (
+	newestFirst     = iota
+	byPriority      // high first, then newest (messages_rank)
+	correctionsOnly // messages that supersede another, newest first (messages_corrections)
+)
+
+func (r *reader) list(k continuo.Kind, st continuo.Status, order, n int) ([]continuo.Message, error) {
+	q := store.MessageListParams{SessionID: r.session, Kinds: []continuo.Kind{k}, Limit: n,
+		ByPriority: order == byPriority, Corrections: order == correctionsOnly}
+	if st != "" {
+		q.Statuses = []continuo.Status{st}
 	}
-	if root != "" {
-		before, ferr := s.git.Fingerprint(root)
-		st, perr := s.git.Probe(ctx, root)
-		w := &WorkspaceFacts{Path: root, StartHead: snap.Session.StartHead}
-		if perr == nil {
-			w.Available, w.Branch, w.Head, w.Dirty = true, st.Branch, st.Head, st.Dirty
-			w.Changes, w.ChangedTotal = st.Changes, st.ChangedTotal
-			switch {
-			case w.StartHead == "":
-			case w.StartHead == w.Head:
-				w.Commits = &workspace.Commits{}
-			default:
-				// An unknown start head (a rebase, a gc) leaves the count
-				// out rather than guessing.
-				if c, err := s.git.Since(ctx, root, w.StartHead); err == nil {
-					w.Commits = &c
-				}
+	return r.tx.MessageList(r.ctx, q)
+}
+
+// handoff is the newest current-state note, nil when there is none.
+func (r *reader) handoff() (*continuo.Message, error) {
+	h, err := r.tx.MessageList(r.ctx, store.MessageListParams{SessionID: r.session, Handoff: true, Limit: 1})
+	if err != nil || len(h) == 0 {
+		return nil, err
+	}
+	return &h[0], nil
+}
+
+// answered reads the newest n resolved questions and, for each, the answer
+// in force: the answer that resolved it, or the later answers that
+// superseded that one (at most maxAnswerHops of them), each by id.
+func (r *reader) answered(n int) ([]QA, error) {
+	qs, err := r.list(continuo.KindQuestion, continuo.StatusResolved, newestFirst, n)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]QA, 0, len(qs))
+	for _, q := range qs {
+		qa := QA{Question: q}
+		id := q.ResolvedBy
+		for hop := 0; id != "" && hop <= maxAnswerHops; hop++ {
+			m, err := r.tx.MessageGet(r.ctx, r.session, id)
+			if errors.Is(err, store.ErrNotFound) {
+				break // archived: the resolution stands for it
+			} else if err != nil {
+				return nil, err
+			}
+			if m.Kind != continuo.KindAnswer {
+				qa.Replaced = m.ID
+				break
+			}
+			qa.Answer, id = m, m.SupersededBy
+			if id != "" && hop == maxAnswerHops {
+				qa.Replaced = id // a longer chain than is followed: say so rather than show a stale answer as in force
 			}
 		}
-		if len(snap.Evidence) > 0 {
-			// Only evidence makes the source worth reading: it says
-			// whether what the checks ran on is still what is there.
-			if src, err := s.git.Source(ctx, root); err == nil {
-				w.Source = &src
-			} else {
-				w.SourceUnread = true
-			}
+		out = append(out, qa)
+	}
+	return out, nil
+}
+
+// maxAnswerHops bounds how many later answers are followed from the one
+// that resolved a question.
+const maxAnswerHops = 4
+
+// cited fetches, by id, the decisions in force among ids that are not in
+// have already.
+func (r *reader) cited(ids []string, have []continuo.Message) ([]continuo.Message, error) {
+	var out []continuo.Message
+	for _, id := range ids {
+		if slices.ContainsFunc(have, func(m continuo.Message) bool { return m.ID == id }) {
+			continue
 		}
-		after, aerr := s.git.Fingerprint(root)
-		snap.Workspace = w
-		if ferr == nil && aerr == nil && before != after {
-			snap.Reasons = append(snap.Reasons, ReasonExternalChanged)
+		m, err := r.tx.MessageGet(r.ctx, r.session, id)
+		if errors.Is(err, store.ErrNotFound) {
+			continue // not a message of this session
+		} else if err != nil {
+			return nil, err
+		}
+		if m.Kind == continuo.KindDecision && m.Status == continuo.StatusOpen {
+			out = append(out, *m)
 		}
 	}
-	err = s.store.Read(ctx, func(tx store.Tx) error {
-		rev, err := tx.SessionRevision(ctx, snap.Session.ID)
-		if err == nil && rev != snap.Session.Revision {
-			snap.Reasons = append(snap.Reasons, ReasonSessionChanged)
+	return out, nil
+}
+
+// observe reads the session's checkout with git, outside the read
+// transaction: branch, head, the first changes changed paths, the commits
+// since the session started (up to subjects subjects) and, when withSource
+// (there is evidence to compare), the source fingerprint. A cheap
+// fingerprint of the checkout taken before and after says whether it
+// changed meanwhile. Nil without a root.
+func (s *Service) observe(ctx context.Context, sess *continuo.Session, p *continuo.Project, withSource bool, changes, subjects int) (*WorkspaceFacts, []string) {
+	root := p.Root
+	if sess.WorktreePath != "" {
+		root = sess.WorktreePath
+	}
+	if root == "" {
+		return nil, nil
+	}
+	var reasons []string
+	before, ferr := s.git.Fingerprint(root)
+	st, perr := s.git.Probe(ctx, root, changes)
+	w := &WorkspaceFacts{Path: root, StartHead: sess.StartHead}
+	if perr == nil {
+		w.Available, w.Branch, w.Head, w.Dirty = true, st.Branch, st.Head, st.Dirty
+		w.Changes, w.ChangedTotal = st.Changes, st.ChangedTotal
+		switch {
+		case w.StartHead == "":
+		case w.StartHead == w.Head:
+			w.Commits = &workspace.Commits{}
+		default:
+			// An unknown start head (a rebase, a gc) leaves the count
+			// out rather than guessing.
+			if c, err := s.git.Since(ctx, root, w.StartHead, subjects); err == nil {
+				w.Commits = &c
+			}
+		}
+	}
+	if withSource {
+		// Only evidence makes the source worth reading: it says whether
+		// what the checks ran on is still what is there.
+		if src, err := s.git.Source(ctx, root); err == nil {
+			w.Source = &src
+		} else {
+			w.SourceUnread = true
+		}
+	}
+	after, aerr := s.git.Fingerprint(root)
+	if ferr == nil && aerr == nil && before != after {
+		reasons = append(reasons, ReasonExternalChanged)
+	}
+	return w, reasons
+}
+
+// recheck re-reads the session's revision: a change since sess was read
+// means the snapshot may mix two states.
+func (s *Service) recheck(ctx context.Context, sess *continuo.Session) ([]string, error) {
+	var reasons []string
+	err := s.store.Read(ctx, func(tx store.Tx) error {
+		rev, err := tx.SessionRevision(ctx, sess.ID)
+		if err == nil && rev != sess.Revision {
+			reasons = append(reasons, ReasonSessionChanged)
 		}
 		return err
 	})
-	return snap, diag, err
+	return reasons, err
 }

@@ -103,14 +103,25 @@ func readContained(dir *os.Root, name string) (string, string) {
 	return string(b), "available"
 }
 
-// WorkflowGuide tells a model how to keep its work in Continuo.
-const WorkflowGuide = `Continuo keeps this project's work outside the conversation, so that any later conversation (another account, model or client) continues it exactly.
-- Continuing: when the user asks to continue, resume or pick up earlier work, call list_projects, then list_sessions(project); if more than one session could be meant, ask the user which (by title). Then read_session_handoff(session_id), follow its constraints word for word, check basis.complete and every truncated flag (next_actions names the call that fetches what was cut), and call work_on_project(session_id, instruction) with what the user asks now.
-- Starting: for new work, call work_on_project(project, instruction) once; keep the session_id it returns.
-- As you work, record with post_session_message: decision (what was agreed, with supersedes when it replaces one), guidance (the user's standing instructions, verbatim), progress (what is done), todo and risk (open work), question (only what the user must settle; never answer it yourself), answer (the user's reply, reply_to the question). Give each post a fresh delivery_key: a retry with the same key is safe.
-- Before you stop, and whenever the context may be compacted, post the current state: kind=progress, tags=["handoff"]: what is done and verified, what is in progress, what comes next, how to verify it. The newest one is carried in full by every brief.
-- For multi-step work keep a goal: create_goal with the plan, checkpoint_goal as steps finish, revise_goal_plan when the plan changes, update_goal to finish; each change takes the revision you last read (get_goal) and a fresh idempotency_key.
-- Resolve todos, questions and risks with resolve_session_message when they are done; close_session when the task is finished.
-- Notes are reports, not proof: check the files and run the checks before you rely on a note that says tests pass.
-- Never put credentials in notes: they are redacted from everything a model reads.
-- A failed call returns structuredContent.error = {code, message, retry}: retry says what to do next (fix_input, wait, reobserve, reconcile: look at the current state first, retry_same, none).`
+// WorkflowGuide is the server's instructions, and the workflow.guide
+// material: how a model keeps its work in Continuo. Clients cut
+// instructions at 2,048 characters (CONTRACT.md §1), so it stays under
+// MaxGuideChars, the recovery sequence first; every character sits in a
+// model's context.
+const WorkflowGuide = `Continuo keeps this project's work (decisions, progress, goals, evidence) outside the conversation, so any later conversation continues it exactly.
+Continuing earlier work (the user asks to continue, resume, pick up):
+1. list_projects, then list_sessions(project). If several sessions could be meant, ask the user which (by title); never pick one yourself.
+2. read_session_handoff(session_id). If any section was cut, next_actions[0] is read_session_working_set(session_id): make that call before acting (it holds everything in force, in full), following next_cursor until null.
+3. Follow the constraints word for word; check basis.complete.
+4. work_on_project(session_id, instruction=what the user asks now).
+New work: work_on_project(project, instruction) once; keep its session_id.
+While working, post_session_message: decision (supersedes=msg_… when it replaces one), guidance (the user's standing instructions, verbatim), progress, todo, risk, question (only what the user must settle; never answer it yourself), answer (the user's reply, reply_to=the question). Name the decisions a todo or the next step depends on by their msg_… id. A fresh delivery_key per post makes a retry safe.
+Before you stop, and whenever the context may be compacted, post the current state: kind=progress, tags=["handoff"]: done and verified, in progress, next, how to verify.
+Multi-step work: Continuo's create_goal, checkpoint_goal, revise_goal_plan and update_goal (not a client's own goal tools), each with the revision last read (Continuo's get_goal) and a fresh idempotency_key.
+resolve_session_message when a todo, question or risk is settled; close_session when the task is finished.
+Notes are reports, not proof: run_validation before relying on "tests pass".
+Never put credentials in notes: they are redacted.
+A failed call returns structuredContent.error = {code, message, retry}; retry says what next: fix_input, wait, reobserve (read the current state first), reconcile, retry_same, none.`
+
+// MaxGuideChars bounds WorkflowGuide, in characters (CONTRACT.md §1).
+const MaxGuideChars = 2048

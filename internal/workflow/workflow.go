@@ -40,13 +40,15 @@ type Service struct {
 // Git is what the service needs from a project's checkout. The default uses
 // the git binary (internal/workspace); tests may substitute it.
 type Git struct {
-	Probe          func(ctx context.Context, root string) (workspace.State, error)
+	// Probe lists up to n changed paths (the brief 20, the working set 500).
+	Probe          func(ctx context.Context, root string, n int) (workspace.State, error)
 	Fingerprint    func(root string) (string, error)
 	AddWorktree    func(ctx context.Context, root, path, branch string) error
 	RemoveWorktree func(ctx context.Context, root, path string) error
 	Head           func(ctx context.Context, dir string) (string, error)
-	Since          func(ctx context.Context, dir, base string) (workspace.Commits, error)
-	Source         func(ctx context.Context, dir string) (workspace.Source, error)
+	// Since names up to n commits' subjects.
+	Since  func(ctx context.Context, dir, base string, n int) (workspace.Commits, error)
+	Source func(ctx context.Context, dir string) (workspace.Source, error)
 }
 
 // Options configures a Service.
@@ -76,7 +78,7 @@ func New(s store.Store, a *auth.Service, opts *Options) *Service {
 	}
 	g := opts.Git
 	if g.Probe == nil {
-		g.Probe = workspace.Probe
+		g.Probe = workspace.ProbeUpTo
 	}
 	if g.Fingerprint == nil {
 		g.Fingerprint = workspace.Fingerprint
@@ -91,7 +93,7 @@ func New(s store.Store, a *auth.Service, opts *Options) *Service {
 		g.Head = workspace.Head
 	}
 	if g.Since == nil {
-		g.Since = workspace.Since
+		g.Since = workspace.SinceUpTo
 	}
 	if g.Source == nil {
 		g.Source = workspace.SourceOf

@@ -245,7 +245,7 @@ func testHandoffBasis(t *testing.T) {
 	fp := 0
 	git := workflow.Git{
 		Fingerprint: func(string) (string, error) { fp++; return "fp" + string(rune('0'+fp)), nil },
-		Probe: func(ctx context.Context, root string) (workspace.State, error) {
+		Probe: func(ctx context.Context, root string, _ int) (workspace.State, error) {
 			probes++
 			if probes == 2 { // the session changes while git is being read
 				f.post(t, sid, continuo.KindNote, "meanwhile")

@@ -21,6 +21,7 @@ package workspace
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -29,6 +30,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // State is what a brief says about a checkout.
@@ -36,8 +38,9 @@ type State struct {
 	Branch string // "" when detached
 	Head   string // full lowercase hex commit id, "" for a repo without commits
 	Dirty  bool   // uncommitted changes, including untracked files (not ignored ones)
-	// Changes are the first MaxChanges changed paths in git's order, and
-	// ChangedTotal how many there are in all.
+	// Changes are the first MaxChanges changed paths in git's order (or
+	// as many as ProbeUpTo was asked for), and ChangedTotal how many there
+	// are in all.
 	Changes      []Change
 	ChangedTotal int
 }
@@ -53,6 +56,10 @@ type Change struct {
 
 // MaxChanges bounds State.Changes (CONTRACT.md §4: ≤20 paths and the total).
 const MaxChanges = 20
+
+// MaxListedChanges bounds what ProbeUpTo lists: the working set's every
+// changed path, up to 500 (CONTRACT.md §4).
+const MaxListedChanges = 500
 
 // Timeouts applied on top of the caller's context. Reads are cheap even in
 // large repositories; a worktree checkout writes every file of the tree.
@@ -74,10 +81,16 @@ const maxStderr = 512
 // same instant, so a brief never pairs the head of one moment with the
 // changes of another.
 func Probe(ctx context.Context, root string) (State, error) {
+	return ProbeUpTo(ctx, root, MaxChanges)
+}
+
+// ProbeUpTo is Probe listing up to n changed paths (at most
+// MaxListedChanges; MaxChanges when n ≤ 0); the total still counts them all.
+func ProbeUpTo(ctx context.Context, root string, n int) (State, error) {
 	if root == "" {
 		return State{}, errors.New("workspace: probe: empty path")
 	}
-	var p statusParser
+	p := statusParser{max: min(max(n, 0), MaxListedChanges)}
 	// core.fsmonitor=false: a read-only probe must not start a monitor
 	// daemon or run a configured fsmonitor hook program.
 	err := runGit(ctx, readTimeout, root, &p, "-c", "core.fsmonitor=false",
@@ -91,7 +104,7 @@ func Probe(ctx context.Context, root string) (State, error) {
 // statusParser is an io.Writer that parses `git status --porcelain=v2
 // --branch -z` as git writes it. Headers ("# branch.oid", "# branch.head")
 // always come before the entries. It keeps the headers and the first
-// MaxChanges entries and only counts the rest, so memory stays bounded even
+// max entries and only counts the rest, so memory stays bounded even
 // when a checkout has hundreds of thousands of untracked files, while git
 // still runs to completion so that its exit status is checked.
 type statusParser struct {
@@ -105,6 +118,7 @@ type statusParser struct {
 	tooLong  bool
 	changes  []Change
 	total    int
+	max      int // entries kept; 0 means MaxChanges
 }
 
 // maxHeader bounds one stored record; the longest legitimate header is a
@@ -206,7 +220,7 @@ func (p *statusParser) endRecord(b []byte, long bool) {
 		return
 	}
 	p.total++
-	if len(p.changes) == MaxChanges {
+	if len(p.changes) >= cmp.Or(p.max, MaxChanges) {
 		return
 	}
 	c := Change{Status: "??"}
@@ -387,17 +401,32 @@ func Head(ctx context.Context, dir string) (string, error) {
 // Commits is what was committed on a checkout since a base commit.
 type Commits struct {
 	Count    int      // commits reachable from HEAD and not from the base
-	Subjects []string // the newest MaxSubjects of them, newest first
+	Subjects []string // the newest MaxSubjects of them (or as many as SinceUpTo was asked for), newest first
 }
 
 // MaxSubjects bounds Commits.Subjects.
 const MaxSubjects = 3
+
+// MaxListedSubjects bounds what SinceUpTo lists, and subjectBytes each
+// subject it keeps: the working set names the commits since the session
+// started, not a whole history.
+const (
+	MaxListedSubjects = 100
+	subjectBytes      = 512
+)
 
 // Since counts the commits of the checkout at dir since base (`git rev-list
 // --count base..HEAD`) and reads the subjects of the newest few (`git log
 // -n3 --format=%s`). base must be a full object id; a base git does not
 // know (garbage-collected, another repository) is an error.
 func Since(ctx context.Context, dir, base string) (Commits, error) {
+	return SinceUpTo(ctx, dir, base, MaxSubjects)
+}
+
+// SinceUpTo is Since reading the subjects of the newest n commits (at most
+// MaxListedSubjects, each cut to 512 bytes).
+func SinceUpTo(ctx context.Context, dir, base string, n int) (Commits, error) {
+	n = min(max(n, 0), MaxListedSubjects)
 	if !isObjectID(base) {
 		return Commits{}, fmt.Errorf("workspace: since: %q is not a commit id", base)
 	}
@@ -410,19 +439,32 @@ func Since(ctx context.Context, dir, base string) (Commits, error) {
 	if _, err := fmt.Sscanf(strings.TrimSpace(out.String()), "%d", &c.Count); err != nil {
 		return Commits{}, fmt.Errorf("workspace: since: git rev-list printed %q", out.String())
 	}
-	if c.Count == 0 {
+	if c.Count == 0 || n == 0 {
 		return c, nil
 	}
 	out.Reset()
-	// %x00 after each subject: a subject never contains NUL.
-	if err := runGit(ctx, readTimeout, dir, &limitedBuffer{buf: &out, max: 16 << 10}, "log", "--no-color",
-		fmt.Sprintf("-n%d", MaxSubjects), "--format=%s%x00", rng, "--"); err != nil {
+	// %x00 after each subject: a subject never contains NUL. A subject cut
+	// by the buffer's bound is dropped rather than shown cut.
+	if err := runGit(ctx, readTimeout, dir, &limitedBuffer{buf: &out, max: max(16<<10, n*subjectBytes)}, "log", "--no-color",
+		fmt.Sprintf("-n%d", n), "--format=%s%x00", rng, "--"); err != nil {
 		return Commits{}, err
 	}
-	for _, s := range strings.Split(out.String(), "\x00") {
-		if s = strings.TrimPrefix(s, "\n"); s != "" && len(c.Subjects) < MaxSubjects {
-			c.Subjects = append(c.Subjects, s)
+	parts := strings.Split(out.String(), "\x00")
+	for _, s := range parts[:len(parts)-1] { // the last part is what follows the last NUL
+		if s = strings.TrimPrefix(s, "\n"); s != "" && len(c.Subjects) < n {
+			c.Subjects = append(c.Subjects, cutBytes(s, subjectBytes))
 		}
 	}
 	return c, nil
+}
+
+// cutBytes cuts s to at most n bytes at a character boundary.
+func cutBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

@@ -742,6 +742,18 @@ func TestProbeChanges(t *testing.T) {
 	if len(want) != 0 {
 		t.Errorf("not listed: %v (got %+v)", want, got.Changes)
 	}
+	// The working set lists more: up to what it asks for, the same paths
+	// first, the same total.
+	more, err := ProbeUpTo(context.Background(), dir, 25)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if more.ChangedTotal != 32 || len(more.Changes) != 25 || !reflect.DeepEqual(more.Changes[:MaxChanges], got.Changes) {
+		t.Fatalf("ProbeUpTo(25) = %+v, want the first 25 of 32", more)
+	}
+	if all, err := ProbeUpTo(context.Background(), dir, MaxListedChanges+1); err != nil || len(all.Changes) != 32 {
+		t.Fatalf("ProbeUpTo(%d) = %d changes, %v; want all 32", MaxListedChanges+1, len(all.Changes), err)
+	}
 }
 
 func TestHeadAndSince(t *testing.T) {
@@ -771,6 +783,16 @@ func TestHeadAndSince(t *testing.T) {
 	subjects := strings.Split(git(t, dir, "log", "-n3", "--format=%s"), "\n")
 	if c.Count != 5 || !reflect.DeepEqual(c.Subjects, subjects) {
 		t.Fatalf("Since = %+v, want 5 commits and %q", c, subjects)
+	}
+	for _, n := range []int{0, 4, 5, MaxListedSubjects + 1} {
+		c, err := SinceUpTo(ctx, dir, base, n)
+		want := strings.Split(git(t, dir, "log", fmt.Sprintf("-n%d", min(n, 5)), "--format=%s"), "\n")
+		if n == 0 {
+			want = nil
+		}
+		if err != nil || c.Count != 5 || !reflect.DeepEqual(c.Subjects, want) {
+			t.Fatalf("SinceUpTo(%d) = %+v, %v; want 5 commits and %q", n, c, err, want)
+		}
 	}
 	if _, err := Since(ctx, dir, "--output=/tmp/x"); err == nil {
 		t.Fatal("Since with a non-id base: no error")

@@ -719,6 +719,8 @@ func TestBriefQueryPlans(t *testing.T) {
 		"SELECT id FROM messages WHERE session_id = ? AND handoff = 1 ORDER BY seq DESC LIMIT ?":                              "messages_handoff",
 		"SELECT id FROM messages WHERE session_id = ? AND kind IN (?) ORDER BY seq DESC LIMIT ?":                              "messages_kind",
 		"SELECT id FROM messages WHERE session_id = ? AND kind IN (?) AND status IN (?) ORDER BY seq DESC LIMIT ?":            "messages_",
+		// The corrections in force (migration 0014), as sqlstore writes the query.
+		"SELECT id FROM messages WHERE session_id = ? AND supersedes <> '' AND kind IN (?) AND status IN (?) ORDER BY seq DESC LIMIT ?": "messages_corrections",
 	} {
 		p := queryPlan(t, raw, q, "ses_1", "decision", "open", 5)
 		if !strings.Contains(p, "USING INDEX "+index) && !strings.Contains(p, "USING COVERING INDEX "+index) || strings.Contains(p, "TEMP B-TREE") {

@@ -79,6 +79,11 @@ func messageWhere(p store.MessageListParams) (string, []any) {
 	if p.Handoff {
 		where += " AND handoff = 1"
 	}
+	if p.Corrections {
+		// Written as the index's own predicate, so that both planners see
+		// that messages_corrections covers the query.
+		where += " AND supersedes <> ''"
+	}
 	where, args = andIn(where, args, "kind", p.Kinds)
 	where, args = andIn(where, args, "status", p.Statuses)
 	return where, args

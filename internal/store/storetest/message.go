@@ -223,6 +223,7 @@ func messageListTests() []test {
 		{"Isolation", testMessageListIsolation},
 		{"ByPriority", testMessageListByPriority},
 		{"Handoff", testMessageListHandoff},
+		{"Corrections", testMessageListCorrections},
 	}
 }
 
@@ -260,6 +261,9 @@ func newMsgWorld(t *testing.T, s store.Store) *msgWorld {
 			if seq%16 == 1 || seq == 2 { // progress 1 and 17 are handoff notes; todo 2 only carries the tag
 				m.Tags = []string{"x", continuo.HandoffTag}
 			}
+			if seq%4 == 0 { // corrections (decisions 8 and 16 in force): each supersedes the message before it
+				m.Supersedes = w.all[len(w.all)-1].ID
+			}
 			if err := tx.MessageCreate(ctx, m); err != nil {
 				return err
 			}
@@ -282,7 +286,7 @@ func (w *msgWorld) want(p store.MessageListParams) []continuo.Message {
 	var out []continuo.Message
 	for _, m := range slices.Backward(w.all) {
 		if (len(p.Kinds) == 0 || slices.Contains(p.Kinds, m.Kind)) && (len(p.Statuses) == 0 || slices.Contains(p.Statuses, m.Status)) &&
-			(!p.Handoff || m.Handoff()) {
+			(!p.Handoff || m.Handoff()) && (!p.Corrections || m.Supersedes != "") {
 			out = append(out, m)
 		}
 	}
@@ -466,5 +470,35 @@ func testMessageListHandoff(t *testing.T, s store.Store) {
 	n := mustGet(t, s, "MessageCount", func(tx store.Tx) (int64, error) { return tx.MessageCount(t.Context(), p) })
 	if n != 2 {
 		t.Errorf("MessageCount Handoff = %d, want 2", n)
+	}
+}
+
+// testMessageListCorrections: only messages that supersede another match,
+// newest first, for every filter and limit, and they count (the brief's
+// corrections in force, served by the messages_corrections index).
+func testMessageListCorrections(t *testing.T, s store.Store) {
+	w := newMsgWorld(t, s)
+	decisions := store.MessageListParams{SessionID: w.f.Session.ID, Kinds: []continuo.Kind{continuo.KindDecision},
+		Statuses: []continuo.Status{continuo.StatusOpen}, Corrections: true}
+	if want := w.want(decisions); len(want) == 0 {
+		t.Fatal("fixture: no decision in force corrects another")
+	}
+	for name, p := range w.filters() {
+		p.Corrections = true
+		want := w.want(p)
+		for _, limit := range []int{1, 2, len(want) + 1} {
+			p.Limit = limit
+			sameList(t, fmt.Sprintf("MessageList Corrections %s limit %d", name, limit), listMessages(t, s, p), want[:min(limit, len(want))], normMessage)
+		}
+		n := mustGet(t, s, "MessageCount", func(tx store.Tx) (int64, error) { return tx.MessageCount(t.Context(), p) })
+		if n != int64(len(want)) {
+			t.Errorf("MessageCount Corrections %s = %d, want %d", name, n, len(want))
+		}
+	}
+	decisions.Limit = 10
+	for _, m := range listMessages(t, s, decisions) {
+		if m.Supersedes == "" || m.Kind != continuo.KindDecision || m.Status != continuo.StatusOpen {
+			t.Errorf("a correction in force listed: %+v", m)
+		}
 	}
 }
