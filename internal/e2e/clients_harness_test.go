@@ -71,7 +71,7 @@ func newClient(t *testing.T, name, work string, stub *modelstub.Server, env ...s
 			t.Fatal(err)
 		}
 		c.env = append(c.env, "CODEX_HOME="+codexHome, "STUB_API_KEY=stub-not-a-key")
-		cfg := `model = "stub-model"
+		cfg := `model = "gpt-5.5" # a model Codex knows: its real truncation policy and context window
 model_provider = "stub"
 # The scripted model's usage decides when Codex compacts (modelstub.Reply.InputTokens).
 model_auto_compact_token_limit = 50000

@@ -64,7 +64,8 @@ type Request struct {
 	Items    []Item // the conversation, oldest first
 
 	// Claude Code lists MCP tools as deferred (defer_loading) until a
-	// ToolSearch result references them (a tool_reference block).
+	// ToolSearch result references them (a tool_reference block); Codex
+	// leaves them out until a tool_search_output brings them.
 	deferred, loaded []string
 }
 
@@ -264,9 +265,17 @@ func decide(r *Request, plans []Plan) Reply {
 		return Reply{Text: final}
 	}
 	reply := plan.Steps[step](r)
-	if c := reply.Call; c != nil && r.Dialect == Anthropic && strings.HasPrefix(c.Name, "mcp__") && !r.defines(c.Name) {
-		// Claude Code defers MCP tools: load the schema first.
-		return Reply{Call: &ToolCall{Name: toolSearch, Args: map[string]any{"query": "select:" + c.Name}}}
+	if c := reply.Call; c != nil && strings.HasPrefix(c.Name, "mcp__") && !r.defines(c.Name) {
+		// The client defers MCP tools: find the tool first, as a model
+		// would. Claude Code's ToolSearch selects by name; Codex's
+		// tool_search ranks tools (BM25) for a query.
+		switch {
+		case r.Dialect == Anthropic:
+			return Reply{Call: &ToolCall{Name: toolSearch, Args: map[string]any{"query": "select:" + c.Name}}}
+		case slices.Contains(r.Tools, toolSearchCodex):
+			bare := c.Name[strings.LastIndex(c.Name, "__")+2:]
+			return Reply{Call: &ToolCall{Name: toolSearchCodex, Args: map[string]any{"query": bare + " " + strings.ReplaceAll(bare, "_", " "), "limit": 8}}}
+		}
 	}
 	return reply
 }
@@ -291,7 +300,7 @@ func (r *Request) position(plans []Plan) (*Plan, int) {
 			}
 			step := 0
 			for _, it := range r.Items[i+1:] {
-				if it.Call != nil && it.Call.Name != toolSearch {
+				if it.Call != nil && it.Call.Name != toolSearch && it.Call.Name != toolSearchCodex {
 					step++
 				}
 				if k := strings.LastIndex(it.Text, stepsMark); k >= 0 {
@@ -305,8 +314,13 @@ func (r *Request) position(plans []Plan) (*Plan, int) {
 	return nil, 0
 }
 
-// toolSearch is Claude Code's tool that loads deferred tools' schemas.
-const toolSearch = "ToolSearch"
+// The clients' tools that load deferred tools: Claude Code's ToolSearch,
+// Codex's tool_search (a Responses API tool of type tool_search, run by the
+// client).
+const (
+	toolSearch      = "ToolSearch"
+	toolSearchCodex = "tool_search"
+)
 
 func (r *Request) lastUser() string {
 	for i := len(r.Items) - 1; i >= 0; i-- {
@@ -317,11 +331,14 @@ func (r *Request) lastUser() string {
 	return ""
 }
 
-// defines reports whether the model may call a tool: listed, and, when
-// deferred, loaded.
+// defines reports whether the model may call a tool: loaded by a tool
+// search, or listed and not deferred.
 func (r *Request) defines(name string) bool {
-	return slices.Contains(r.Tools, name) && (!slices.Contains(r.deferred, name) || slices.Contains(r.loaded, name))
+	return slices.Contains(r.loaded, name) || slices.Contains(r.Tools, name) && !slices.Contains(r.deferred, name)
 }
+
+// Loaded is the tools a tool search brought into the conversation.
+func (r *Request) Loaded() []string { return r.loaded }
 
 // Results returns the results of the calls to tool (by its client-side
 // name, or its bare MCP name), oldest first.

@@ -57,6 +57,19 @@ func TestDecide(t *testing.T) {
 	if r.ToolDocs != "INSTR\n\n" || r.Tools[0] != "mcp__c__a" {
 		t.Errorf("namespace: %q %v", r.ToolDocs, r.Tools)
 	}
+	// Codex with a model that searches tools: the namespace is not listed
+	// until tool_search brings it.
+	search := `"tools":[{"type":"tool_search","execution":"client"}]`
+	r = resp(`{` + search + `,"input":[{"type":"message","role":"user","content":"[[go]] now"}]}`)
+	if got := decide(r, []Plan{plan}); got.Call == nil || got.Call.Name != toolSearchCodex || !strings.HasPrefix(got.Call.Args["query"].(string), "a ") {
+		t.Errorf("Codex deferred tool: %+v", got)
+	}
+	r = resp(`{` + search + `,"input":[{"type":"message","role":"user","content":"[[go]] now"},
+		{"type":"tool_search_call","call_id":"s","execution":"client","arguments":{"query":"a"}},
+		{"type":"tool_search_output","call_id":"s","execution":"client","tools":[{"type":"namespace","name":"mcp__c","description":"INSTR","tools":[{"type":"function","name":"a"}]}]}]}`)
+	if got := decide(r, []Plan{plan}); got.Call == nil || got.Call.Name != "mcp__c__a" || !strings.Contains(r.ToolDocs, "INSTR") {
+		t.Errorf("Codex loaded tool: %+v (docs %q)", got, r.ToolDocs)
+	}
 	r = resp(`{"input":[{"type":"message","role":"user","content":"You are performing a CONTEXT CHECKPOINT COMPACTION."}]}`)
 	if got := decide(r, []Plan{plan}); !strings.Contains(got.Text, stepsMark+"0]]") {
 		t.Errorf("compaction: %+v", got)

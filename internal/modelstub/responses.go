@@ -33,9 +33,10 @@ type responsesItem struct {
 	Content   json.RawMessage `json:"content"`
 	Name      string          `json:"name"`
 	Namespace string          `json:"namespace"`
-	Arguments string          `json:"arguments"`
+	Arguments json.RawMessage `json:"arguments"` // a string (function_call) or an object (tool_search_call)
 	CallID    string          `json:"call_id"`
 	Output    json.RawMessage `json:"output"`
+	Tools     []responsesTool `json:"tools"` // tool_search_output
 }
 
 func parseResponses(body []byte) (*Request, error) {
@@ -45,20 +46,29 @@ func parseResponses(body []byte) (*Request, error) {
 	}
 	r := &Request{Dialect: Responses, Body: body, Stream: in.Stream, System: in.Instructions}
 	var docs []string
-	for _, t := range in.Tools {
-		docs = append(docs, t.Description)
-		if t.Type == "namespace" {
-			for _, sub := range t.Tools {
-				r.Tools = append(r.Tools, t.Name+"__"+sub.Name)
-				docs = append(docs, sub.Description)
+	add := func(tools []responsesTool, loaded bool) {
+		for _, t := range tools {
+			docs = append(docs, t.Description)
+			var names []string
+			switch {
+			case t.Type == "namespace":
+				for _, sub := range t.Tools {
+					names = append(names, t.Name+"__"+sub.Name)
+					docs = append(docs, sub.Description)
+				}
+			case t.Type == toolSearchCodex:
+				names = append(names, toolSearchCodex)
+			case t.Name != "":
+				names = append(names, t.Name)
 			}
-			continue
-		}
-		if t.Name != "" {
-			r.Tools = append(r.Tools, t.Name)
+			if loaded {
+				r.loaded = append(r.loaded, names...)
+			} else {
+				r.Tools = append(r.Tools, names...)
+			}
 		}
 	}
-	r.ToolDocs = strings.Join(docs, "\n\n")
+	add(in.Tools, false)
 	var items []responsesItem
 	if s := strings.TrimSpace(string(in.Input)); strings.HasPrefix(s, `"`) {
 		var text string
@@ -89,7 +99,17 @@ func parseResponses(body []byte) (*Request, error) {
 			if it.Namespace != "" {
 				name = it.Namespace + "__" + it.Name
 			}
-			r.Items = append(r.Items, Item{Role: "assistant", Call: &Call{ID: it.CallID, Name: name, Args: json.RawMessage(it.Arguments)}})
+			var args string
+			if json.Unmarshal(it.Arguments, &args) != nil {
+				return nil, fmt.Errorf("input %d: function_call arguments are not a string", i)
+			}
+			r.Items = append(r.Items, Item{Role: "assistant", Call: &Call{ID: it.CallID, Name: name, Args: json.RawMessage(args)}})
+		case "tool_search_call":
+			r.Items = append(r.Items, Item{Role: "assistant", Call: &Call{ID: it.CallID, Name: toolSearchCodex, Args: it.Arguments}})
+		case "tool_search_output":
+			// Codex's tool search loaded these tools (and a namespace's
+			// description: the MCP server's instructions).
+			add(it.Tools, true)
 		case "function_call_output":
 			text, err := partsText(it.Output)
 			if err != nil {
@@ -99,6 +119,7 @@ func parseResponses(body []byte) (*Request, error) {
 		}
 	}
 	r.System = strings.Join(sys, "\n")
+	r.ToolDocs = strings.Join(docs, "\n\n")
 	return r, nil
 }
 
@@ -132,7 +153,10 @@ func partsText(raw json.RawMessage) (string, error) {
 func writeResponses(w http.ResponseWriter, r *Request, reply Reply, n int) {
 	respID := fmt.Sprintf("resp_stub%06d", n)
 	var item map[string]any
-	if c := reply.Call; c != nil {
+	if c := reply.Call; c != nil && c.Name == toolSearchCodex {
+		item = map[string]any{"type": "tool_search_call", "id": fmt.Sprintf("ts_stub%06d", n), "status": "completed",
+			"call_id": fmt.Sprintf("call_stub%06d", n), "execution": "client", "arguments": argsOf(c)}
+	} else if c != nil {
 		args, _ := json.Marshal(argsOf(c))
 		item = map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_stub%06d", n), "status": "completed",
 			"call_id": fmt.Sprintf("call_stub%06d", n), "arguments": string(args)}
