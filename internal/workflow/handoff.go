@@ -180,7 +180,7 @@ func (s *Service) snapshot(ctx context.Context, c *continuo.Caller, ref, project
 				return err
 			}
 			if diag != nil {
-				diag.Open[string(k)] = notes(scrubMessages(msgs), *openCounter(&sess.Counts, k), diagnosticOpen, 2000)
+				diag.Open[string(k)] = notes(items(scrubMessages(msgs), 2000), *openCounter(&sess.Counts, k), diagnosticOpen)
 			}
 			if k != continuo.KindGuidance {
 				snap.Open[k] = msgs[:min(BriefOpen, len(msgs))]
