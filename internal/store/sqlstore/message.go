@@ -84,6 +84,7 @@ func messageWhere(p store.MessageListParams) (string, []any) {
 		// that messages_corrections covers the query.
 		where += " AND supersedes <> ''"
 	}
+	where, args = andIn(where, args, "id", p.IDs)
 	where, args = andIn(where, args, "kind", p.Kinds)
 	where, args = andIn(where, args, "status", p.Statuses)
 	return where, args
