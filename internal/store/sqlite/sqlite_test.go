@@ -727,6 +727,13 @@ func TestBriefQueryPlans(t *testing.T) {
 			t.Errorf("%s\nplan: %s, want a scan of %s without a sort", q, p, index)
 		}
 	}
+	// Messages by id (the cited decisions, the answers): a lookup of each
+	// in the primary key, never a scan of the session (the sort is of the
+	// few found).
+	q := "SELECT id FROM messages WHERE session_id = ? AND id IN (?, ?) ORDER BY seq DESC LIMIT ?"
+	if p := queryPlan(t, raw, q, "ses_1", "msg_1", "msg_2", 2); !strings.Contains(p, "SEARCH messages USING INDEX sqlite_autoindex_messages_1 (id=?)") {
+		t.Errorf("%s\nplan: %s, want lookups of the primary key", q, p)
+	}
 }
 
 // TestRunQueryPlans: reading a page of a run's log is a range scan of the
