@@ -3,6 +3,7 @@ package workflow
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -450,6 +451,7 @@ const (
 	answeredBytes    = 240
 	maxChecks        = 8
 	maxActions       = 7
+	maxCheckActions  = 3 // checks named by next_actions, in one action
 	pathBytes        = 256
 	subjectBytes     = 120
 )
@@ -909,16 +911,22 @@ func nextActions(b *Brief) []string {
 		}
 		add("inspect the %d uncommitted change(s) before editing: git status, git diff", n)
 	}
-	checks := 0
-	for _, cs := range b.Validation.Checks {
+	// The checks that need a run, worst first (failed, stale, running,
+	// not_run), at most maxCheckActions.
+	checks := slices.Clone(b.Validation.Checks)
+	slices.SortStableFunc(checks, func(x, y CheckStatus) int { return checkRank[x.Status] - checkRank[y.Status] })
+	var runs []string
+	for _, cs := range checks[:min(maxCheckActions, len(checks))] {
 		switch {
+		case cs.Status == CheckPassed:
 		case cs.Status == CheckRunning:
-			add("read the running check %s: observe_run(run_id=%q)", cs.Check, cs.RunID)
-		case cs.Status == CheckPassed || b.Session.Lifecycle != string(continuo.LifecycleActive) || checks == 2:
-		default:
-			checks++
-			add("run_validation(session_id=%q, check=%q) (%s)", ref, cs.Check, cs.Status)
+			runs = append(runs, fmt.Sprintf("observe_run(run_id=%q) (%s running)", cs.RunID, cs.Check))
+		case b.Session.Lifecycle == string(continuo.LifecycleActive):
+			runs = append(runs, fmt.Sprintf("run_validation(session_id=%q, check=%q) (%s)", ref, cs.Check, cs.Status))
 		}
+	}
+	if len(runs) > 0 {
+		add("%s", strings.Join(runs, "; "))
 	}
 	if ws := openWork(b); ws != "" {
 		add("open work by priority: %s", ws)
