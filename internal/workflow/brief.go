@@ -437,7 +437,7 @@ var cutOrder = []struct {
 // bytes each item's excerpt keeps.
 const (
 	BriefDecisions   = 24 // of each read: by priority, corrections
-	BriefCited       = 16 // decisions cited by id, fetched one by one
+	BriefCited       = 16 // decisions cited by id, read by id in one query
 	BriefProgress    = 5
 	BriefOpen        = 8 // todos, risks, questions: each
 	BriefAnswered    = 8
