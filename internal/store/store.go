@@ -261,4 +261,8 @@ type MessageListParams struct {
 	// set). With one kind and one status, newest first, it is a range scan
 	// of the messages_corrections partial index.
 	Corrections bool
+	// IDs, when set, matches only these messages: one lookup of the
+	// primary key each, in one query (the brief's cited decisions and
+	// answers).
+	IDs []string
 }

@@ -3,6 +3,7 @@ package workflow
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -436,7 +437,7 @@ var cutOrder = []struct {
 // bytes each item's excerpt keeps.
 const (
 	BriefDecisions   = 24 // of each read: by priority, corrections
-	BriefCited       = 16 // decisions cited by id, fetched one by one
+	BriefCited       = 16 // decisions cited by id, read by id in one query
 	BriefProgress    = 5
 	BriefOpen        = 8 // todos, risks, questions: each
 	BriefAnswered    = 8
@@ -450,6 +451,7 @@ const (
 	answeredBytes    = 240
 	maxChecks        = 8
 	maxActions       = 7
+	maxCheckActions  = 3 // checks named by next_actions, in one action
 	pathBytes        = 256
 	subjectBytes     = 120
 )
@@ -516,6 +518,11 @@ type scrubbed struct {
 	goalRedacted        []bool             // per goal: whether redaction changed its title
 	titleCut            bool               // the stored title is a cut of the instruction's first line
 	ordered             []continuo.Message // the decisions in their order (OrderDecisions)
+	// The items of each list, made once: their excerpts do not depend on
+	// how much of the brief is cut, only how many of them are shown.
+	decisions, progress []Item
+	open                map[continuo.Kind][]Item
+	answers             []Answer
 }
 
 func scrub(s *Snapshot) *scrubbed {
@@ -546,10 +553,33 @@ func scrub(s *Snapshot) *scrubbed {
 		sc.Goals[i], sc.goalRedacted[i] = g, red
 	}
 	sc.Open = make(map[continuo.Kind][]continuo.Message, len(s.Open))
+	sc.open = make(map[continuo.Kind][]Item, len(s.Open))
 	for k, msgs := range s.Open {
 		sc.Open[k] = scrubMessages(msgs)
+		sc.open[k] = items(sc.Open[k], openBytes)
 	}
+	sc.decisions = items(sc.ordered, decisionBytes)
+	if state := sc.State(); state != nil {
+		var rest []continuo.Message
+		for _, m := range sc.Progress {
+			if m.ID != state.ID {
+				rest = append(rest, m)
+			}
+		}
+		sc.progress = items(rest, progressBytes)
+	} else {
+		sc.progress = items(sc.Progress, progressBytes)
+	}
+	sc.answers = answers(sc.Answered)
 	return sc
+}
+
+func items(msgs []continuo.Message, bytes int) []Item {
+	out := make([]Item, len(msgs))
+	for i := range msgs {
+		out[i] = item(&msgs[i], bytes)
+	}
+	return out
 }
 
 func scrubWorkspace(in *WorkspaceFacts) *WorkspaceFacts {
@@ -634,35 +664,29 @@ func build(s *scrubbed, sh shape) *Brief {
 	}
 
 	// The current state, and the progress without it.
-	state := s.State()
-	progress, progressTotal := s.Progress, c.Progress
-	if state != nil {
+	progressTotal := c.Progress
+	if state := s.State(); state != nil {
 		t := excerpt(state.Text, false, lr.state)
 		b.Task.CurrentState = &CurrentState{MessageID: state.ID, Text: t.Excerpt, Truncated: t.Truncated, Handoff: state.Handoff(), At: ts(state)}
-		progress = make([]continuo.Message, 0, len(s.Progress))
-		for _, m := range s.Progress {
-			if m.ID != state.ID {
-				progress = append(progress, m)
-			}
-		}
 		progressTotal = max(progressTotal-1, 0)
 	}
-	d := notes(s.ordered, c.Decisions-c.SupersededDecisions, sh.decisions, decisionBytes)
+	d := notes(s.decisions, c.Decisions-c.SupersededDecisions, sh.decisions)
 	b.Task.Decisions = Decisions{Items: d.Items, Total: d.Total, Returned: d.Returned, Truncated: d.Truncated, Superseded: c.SupersededDecisions}
-	b.Task.RecentProgress = notes(progress, progressTotal, sh.progress, progressBytes)
+	b.Task.RecentProgress = notes(s.progress, progressTotal, sh.progress)
 
 	b.Constraints = constraints(s.Guidance, c.OpenGuidance, sh.constraints, constraintBytes)
 	b.Goal = goalSection(s, lr)
 	open := min(sh.open, lr.open)
 	b.Open = Open{
-		Todos:     notes(s.Open[continuo.KindTodo], c.OpenTodos, open, openBytes),
-		Risks:     notes(s.Open[continuo.KindRisk], c.OpenRisks, open, openBytes),
-		Questions: Questions{Notes: notes(s.Open[continuo.KindQuestion], c.OpenQuestions, lr.questions, openBytes)},
+		Todos:     notes(s.open[continuo.KindTodo], c.OpenTodos, open),
+		Risks:     notes(s.open[continuo.KindRisk], c.OpenRisks, open),
+		Questions: Questions{Notes: notes(s.open[continuo.KindQuestion], c.OpenQuestions, lr.questions)},
 	}
 	if c.OpenQuestions > 0 {
 		b.Open.Questions.Note = QuestionsNote
 	}
-	b.Answered = answered(s.Answered, c.ResolvedQuestions, sh.answered)
+	n := min(sh.answered, len(s.answers))
+	b.Answered = Answered{Items: s.answers[:n:n], Total: c.ResolvedQuestions, Returned: n, Truncated: int64(n) < c.ResolvedQuestions}
 
 	b.Validation = validation(&s.Project, s.Evidence, s.Workspace, maxChecks)
 	reasons := append([]string{}, s.Reasons...) // [] rather than null when complete
@@ -759,18 +783,13 @@ func item(m *continuo.Message, bytes int) Item {
 	return Item{MessageID: m.ID, Excerpt: t.Excerpt, Truncated: t.Truncated, At: ts(m), Priority: priority(m.Priority), Supersedes: m.Supersedes}
 }
 
-// notes selects the first n of msgs (in the snapshot's order, already
-// redacted).
-func notes(msgs []continuo.Message, total int64, n, bytes int) Notes {
-	out := Notes{Items: []Item{}, Total: total}
-	for i := range msgs {
-		if i == n {
-			break
-		}
-		out.Items = append(out.Items, item(&msgs[i], bytes))
+// notes shows the first n of items (in the snapshot's order).
+func notes(items []Item, total int64, n int) Notes {
+	n = min(n, len(items))
+	out := Notes{Items: items[:n:n], Total: total, Returned: n, Truncated: int64(n) < total}
+	if out.Items == nil {
+		out.Items = []Item{} // [] rather than null
 	}
-	out.Returned = len(out.Items)
-	out.Truncated = int64(out.Returned) < total
 	return out
 }
 
@@ -798,36 +817,31 @@ func constraints(msgs []continuo.Message, total int64, n, budget int) Constraint
 	return out
 }
 
-// answered shows the first n pairs: those whose answer still holds first,
+// answers makes the answered pairs: those whose answer still holds first,
 // newest first, then the others (their answer names what replaced it).
-func answered(qs []QA, total int64, n int) Answered {
-	out := Answered{Items: []Answer{}, Total: total}
-	ordered := make([]QA, 0, len(qs))
+func answers(qs []QA) []Answer {
+	out := make([]Answer, 0, len(qs))
 	for _, inForce := range []bool{true, false} {
-		for _, q := range qs {
-			if q.InForce() == inForce {
-				ordered = append(ordered, q)
+		for i := range qs {
+			q := &qs[i]
+			if q.InForce() != inForce {
+				continue
 			}
+			it := item(&q.Question, answeredBytes)
+			it.Supersedes = ""
+			a := excerpt(q.text(), false, answeredBytes)
+			at := AnswerText{Excerpt: a.Excerpt, Truncated: a.Truncated, ReplacedBy: q.Replaced}
+			if q.Answer != nil {
+				at.MessageID, at.At = q.Answer.ID, ts(q.Answer)
+			} else if r := q.Question.ResolvedAt; r != nil {
+				at.At = r.UTC().Format(continuo.TimeFormat)
+			}
+			if q.Answer == nil && q.Question.ResolvedBy != "" {
+				at.MessageID = q.Question.ResolvedBy
+			}
+			out = append(out, Answer{Question: it, Answer: at})
 		}
 	}
-	for i := range ordered[:min(n, len(ordered))] {
-		q := &ordered[i]
-		it := item(&q.Question, answeredBytes)
-		it.Supersedes = ""
-		a := excerpt(q.text(), false, answeredBytes)
-		at := AnswerText{Excerpt: a.Excerpt, Truncated: a.Truncated, ReplacedBy: q.Replaced}
-		if q.Answer != nil {
-			at.MessageID, at.At = q.Answer.ID, ts(q.Answer)
-		} else if r := q.Question.ResolvedAt; r != nil {
-			at.At = r.UTC().Format(continuo.TimeFormat)
-		}
-		if q.Answer == nil && q.Question.ResolvedBy != "" {
-			at.MessageID = q.Question.ResolvedBy
-		}
-		out.Items = append(out.Items, Answer{Question: it, Answer: at})
-	}
-	out.Returned = len(out.Items)
-	out.Truncated = int64(out.Returned) < total
 	return out
 }
 
@@ -897,16 +911,22 @@ func nextActions(b *Brief) []string {
 		}
 		add("inspect the %d uncommitted change(s) before editing: git status, git diff", n)
 	}
-	checks := 0
-	for _, cs := range b.Validation.Checks {
+	// The checks that need a run, worst first (failed, stale, running,
+	// not_run), at most maxCheckActions.
+	checks := slices.Clone(b.Validation.Checks)
+	slices.SortStableFunc(checks, func(x, y CheckStatus) int { return checkRank[x.Status] - checkRank[y.Status] })
+	var runs []string
+	for _, cs := range checks[:min(maxCheckActions, len(checks))] {
 		switch {
+		case cs.Status == CheckPassed:
 		case cs.Status == CheckRunning:
-			add("read the running check %s: observe_run(run_id=%q)", cs.Check, cs.RunID)
-		case cs.Status == CheckPassed || b.Session.Lifecycle != string(continuo.LifecycleActive) || checks == 2:
-		default:
-			checks++
-			add("run_validation(session_id=%q, check=%q) (%s)", ref, cs.Check, cs.Status)
+			runs = append(runs, fmt.Sprintf("observe_run(run_id=%q) (%s running)", cs.RunID, cs.Check))
+		case b.Session.Lifecycle == string(continuo.LifecycleActive):
+			runs = append(runs, fmt.Sprintf("run_validation(session_id=%q, check=%q) (%s)", ref, cs.Check, cs.Status))
 		}
+	}
+	if len(runs) > 0 {
+		add("%s", strings.Join(runs, "; "))
 	}
 	if ws := openWork(b); ws != "" {
 		add("open work by priority: %s", ws)

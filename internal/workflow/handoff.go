@@ -3,7 +3,6 @@ package workflow
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"slices"
 
 	"github.com/continuo-dev/continuo"
@@ -180,7 +179,7 @@ func (s *Service) snapshot(ctx context.Context, c *continuo.Caller, ref, project
 				return err
 			}
 			if diag != nil {
-				diag.Open[string(k)] = notes(scrubMessages(msgs), *openCounter(&sess.Counts, k), diagnosticOpen, 2000)
+				diag.Open[string(k)] = notes(items(scrubMessages(msgs), 2000), *openCounter(&sess.Counts, k), diagnosticOpen)
 			}
 			if k != continuo.KindGuidance {
 				snap.Open[k] = msgs[:min(BriefOpen, len(msgs))]
@@ -236,33 +235,38 @@ func (r *reader) handoff() (*continuo.Message, error) {
 
 // answered reads the newest n resolved questions and, for each, the answer
 // in force: the answer that resolved it, or the later answers that
-// superseded that one (at most maxAnswerHops of them), each by id.
+// superseded that one (at most maxAnswerHops of them). The answers are
+// read by id, one query per step along the chains.
 func (r *reader) answered(n int) ([]QA, error) {
 	qs, err := r.list(continuo.KindQuestion, continuo.StatusResolved, newestFirst, n)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]QA, 0, len(qs))
-	for _, q := range qs {
-		qa := QA{Question: q}
-		id := q.ResolvedBy
-		for hop := 0; id != "" && hop <= maxAnswerHops; hop++ {
-			m, err := r.tx.MessageGet(r.ctx, r.session, id)
-			if errors.Is(err, store.ErrNotFound) {
-				break // archived: the resolution stands for it
-			} else if err != nil {
-				return nil, err
-			}
-			if m.Kind != continuo.KindAnswer {
-				qa.Replaced = m.ID
-				break
-			}
-			qa.Answer, id = m, m.SupersededBy
-			if id != "" && hop == maxAnswerHops {
-				qa.Replaced = id // a longer chain than is followed: say so rather than show a stale answer as in force
+	out := make([]QA, len(qs))
+	next := make([]string, len(qs)) // per question, the id to read next
+	for i, q := range qs {
+		out[i].Question, next[i] = q, q.ResolvedBy
+	}
+	for hop := 0; hop <= maxAnswerHops; hop++ {
+		ms, err := r.byID(next)
+		if err != nil || len(ms) == 0 {
+			return out, err
+		}
+		for i, id := range next {
+			m, ok := ms[id]
+			switch {
+			case id == "":
+			case !ok: // archived: the resolution stands for it
+				next[i] = ""
+			case m.Kind != continuo.KindAnswer:
+				out[i].Replaced, next[i] = m.ID, ""
+			default:
+				out[i].Answer, next[i] = m, m.SupersededBy
+				if next[i] != "" && hop == maxAnswerHops {
+					out[i].Replaced = next[i] // a longer chain than is followed: not shown as in force
+				}
 			}
 		}
-		out = append(out, qa)
 	}
 	return out, nil
 }
@@ -271,25 +275,40 @@ func (r *reader) answered(n int) ([]QA, error) {
 // that resolved a question.
 const maxAnswerHops = 4
 
-// cited fetches, by id, the decisions in force among ids that are not in
-// have already.
-func (r *reader) cited(ids []string, have []continuo.Message) ([]continuo.Message, error) {
-	var out []continuo.Message
+// byID reads the messages of the session among ids ("" ignored), in one
+// query by the primary key.
+func (r *reader) byID(ids []string) (map[string]*continuo.Message, error) {
+	var want []string
 	for _, id := range ids {
-		if slices.ContainsFunc(have, func(m continuo.Message) bool { return m.ID == id }) {
-			continue
+		if id != "" && !slices.Contains(want, id) {
+			want = append(want, id)
 		}
-		m, err := r.tx.MessageGet(r.ctx, r.session, id)
-		if errors.Is(err, store.ErrNotFound) {
-			continue // not a message of this session
-		} else if err != nil {
-			return nil, err
-		}
-		if m.Kind == continuo.KindDecision && m.Status == continuo.StatusOpen {
+	}
+	if len(want) == 0 {
+		return nil, nil
+	}
+	ms, err := r.tx.MessageList(r.ctx, store.MessageListParams{SessionID: r.session, IDs: want, Limit: len(want)})
+	out := make(map[string]*continuo.Message, len(ms))
+	for i := range ms {
+		out[ms[i].ID] = &ms[i]
+	}
+	return out, err
+}
+
+// cited reads the decisions in force among ids that are not in have
+// already.
+func (r *reader) cited(ids []string, have []continuo.Message) ([]continuo.Message, error) {
+	ids = slices.DeleteFunc(slices.Clone(ids), func(id string) bool {
+		return slices.ContainsFunc(have, func(m continuo.Message) bool { return m.ID == id })
+	})
+	ms, err := r.byID(ids)
+	var out []continuo.Message
+	for _, id := range ids { // in the order cited
+		if m, ok := ms[id]; ok && m.Kind == continuo.KindDecision && m.Status == continuo.StatusOpen {
 			out = append(out, *m)
 		}
 	}
-	return out, nil
+	return out, err
 }
 
 // observe reads the session's checkout with git, outside the read

@@ -194,7 +194,7 @@ func (s *Service) ReadWorkingSet(ctx context.Context, c *continuo.Caller, ref, c
 	if cursor != "" && cur.session != sessionTag(ws.Session.ID) {
 		return nil, continuo.Invalid("cursor", "not a cursor of this session's working set")
 	}
-	return WorkingSetPage(ws, cur)
+	return workingSetPage(ws, cur)
 }
 
 func (s *Service) workingSnapshot(ctx context.Context, c *continuo.Caller, ref string) (*WorkingSnapshot, error) {
@@ -275,11 +275,11 @@ type workingEntry struct {
 	raw   []byte // value's JSON
 }
 
-// WorkingSetPage builds the page of the working set that cur names (the
+// workingSetPage builds the page of the working set that cur names (the
 // first when zero). It is a pure function: the same snapshot and cursor
 // give the same bytes. A cursor of an earlier state of the working set is
 // a conflict: its pages would not fit together.
-func WorkingSetPage(ws *WorkingSnapshot, cur workingCursor) (*WorkingSet, error) {
+func workingSetPage(ws *WorkingSnapshot, cur workingCursor) (*WorkingSet, error) {
 	entries, head := workingEntries(ws)
 	tag := contentTag(ws.Session.ID, entries)
 	if cur.pos > 0 || cur.page > 0 {

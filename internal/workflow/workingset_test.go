@@ -54,7 +54,7 @@ func pages(t *testing.T, ws *WorkingSnapshot) []*WorkingSet {
 	var out []*WorkingSet
 	var cur workingCursor
 	for len(out) < 1000 {
-		p, err := WorkingSetPage(ws, cur)
+		p, err := workingSetPage(ws, cur)
 		if err != nil {
 			t.Fatalf("page %d: %v", len(out)+1, err)
 		}
@@ -90,7 +90,7 @@ func TestWorkingSetPaging(t *testing.T) {
 			if p.Page != j+1 || p.Totals.Pages != len(ps) {
 				t.Fatalf("case %d page %d says page %d of %d (of %d)", i, j+1, p.Page, p.Totals.Pages, len(ps))
 			}
-			if again, _ := WorkingSetPage(ws, cursorOf(t, ps, j)); !equalJSON(again, p) {
+			if again, _ := workingSetPage(ws, cursorOf(t, ps, j)); !equalJSON(again, p) {
 				t.Fatalf("case %d page %d differs when read again", i, j+1)
 			}
 			all.Constraints = append(all.Constraints, p.Constraints...)
@@ -176,7 +176,7 @@ func TestWorkingSetContents(t *testing.T) {
 	ws.Todos = []continuo.Message{testMsg(300, continuo.KindTodo, continuo.StatusOpen, "todo with "+secret)}
 	ws.Goals = testGoals(1, func(int) string { return "ship" })
 	ws.Goals[0].CompletionConditions = []string{"go test ./... passes"}
-	p, err := WorkingSetPage(ws, workingCursor{})
+	p, err := workingSetPage(ws, workingCursor{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestWorkingSetContents(t *testing.T) {
 	for range 20 {
 		ws.Decisions = append(ws.Decisions, testMsg(400+len(ws.Decisions), continuo.KindDecision, continuo.StatusOpen, strings.Repeat("<>", 3900)))
 	}
-	first, err := WorkingSetPage(ws, workingCursor{})
+	first, err := workingSetPage(ws, workingCursor{})
 	if err != nil || first.NextCursor == nil {
 		t.Fatalf("first page: %v, %+v", err, first)
 	}
@@ -227,7 +227,7 @@ func TestWorkingSetContents(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws.Todos = ws.Todos[:1]
-	if _, err := WorkingSetPage(ws, cur); continuo.ErrorCode(err) != continuo.CodeConflict {
+	if _, err := workingSetPage(ws, cur); continuo.ErrorCode(err) != continuo.CodeConflict {
 		t.Errorf("a cursor of an earlier state: %v, want conflict", err)
 	}
 	for _, bad := range []string{"", "w", "w1.2.3.4", "w0.1.abcdefgh.0123456789ab", "w2.0.abcdefgh.0123456789ab", "w2.01.abcdefgh.0123456789ab",

@@ -727,6 +727,14 @@ func TestBriefQueryPlans(t *testing.T) {
 			t.Errorf("%s\nplan: %s, want a scan of %s without a sort", q, p, index)
 		}
 	}
+	// Messages by id (the cited decisions, the answers), as sqlstore.byID
+	// asks: a lookup of each in the primary key, never a walk of the
+	// session's index.
+	q := "SELECT id FROM messages WHERE 1 = 1 AND id IN (?, ?, ?, ?, ?, ?, ?, ?)"
+	if p := queryPlan(t, raw, q, 1, 2, 3, 4, 5, 6, 7, 8); p != "SEARCH messages USING COVERING INDEX sqlite_autoindex_messages_1 (id=?)" &&
+		p != "SEARCH messages USING INDEX sqlite_autoindex_messages_1 (id=?)" {
+		t.Errorf("%s\nplan: %s, want lookups of the primary key", q, p)
+	}
 }
 
 // TestRunQueryPlans: reading a page of a run's log is a range scan of the

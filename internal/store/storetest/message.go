@@ -224,6 +224,7 @@ func messageListTests() []test {
 		{"ByPriority", testMessageListByPriority},
 		{"Handoff", testMessageListHandoff},
 		{"Corrections", testMessageListCorrections},
+		{"IDs", testMessageListIDs},
 	}
 }
 
@@ -286,7 +287,7 @@ func (w *msgWorld) want(p store.MessageListParams) []continuo.Message {
 	var out []continuo.Message
 	for _, m := range slices.Backward(w.all) {
 		if (len(p.Kinds) == 0 || slices.Contains(p.Kinds, m.Kind)) && (len(p.Statuses) == 0 || slices.Contains(p.Statuses, m.Status)) &&
-			(!p.Handoff || m.Handoff()) && (!p.Corrections || m.Supersedes != "") {
+			(!p.Handoff || m.Handoff()) && (!p.Corrections || m.Supersedes != "") && (len(p.IDs) == 0 || slices.Contains(p.IDs, m.ID)) {
 			out = append(out, m)
 		}
 	}
@@ -500,5 +501,25 @@ func testMessageListCorrections(t *testing.T, s store.Store) {
 		if m.Supersedes == "" || m.Kind != continuo.KindDecision || m.Status != continuo.StatusOpen {
 			t.Errorf("a correction in force listed: %+v", m)
 		}
+	}
+}
+
+// testMessageListIDs: only the messages named match, of this session only,
+// newest first, with the other filters; unknown ids match nothing.
+func testMessageListIDs(t *testing.T, s store.Store) {
+	w := newMsgWorld(t, s)
+	ids := []string{w.all[3].ID, w.all[17].ID, w.all[8].ID, w.all[0].ID, continuo.NewID(continuo.PrefixMessage, Base)}
+	for name, p := range w.filters() {
+		p.IDs, p.Limit = ids, 100
+		sameList(t, "MessageList IDs "+name, listMessages(t, s, p), w.want(p), normMessage)
+	}
+	other := listMessages(t, s, store.MessageListParams{SessionID: w.other.ID, Limit: 10})
+	p := store.MessageListParams{SessionID: w.f.Session.ID, IDs: []string{other[0].ID}, Limit: 10}
+	if got := listMessages(t, s, p); len(got) != 0 {
+		t.Errorf("MessageList IDs found another session's message: %v", got)
+	}
+	p = store.MessageListParams{SessionID: w.f.Session.ID, IDs: ids, Limit: 2}
+	if got := listMessages(t, s, p); len(got) != 2 || got[0].ID != w.all[17].ID || got[1].ID != w.all[8].ID {
+		t.Errorf("MessageList IDs limit 2: %v, want the newest two", got)
 	}
 }
