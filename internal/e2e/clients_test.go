@@ -165,14 +165,51 @@ func clientStory(t *testing.T, name, transport string) {
 	st.record(conv.session, sessionID)
 
 	// 4. A second conversation in the project: the session's brief is cut
-	// (a long history), so the model reads the working set before it
-	// resumes the session.
-	for i := range 40 {
+	// (a long history), so the model reads the working set — two pages,
+	// each of which must reach it whole (Codex cuts the middle out of a
+	// tool result over about 40 KB) — before it resumes the session.
+	const decisions = 120
+	for i := range decisions {
 		must(t, st.cs, "post_session_message", map[string]any{"session_id": sessionID, "kind": "decision",
-			"text":         fmt.Sprintf("Decision %02d: %s", i, strings.Repeat("the logger takes the level from the flag and keeps the format stable; ", 5)),
+			"text":         fmt.Sprintf("Decision %03d: %s", i, strings.Repeat("the logger takes the level from the flag and keeps the format stable; ", 5)),
 			"delivery_key": fmt.Sprintf("bulk-%d", i)})
 	}
-	var cut, readWorkingSet bool
+	var cut bool
+	seen := map[string]bool{}
+	pages := 0
+	// next is the model's next move after the brief: follow its first
+	// action to the working set, every page of it, then resume.
+	next := func(r *modelstub.Request) modelstub.Reply {
+		h := r.LastJSON("read_session_handoff")
+		last := r.LastCall()
+		switch {
+		case last != nil && strings.HasSuffix(last.Name, "__read_session_handoff"):
+			brief, _ := h["handoff_brief"].(map[string]any)
+			if actions := anyStrings(brief["next_actions"]); len(actions) > 0 && strings.HasPrefix(actions[0], "read_session_working_set(") {
+				cut = true
+				return toolReply("read_session_working_set", map[string]any{"session_id": h["session_id"]})
+			}
+		case last != nil && strings.HasSuffix(last.Name, "__read_session_working_set"):
+			res := r.Results("read_session_working_set")
+			ws, _ := r.LastJSON("read_session_working_set")["working_set"].(map[string]any)
+			if ws == nil {
+				t.Errorf("working set page %d did not reach the model whole: %d bytes", len(res), len(res[len(res)-1].Text))
+				return modelstub.Reply{Text: "The working set was cut."}
+			}
+			pages++
+			for _, d := range anyList(ws["decisions"]) {
+				if text, _ := d["text"].(string); len(text) > 12 {
+					seen[text[:12]] = true
+				}
+			}
+			if c, _ := ws["next_cursor"].(string); c != "" {
+				return toolReply("read_session_working_set", map[string]any{"session_id": h["session_id"], "cursor": c})
+			}
+		default:
+			return modelstub.Reply{Text: "Resumed the session."}
+		}
+		return toolReply("work_on_project", map[string]any{"session_id": h["session_id"], "instruction": promptContinue})
+	}
 	st.stub.SetPlans(modelstub.Plan{Marker: "[[continue]]", Steps: []modelstub.Step{
 		mcpCall("list_projects", nil),
 		mcpCall("list_sessions", map[string]any{"project": st.project, "lifecycle": "active"}),
@@ -185,29 +222,12 @@ func clientStory(t *testing.T, name, transport string) {
 			}
 			return toolReply("read_session_handoff", map[string]any{"session_id": id})
 		},
-		func(r *modelstub.Request) modelstub.Reply {
-			h := r.LastJSON("read_session_handoff")
-			brief, _ := h["handoff_brief"].(map[string]any)
-			actions := anyStrings(brief["next_actions"])
-			if len(actions) > 0 && strings.HasPrefix(actions[0], "read_session_working_set(") {
-				cut = true
-				return toolReply("read_session_working_set", map[string]any{"session_id": h["session_id"]})
-			}
-			return toolReply("work_on_project", map[string]any{"session_id": h["session_id"], "instruction": promptContinue})
-		},
-		func(r *modelstub.Request) modelstub.Reply {
-			ws := r.LastJSON("read_session_working_set")
-			if ws == nil {
-				return modelstub.Reply{Text: "Resumed the session."}
-			}
-			readWorkingSet = strings.Contains(fmt.Sprint(ws), "Decision 00")
-			h := r.LastJSON("read_session_handoff")
-			return toolReply("work_on_project", map[string]any{"session_id": h["session_id"], "instruction": promptContinue})
-		},
+		next, next, next, next, next,
 	}})
 	st.client.prompt("", promptContinue)
-	if !cut || !readWorkingSet {
-		t.Errorf("second conversation: brief cut %v, working set read with the first decision %v", cut, readWorkingSet)
+	if !cut || pages < 2 || !seen["Decision 000"] || !seen[fmt.Sprintf("Decision %03d", decisions-1)] {
+		t.Errorf("second conversation: brief cut %v, %d working-set page(s) read, first and last decision seen %v %v",
+			cut, pages, seen["Decision 000"], seen[fmt.Sprintf("Decision %03d", decisions-1)])
 	}
 	msgs := must(t, st.cs, "list_session_messages", map[string]any{"session_id": sessionID, "kinds": []string{"instruction"}})
 	if n, _ := msgs["total_count"].(float64); n != 2 {

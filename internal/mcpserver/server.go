@@ -321,7 +321,7 @@ var goalContextSchema = &jsonschema.Schema{Type: "object",
 // workingSetSchema stands for one page of the working set, which documents
 // itself as the brief does (section names, totals over every page).
 var workingSetSchema = &jsonschema.Schema{Type: "object",
-	Description: "one page (≤ 64 KiB) of what is in force, in full: task, current_state, constraints, goals, decisions, answered, questions, todos, risks, workspace, changed_files, commit_subjects, validation; totals over all pages; not_in_force only counted; basis; next_cursor (null on the last page)"}
+	Description: "one page (≤ 32 KiB) of what is in force, in full: task, current_state, constraints, goals, decisions, answered, questions, todos, risks, workspace, changed_files, commit_subjects, validation; totals over all pages; not_in_force only counted; basis; next_cursor (null on the last page)"}
 
 // messageSchema names a message's fields rather than typing each: three
 // tools return messages, and a model reads the names.

@@ -404,7 +404,7 @@ func (s *server) readSessionWorkingSet(srv *mcp.Server) {
 		desc: "Use right after read_session_handoff whenever the brief cut anything (its next_actions[0] is then this exact call), before acting: " +
 			"everything still in force, in full — constraints verbatim, every decision in force (with what it supersedes), answered questions, " +
 			"open questions, todos and risks, active goals with completion conditions, current state, changed files, commits since start, " +
-			"validation. Pages of ≤ 64 KiB: follow next_cursor until null."},
+			"validation. Pages of ≤ 32 KiB: follow next_cursor until null."},
 		func(ctx context.Context, c *continuo.Caller, in *ReadSessionWorkingSetArgs) (*ReadSessionWorkingSetResult, error) {
 			ws, err := s.opts.Workflow.ReadWorkingSet(ctx, c, in.SessionID, in.Cursor)
 			if err != nil {

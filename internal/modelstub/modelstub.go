@@ -337,6 +337,17 @@ func (r *Request) defines(name string) bool {
 	return slices.Contains(r.loaded, name) || slices.Contains(r.Tools, name) && !slices.Contains(r.deferred, name)
 }
 
+// LastCall is the newest tool call the model made, tool searches aside;
+// nil when none.
+func (r *Request) LastCall() *Call {
+	for i := len(r.Items) - 1; i >= 0; i-- {
+		if c := r.Items[i].Call; c != nil && c.Name != toolSearch && c.Name != toolSearchCodex {
+			return c
+		}
+	}
+	return nil
+}
+
 // Loaded is the tools a tool search brought into the conversation.
 func (r *Request) Loaded() []string { return r.loaded }
 

@@ -30,8 +30,12 @@ import (
 // status-filtered range scan of an index (open or resolved messages of one
 // kind), a lookup by id, or a counter of the session row.
 
-// MaxWorkingSetPage bounds one page as the tool returns it, serialized.
-const MaxWorkingSetPage = 64 << 10
+// MaxWorkingSetPage bounds one page as the tool returns it, serialized:
+// half of the 64 KiB CONTRACT.md §4 allows, because Codex CLI cuts the
+// middle out of any tool result over 10,000 tokens (it counts 4 bytes a
+// token, so about 40 KB) before its model reads it; a 32 KiB page arrives
+// whole (TestRealClients reads one).
+const MaxWorkingSetPage = 32 << 10
 
 // workingPageBudget leaves room for the tool result's wrapper
 // ({"working_set": …}).

@@ -72,7 +72,7 @@ func pages(t *testing.T, ws *WorkingSnapshot) []*WorkingSet {
 
 // TestWorkingSetPaging: whatever the mix, following the cursors from the
 // first page covers every entry of the working set exactly once, in order;
-// every page, as the tool returns it, is at most 64 KiB of valid JSON;
+// every page, as the tool returns it, is at most MaxWorkingSetPage (32 KiB) of valid JSON;
 // two reads of one snapshot give the same bytes; each section's total
 // counts its items over every page.
 func TestWorkingSetPaging(t *testing.T) {
