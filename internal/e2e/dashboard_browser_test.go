@@ -65,6 +65,7 @@ timeout_secs = %d
 	// request to continue it.
 	created := must(t, admin, "chat_swarm_create", map[string]any{"worker_limit": 2})
 	swarmID := created["swarm"].(map[string]any)["swarm_id"].(string)
+	cliJSON(t, dd, "principal", "create", "crew", "--group", "admin")
 	workerTok := token(t, dd, "crew", "swarm:work")
 	ws := connectAt(t, srv.URL, workerTok, "2026-07-28")
 	w := joinSwarm(t, ws, swarmID, created["invite"].(string), 0, carrierKey())

@@ -21,6 +21,7 @@ import (
 	"github.com/continuo-dev/continuo/internal/run"
 	"github.com/continuo-dev/continuo/internal/store"
 	"github.com/continuo-dev/continuo/internal/store/sqlite"
+	"github.com/continuo-dev/continuo/internal/store/stores"
 	"github.com/continuo-dev/continuo/internal/swarm"
 	"github.com/continuo-dev/continuo/internal/web"
 	"github.com/continuo-dev/continuo/internal/workflow"
@@ -33,7 +34,7 @@ import (
 type fixture struct {
 	t    *testing.T
 	ctx  context.Context
-	db   *sqlite.DB
+	db   store.Store
 	auth *auth.Service
 	wf   *workflow.Service
 	runs *run.Service
@@ -51,17 +52,26 @@ type fixtureOptions struct {
 	metrics *metrics.Registry
 	// trustedMeta is the _meta key trusted as a swarm carrier.
 	trustedMeta string
+	// engines: the store is the engine of the stores.Each subtest the
+	// test runs in (SQLite or PostgreSQL), not always SQLite.
+	engines bool
 }
 
 func newFixtureWith(t *testing.T, o fixtureOptions) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "continuo.db"), nil)
-	if err != nil {
-		t.Fatalf("sqlite.Open: %v", err)
+	var db store.Store
+	if o.engines {
+		db = stores.Open(t)
+	} else {
+		sq, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "continuo.db"), nil)
+		if err != nil {
+			t.Fatalf("sqlite.Open: %v", err)
+		}
+		t.Cleanup(func() { sq.Close() })
+		db = sq
 	}
-	t.Cleanup(func() { db.Close() })
-	var st store.Store = db
+	st := db
 	if o.store != nil {
 		st = o.store(db)
 	}

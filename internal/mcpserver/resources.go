@@ -96,7 +96,7 @@ func (s *server) resourceList(next mcp.MethodHandler) mcp.MethodHandler {
 		// The list is the caller's own and changes as it works: private,
 		// stale at once.
 		out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
-		out.TTLMs, out.CacheScope = 0, "private"
+		out.TTLMs, out.CacheScope = 0, cachePrivate
 		for _, p := range projects {
 			page, err := wf.ListSessions(ctx, c, p.ProjectID, continuo.LifecycleActive, 0, 50)
 			if err != nil {

@@ -85,6 +85,7 @@ func New(opts Options) *mcp.Server {
 		// would also declare logging, which we never send.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Prompts: &mcp.PromptCapabilities{},
 			Resources: &mcp.ResourceCapabilities{}},
+		SetCacheable: cacheScope,
 	})
 	srv.AddReceivingMiddleware(onlyDeclared, s.resourceList)
 	s.registerSessionTools(srv)
@@ -95,6 +96,24 @@ func New(opts Options) *mcp.Server {
 	s.registerResources(srv)
 	return srv
 }
+
+// cacheScope settles the cache fields (ttlMs, cacheScope) of the results
+// that carry them, after their handler: whatever a resource holds — a
+// session's brief, its working set — is one group's, so every
+// resources/read is private and stale at once, never left to the
+// protocol's default, which is public (a shared cache could serve one
+// group's brief to another). resources/list is the caller's own list
+// (resourceList marks it private itself). The lists of tools, prompts and
+// resource templates are the same for every caller: public.
+func cacheScope(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
+	if _, ok := req.(*mcp.ReadResourceRequest); ok {
+		c.TTLMs, c.CacheScope = 0, cachePrivate
+	}
+}
+
+// cachePrivate is the cacheScope of what only the requesting user's client
+// may cache.
+const cachePrivate = "private"
 
 // undeclared are the methods the SDK answers whatever the capabilities say
 // (empty lists, "unknown prompt"), for the capabilities we do not declare.

@@ -104,6 +104,7 @@ func Handler(o Options) http.Handler {
 		sessions = NewSessions(make([]byte, 32)) // signatures nobody else shares: only local sessions
 	}
 	sessions.limit(lim)
+	sessions.track(o.MCP)
 	route := sessions.route(stateful, stateless, streaming, fallback)
 	// The SDK's middleware puts TokenInfo where tool handlers find it; the
 	// token was already checked by bearer() just before, so the verifier
