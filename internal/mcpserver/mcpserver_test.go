@@ -968,6 +968,16 @@ func TestToolsList(t *testing.T) {
 		})
 	}
 	for _, tl := range res.Tools {
+		if tl.Name == "chat_swarm_next" {
+			var in map[string]any
+			_ = json.Unmarshal([]byte(mustJSON(t, tl.InputSchema)), &in)
+			if v := dig(in, "properties", "carrier_key", "minLength"); v != float64(continuo.MinCarrierKey) {
+				t.Errorf("carrier_key.minLength = %v, want %d", v, continuo.MinCarrierKey)
+			}
+			if v := dig(in, "properties", "epoch", "maximum"); v != nil {
+				t.Errorf("epoch.maximum = %v: a guard of the arithmetic is not published", v)
+			}
+		}
 		if tl.Name != "post_session_message" {
 			continue
 		}
@@ -976,7 +986,9 @@ func TestToolsList(t *testing.T) {
 		if v := dig(in, "properties", "text", "maxLength"); v != float64(8000) {
 			t.Errorf("text.maxLength = %v", v)
 		}
-		if v := dig(in, "properties", "text", "minLength"); v != float64(1) {
+		// A minimum of 1 is not published (an empty string is an absent
+		// one); a larger one is (carrier_key, below).
+		if v := dig(in, "properties", "text", "minLength"); v != nil {
 			t.Errorf("text.minLength = %v", v)
 		}
 		if v := dig(in, "properties", "tags", "maxItems"); v != float64(16) {
@@ -988,7 +1000,7 @@ func TestToolsList(t *testing.T) {
 		if v, _ := dig(in, "properties", "kind", "enum").([]any); len(v) != 8 {
 			t.Errorf("kind.enum = %v", v)
 		}
-		if v := dig(in, "properties", "tags", "items", "minLength"); v != float64(1) {
+		if v := dig(in, "properties", "tags", "items", "minLength"); v != nil {
 			t.Errorf("tags.items.minLength = %v", v)
 		}
 		req, _ := in["required"].([]any)

@@ -270,7 +270,7 @@ func (s *server) errorResult(ctx context.Context, name string, err error) *mcp.C
 // be a third of a small tool's bytes, in every model's context): the server
 // instructions and CONTRACT.md §9 list it once.
 var errorSchema = &jsonschema.Schema{Type: "object", Required: []string{"code", "message", "retry"},
-	Description: "on failure only: {code, message, retry, details?}; code is one of CONTRACT §9's, retry says what to do"}
+	Description: "on failure only: {code, message, retry (what to do next), details?}"}
 
 // outputSchema infers Out's schema. A failed call carries only "error", so
 // the schema lists it as an alternative property and requires nothing at
@@ -296,6 +296,7 @@ func outputSchema[Out any]() *jsonschema.Schema {
 		reflect.TypeFor[JSONObject]():           capsuleSchema,
 		reflect.TypeFor[Worker]():               workerSchema,
 		reflect.TypeFor[Task]():                 taskSchema,
+		reflect.TypeFor[ListedTask]():           listedTaskSchema,
 	}})
 	if err != nil {
 		panic(err)

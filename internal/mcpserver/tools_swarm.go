@@ -121,11 +121,16 @@ func taskView(t *continuo.Task, a *continuo.Attempt, withResult bool) Task {
 	return v
 }
 
+// ListedTask is a task in a list of chat_swarm_status: the fields of Task,
+// which its schema names once (task), not twice.
+type ListedTask Task
+
 var (
-	swarmSchema = &jsonschema.Schema{Type: "object",
+	listedTaskSchema = &jsonschema.Schema{Type: "object", Description: "as task"}
+	swarmSchema      = &jsonschema.Schema{Type: "object",
 		Description: "swarm_id, state (active|closed), worker_limit, policy, invite_expires_at?, created_at"}
 	workerSchema = &jsonschema.Schema{Type: "object",
-		Description: "worker_id, swarm_id, label, epoch, state (idle|busy), carrier_state (active|lost|retired), carrier_source, continuity_state, current_task_id?, checkpoint_at?, last_seen_at, pressure? {tokens, ratio, exact} (chat_swarm_status)"}
+		Description: "worker_id, swarm_id, label, epoch, state (idle|busy), carrier_state (active|lost|retired), carrier_source, continuity_state, current_task_id?, checkpoint_at?, last_seen_at, pressure? {tokens, ratio, exact}"}
 	taskSchema = &jsonschema.Schema{Type: "object",
 		Description: "task_id, task_key, state (queued|claimed|running|cancel_requested|result_ready|collected|failed|cancelled|reconcile_required), attempt, attempt_id?, worker_id?, preferred_worker_id?, prompt?, payload?, reason?, detail?, result?, updated_at"}
 )
@@ -262,7 +267,7 @@ type SwarmStatusResult struct {
 	Workers []Worker       `json:"workers,omitempty"`
 	Tasks   map[string]int `json:"task_counts,omitempty"`
 	Task    *Task          `json:"task,omitempty"`
-	List    []Task         `json:"tasks,omitempty"`
+	List    []ListedTask   `json:"tasks,omitempty"`
 	Next    string         `json:"next_after,omitempty"`
 	// Continuations are the open ones: what awaits the owner (approve,
 	// revoke, reconcile).
@@ -305,9 +310,9 @@ func (s *server) swarmStatus(srv *mcp.Server) {
 				if err != nil {
 					return nil, err
 				}
-				out := &SwarmStatusResult{List: make([]Task, len(p.Tasks)), Next: p.Next}
+				out := &SwarmStatusResult{List: make([]ListedTask, len(p.Tasks)), Next: p.Next}
 				for i := range p.Tasks {
-					out.List[i] = taskView(&p.Tasks[i], nil, false)
+					out.List[i] = ListedTask(taskView(&p.Tasks[i], nil, false))
 				}
 				return out, nil
 			}
