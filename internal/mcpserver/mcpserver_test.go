@@ -80,7 +80,9 @@ func newFixtureWith(t *testing.T, o fixtureOptions) *fixture {
 	srv := mcpserver.New(mcpserver.Options{Workflow: wf, Runs: runs, Swarm: sw, TrustedCarrierMeta: o.trustedMeta, Logger: o.logger, Metrics: o.metrics})
 	hs := httptest.NewServer(web.Handler(web.Options{MCP: srv, Auth: authSvc, Ready: db.Ping, Logger: o.logger, Metrics: o.metrics}))
 	t.Cleanup(hs.Close)
-	return &fixture{t: t, ctx: ctx, db: db, auth: authSvc, wf: wf, runs: runs, sw: sw, url: hs.URL + "/mcp", base: hs.URL}
+	// The tests of the tools' behaviour reach every tool; the toolsets'
+	// own tests name their endpoints.
+	return &fixture{t: t, ctx: ctx, db: db, auth: authSvc, wf: wf, runs: runs, sw: sw, url: hs.URL + "/mcp/x/all", base: hs.URL}
 }
 
 var sessionScopes = []continuo.Scope{continuo.ScopeSessionsRead, continuo.ScopeSessionsWrite}

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/continuo-dev/continuo"
@@ -173,18 +174,31 @@ type SwarmInvited struct {
 	Swarm           Swarm  `json:"swarm"`
 	Invite          string `json:"invite"`
 	InviteExpiresAt string `json:"invite_expires_at"`
+	// WorkerEndpoint is where a worker conversation connects: the worker
+	// toolset's endpoint, which lists its loop and nothing else.
+	WorkerEndpoint string `json:"worker_endpoint"`
 }
 
-func invited(v *swarm.Invited, err error) (*SwarmInvited, error) {
+func (s *server) invited(v *swarm.Invited, err error) (*SwarmInvited, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &SwarmInvited{Swarm: swarmView(&v.Swarm), Invite: v.Invite, InviteExpiresAt: ts(v.ExpiresAt)}, nil
+	return &SwarmInvited{Swarm: swarmView(&v.Swarm), Invite: v.Invite, InviteExpiresAt: ts(v.ExpiresAt),
+		WorkerEndpoint: s.workerEndpoint()}, nil
+}
+
+// workerEndpoint is the URL of the worker endpoint when the server knows
+// its own, else its path.
+func (s *server) workerEndpoint() string {
+	if u := s.opts.MCPURL; u != "" {
+		return strings.TrimSuffix(u, "/") + workerPath
+	}
+	return "/mcp" + workerPath
 }
 
 func (s *server) swarmCreate(srv *mcp.Server) {
 	add(s, srv, tool{name: "chat_swarm_create", title: "Create a swarm",
-		desc: "Owner: to split work across other conversations. Returns the swarm and an invite (shown once) for workers to join."},
+		desc: "Owner: to split work across other conversations. Returns the swarm, an invite (shown once) and the worker_endpoint where workers connect to join."},
 		func(ctx context.Context, c *continuo.Caller, in *SwarmCreateArgs) (*SwarmInvited, error) {
 			input := swarm.CreateInput{WorkerLimit: in.WorkerLimit, InviteTTL: secs(in.InviteTTLSecs)}
 			if p := in.Policy; p != nil {
@@ -198,7 +212,7 @@ func (s *server) swarmCreate(srv *mcp.Server) {
 				policy.RequeueUnacked, policy.AutoApproveManaged = p.RequeueUnacked, p.AutoApproveManaged
 				input.Policy = &policy
 			}
-			return invited(s.opts.Swarm.Create(ctx, c, s.ownerCarrier(ctx), input))
+			return s.invited(s.opts.Swarm.Create(ctx, c, s.ownerCarrier(ctx), input))
 		})
 }
 
@@ -217,7 +231,7 @@ func (s *server) swarmInvite(srv *mcp.Server) {
 	add(s, srv, tool{name: "chat_swarm_invite", title: "Re-issue a swarm invite",
 		desc: "Owner: a new invite for more workers; the previous invite stops admitting joins."},
 		func(ctx context.Context, c *continuo.Caller, in *SwarmInviteArgs) (*SwarmInvited, error) {
-			return invited(s.opts.Swarm.Invite(ctx, c, s.ownerCarrier(ctx), in.SwarmID, secs(in.InviteTTLSecs)))
+			return s.invited(s.opts.Swarm.Invite(ctx, c, s.ownerCarrier(ctx), in.SwarmID, secs(in.InviteTTLSecs)))
 		})
 }
 

@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/mcpserver"
 	"github.com/continuo-dev/continuo/internal/metrics"
 	"github.com/continuo-dev/continuo/internal/web"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // tokens is an Authenticator with a fixed table: this tests the HTTP edge;
@@ -32,7 +32,7 @@ func (t tokens) Authenticate(_ context.Context, tok string) (*continuo.Caller, e
 func serve(t *testing.T, ready error) *httptest.Server {
 	t.Helper()
 	h := web.Handler(web.Options{
-		MCP:        mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil),
+		MCP:        mcpserver.New(mcpserver.Options{}),
 		Auth:       tokens{"good": {PrincipalID: "prn_x", GroupID: "grp_x", Scopes: []continuo.Scope{continuo.ScopeSessionsRead}}},
 		Ready:      func(context.Context) error { return ready },
 		Metrics:    metrics.NewRegistry(),
@@ -152,7 +152,7 @@ func TestLandingURL(t *testing.T) {
 		return string(b)
 	}
 	h := func(public string) http.Handler {
-		return web.Handler(web.Options{MCP: mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil), Auth: tokens{}, PublicURL: public})
+		return web.Handler(web.Options{MCP: mcpserver.New(mcpserver.Options{}), Auth: tokens{}, PublicURL: public})
 	}
 	plain := httptest.NewServer(h(""))
 	defer plain.Close()
