@@ -136,6 +136,18 @@ func TestProbesAndMetrics(t *testing.T) {
 	check(s.URL+"/nope", 404, "")
 	check(s.URL+"/metrics", 200, `continuo_http_requests_total{code="200",route="/healthz"} 1`)
 	check(s.URL+"/metrics", 200, `continuo_http_requests_total{code="404",route="other"} 1`)
+	// A toolset's endpoint is its own route; a path that names no toolset
+	// is refused before any session, and counted as other.
+	for path, status := range map[string]int{"/mcp/x/worker": 200, "/mcp/x/bogus": 400, "/mcp/x/worker,swarm": 400} {
+		req := mcpRequest(t, s.URL, "", "Bearer good")
+		req.URL.Path = path
+		resp, body := get(t, req)
+		if resp.StatusCode != status {
+			t.Errorf("POST %s: %d %s, want %d", path, resp.StatusCode, body, status)
+		}
+	}
+	check(s.URL+"/metrics", 200, `continuo_http_requests_total{code="200",route="/mcp/x/worker"} 1`)
+	check(s.URL+"/metrics", 200, `continuo_http_requests_total{code="400",route="other"} 2`)
 }
 
 // The landing page shows the MCP endpoint as an absolute URL a client can
