@@ -229,7 +229,8 @@ func TestParseToolsets(t *testing.T) {
 // toolsets are at most 2,048 characters and name only tools of its
 // toolsets; with the session tools the recovery sequence comes first and
 // Continuo's goal tools are named as such; every toolset is pointed to by
-// at least one of its tools, and the owner's by the worker endpoint too.
+// at least one of its tools, and the owner's and the worker's name the
+// worker endpoint too.
 func TestInstructionsPerToolsets(t *testing.T) {
 	every := placed(toolToolsets, AllToolsets)
 	// Longest first: a name is not found inside a longer one
@@ -253,7 +254,7 @@ func TestInstructionsPerToolsets(t *testing.T) {
 				t.Errorf("%s: the instructions name no tool of %s", sets, n.name)
 			}
 		}
-		if sets&ToolsetSwarm != 0 && !strings.Contains(ins, "/mcp/x/worker") {
+		if sets&(ToolsetSwarm|ToolsetWorker) != 0 && !strings.Contains(ins, "/mcp/x/worker") {
 			t.Errorf("%s: the instructions do not name the worker endpoint", sets)
 		}
 		if !strings.HasSuffix(ins, workflow.ErrorsGuide) {

@@ -119,7 +119,7 @@ To continue earlier work (the user asks to continue, resume, pick up):
 3. Follow the constraints word for word; check basis.complete.
 4. work_on_project(session_id, instruction=what the user asks now).
 New work: work_on_project(project, instruction) once; keep its session_id.
-While working, post_session_message: decision (supersedes=msg_… to replace one), guidance (the user's standing instructions, verbatim), progress, todo, risk, question (only what the user must settle; never answer it yourself), answer (the user's reply, reply_to=the question). Cite the decisions a todo or the next step depends on by msg_… id. A fresh delivery_key per post makes a retry safe.
+While working, post_session_message: decision (supersedes=msg_… to replace one), guidance (the user's standing instructions, verbatim), progress, todo, risk, question (only what the user must settle; never answer it yourself), answer (the user's reply, reply_to=the question). Cite the decisions a todo or next step depends on by msg_… id. A fresh delivery_key per post makes a retry safe.
 Before you stop or the context is compacted, post the current state: kind=progress, tags=["handoff"]: done and verified, in progress, next, how to verify.
 Multi-step work: Continuo's create_goal, checkpoint_goal, revise_goal_plan and update_goal (not a client's own goal tools), each with the revision last read (Continuo's get_goal) and a fresh idempotency_key.
 resolve_session_message settles a todo, question or risk; close_session ends a finished task.
