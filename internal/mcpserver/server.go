@@ -111,9 +111,6 @@ func New(opts Options) *Endpoints {
 	return &Endpoints{core: c}
 }
 
-// Default returns the toolsets of an endpoint that names none.
-func (e *Endpoints) Default() Toolsets { return e.core.opts.Toolsets }
-
 // Server returns the MCP server of an endpoint listing the toolsets sets;
 // 0 means the default.
 func (e *Endpoints) Server(sets Toolsets) *mcp.Server {

@@ -69,7 +69,7 @@ func ParseToolsets(lists ...string) (Toolsets, error) {
 			if name == "" {
 				continue
 			}
-			set, ok := toolsetNamed(name)
+			set, ok := ToolsetNamed(name)
 			if !ok {
 				if len(name) > 64 {
 					name = strings.ToValidUTF8(name[:64], "") + "…"
@@ -83,7 +83,9 @@ func ParseToolsets(lists ...string) (Toolsets, error) {
 	return out, nil
 }
 
-func toolsetNamed(name string) (Toolsets, bool) {
+// ToolsetNamed returns the toolsets of exactly one name ("all": every
+// one), as a path names them.
+func ToolsetNamed(name string) (Toolsets, bool) {
 	if name == allName {
 		return AllToolsets, true
 	}

@@ -203,7 +203,8 @@ func TestUnknownToolset(t *testing.T) {
 		{"/mcp/x/bogus", "", "bogus"},
 		{"/mcp", "continuity,bogus", "bogus"},
 		{"/mcp/x/worker", "Swarm", "Swarm"},
-		{"/mcp/x/continuity,swarm", "", "one toolset"},
+		{"/mcp/x/continuity,swarm", "", "exactly one toolset"},
+		{"/mcp/x/%20worker", "", "exactly one toolset"},
 	} {
 		for _, method := range []string{http.MethodPost, http.MethodGet} {
 			req, _ := http.NewRequest(method, f.base+c.path, strings.NewReader(body))
@@ -232,7 +233,7 @@ func TestUnknownToolset(t *testing.T) {
 			} else if dig(out, "error", "code") != "invalid_input" {
 				t.Errorf("GET %s %q: %v, want the error object with code invalid_input", c.path, c.header, out)
 			}
-			if !strings.Contains(msg, c.named) || (c.named != "one toolset" && !strings.Contains(msg, "continuity, delegation, swarm, worker, all")) {
+			if !strings.Contains(msg, c.named) || (c.named != "exactly one toolset" && !strings.Contains(msg, "continuity, delegation, swarm, worker, all")) {
 				t.Errorf("%s %s %q: message %q names neither %q nor the toolsets", method, c.path, c.header, msg, c.named)
 			}
 		}

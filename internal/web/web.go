@@ -216,12 +216,19 @@ type toolsetsKey struct{}
 // lists the known ones.
 func toolsets(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var sets mcpserver.Toolsets
-		var err error
-		if name := r.PathValue("toolset"); strings.Contains(name, ",") {
-			err = continuo.Errorf(continuo.CodeInvalidInput, "the path /mcp/x/{toolset} names one toolset; name several in the %s header", mcpserver.ToolsetsHeader)
-		} else {
-			sets, err = mcpserver.ParseToolsets(append([]string{name}, r.Header.Values(mcpserver.ToolsetsHeader)...)...)
+		sets, err := mcpserver.ParseToolsets(r.Header.Values(mcpserver.ToolsetsHeader)...)
+		if name := r.PathValue("toolset"); err == nil && name != "" {
+			// A path names exactly one toolset: one spelling per endpoint.
+			one, ok := mcpserver.ToolsetNamed(name)
+			if !ok {
+				// An unknown name: the parser's error names it and the
+				// known ones; a list or spaces: say what a path takes.
+				if _, err = mcpserver.ParseToolsets(name); err == nil {
+					err = continuo.Errorf(continuo.CodeInvalidInput, "the path /mcp/x/{toolset} names exactly one toolset; name several in the %s header",
+						mcpserver.ToolsetsHeader)
+				}
+			}
+			sets |= one
 		}
 		if err != nil {
 			writeProblem(w, r.Context(), http.StatusBadRequest, rpcwire.CodeInvalidRequest, continuo.AsError(err), nil)
@@ -318,7 +325,7 @@ func instrument(m *metrics.Registry, next http.Handler) http.Handler {
 // route bounds the label values to the known routes.
 func route(path string) string {
 	if name, ok := strings.CutPrefix(path, "/mcp/x/"); ok {
-		if _, err := mcpserver.ParseToolsets(name); err == nil && !strings.Contains(name, ",") && name != "" {
+		if _, ok := mcpserver.ToolsetNamed(name); ok {
 			return path
 		}
 		return "other"
