@@ -214,7 +214,7 @@ func testSwarmGroupIsolation(t *testing.T) {
 		"invite": {SwarmID: aID, Invite: invite, Label: "b's"},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		c, err := hook.Dial(ctx, f.url, bobTok, mcpserver.Version)
+		c, err := hook.Dial(ctx, f.url, bobTok, "worker,delegation", mcpserver.Version)
 		if err != nil {
 			t.Fatal(err)
 		}

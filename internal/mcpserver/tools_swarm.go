@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/continuo-dev/continuo"
@@ -121,11 +122,16 @@ func taskView(t *continuo.Task, a *continuo.Attempt, withResult bool) Task {
 	return v
 }
 
+// ListedTask is a task in a list of chat_swarm_status: the fields of Task,
+// which its schema names once (task), not twice.
+type ListedTask Task
+
 var (
-	swarmSchema = &jsonschema.Schema{Type: "object",
+	listedTaskSchema = &jsonschema.Schema{Type: "object", Description: "as task"}
+	swarmSchema      = &jsonschema.Schema{Type: "object",
 		Description: "swarm_id, state (active|closed), worker_limit, policy, invite_expires_at?, created_at"}
 	workerSchema = &jsonschema.Schema{Type: "object",
-		Description: "worker_id, swarm_id, label, epoch, state (idle|busy), carrier_state (active|lost|retired), carrier_source, continuity_state, current_task_id?, checkpoint_at?, last_seen_at, pressure? {tokens, ratio, exact} (chat_swarm_status)"}
+		Description: "worker_id, swarm_id, label, epoch, state (idle|busy), carrier_state (active|lost|retired), carrier_source, continuity_state, current_task_id?, checkpoint_at?, last_seen_at, pressure? {tokens, ratio, exact}"}
 	taskSchema = &jsonschema.Schema{Type: "object",
 		Description: "task_id, task_key, state (queued|claimed|running|cancel_requested|result_ready|collected|failed|cancelled|reconcile_required), attempt, attempt_id?, worker_id?, preferred_worker_id?, prompt?, payload?, reason?, detail?, result?, updated_at"}
 )
@@ -168,18 +174,31 @@ type SwarmInvited struct {
 	Swarm           Swarm  `json:"swarm"`
 	Invite          string `json:"invite"`
 	InviteExpiresAt string `json:"invite_expires_at"`
+	// WorkerEndpoint is where a worker conversation connects: the worker
+	// toolset's endpoint, which lists its loop and nothing else.
+	WorkerEndpoint string `json:"worker_endpoint"`
 }
 
-func invited(v *swarm.Invited, err error) (*SwarmInvited, error) {
+func (s *server) invited(v *swarm.Invited, err error) (*SwarmInvited, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &SwarmInvited{Swarm: swarmView(&v.Swarm), Invite: v.Invite, InviteExpiresAt: ts(v.ExpiresAt)}, nil
+	return &SwarmInvited{Swarm: swarmView(&v.Swarm), Invite: v.Invite, InviteExpiresAt: ts(v.ExpiresAt),
+		WorkerEndpoint: s.workerEndpoint()}, nil
+}
+
+// workerEndpoint is the URL of the worker endpoint when the server knows
+// its own, else its path.
+func (s *server) workerEndpoint() string {
+	if u := s.opts.MCPURL; u != "" {
+		return strings.TrimSuffix(u, "/") + workerPath
+	}
+	return "/mcp" + workerPath
 }
 
 func (s *server) swarmCreate(srv *mcp.Server) {
 	add(s, srv, tool{name: "chat_swarm_create", title: "Create a swarm",
-		desc: "Owner: to split work across other conversations. Returns the swarm and an invite (shown once) for workers to join."},
+		desc: "Owner: to split work across other conversations. Returns the swarm, an invite (shown once) and the worker_endpoint where workers connect to join."},
 		func(ctx context.Context, c *continuo.Caller, in *SwarmCreateArgs) (*SwarmInvited, error) {
 			input := swarm.CreateInput{WorkerLimit: in.WorkerLimit, InviteTTL: secs(in.InviteTTLSecs)}
 			if p := in.Policy; p != nil {
@@ -193,7 +212,7 @@ func (s *server) swarmCreate(srv *mcp.Server) {
 				policy.RequeueUnacked, policy.AutoApproveManaged = p.RequeueUnacked, p.AutoApproveManaged
 				input.Policy = &policy
 			}
-			return invited(s.opts.Swarm.Create(ctx, c, s.ownerCarrier(ctx), input))
+			return s.invited(s.opts.Swarm.Create(ctx, c, s.ownerCarrier(ctx), input))
 		})
 }
 
@@ -212,7 +231,7 @@ func (s *server) swarmInvite(srv *mcp.Server) {
 	add(s, srv, tool{name: "chat_swarm_invite", title: "Re-issue a swarm invite",
 		desc: "Owner: a new invite for more workers; the previous invite stops admitting joins."},
 		func(ctx context.Context, c *continuo.Caller, in *SwarmInviteArgs) (*SwarmInvited, error) {
-			return invited(s.opts.Swarm.Invite(ctx, c, s.ownerCarrier(ctx), in.SwarmID, secs(in.InviteTTLSecs)))
+			return s.invited(s.opts.Swarm.Invite(ctx, c, s.ownerCarrier(ctx), in.SwarmID, secs(in.InviteTTLSecs)))
 		})
 }
 
@@ -262,7 +281,7 @@ type SwarmStatusResult struct {
 	Workers []Worker       `json:"workers,omitempty"`
 	Tasks   map[string]int `json:"task_counts,omitempty"`
 	Task    *Task          `json:"task,omitempty"`
-	List    []Task         `json:"tasks,omitempty"`
+	List    []ListedTask   `json:"tasks,omitempty"`
 	Next    string         `json:"next_after,omitempty"`
 	// Continuations are the open ones: what awaits the owner (approve,
 	// revoke, reconcile).
@@ -305,9 +324,9 @@ func (s *server) swarmStatus(srv *mcp.Server) {
 				if err != nil {
 					return nil, err
 				}
-				out := &SwarmStatusResult{List: make([]Task, len(p.Tasks)), Next: p.Next}
+				out := &SwarmStatusResult{List: make([]ListedTask, len(p.Tasks)), Next: p.Next}
 				for i := range p.Tasks {
-					out.List[i] = taskView(&p.Tasks[i], nil, false)
+					out.List[i] = ListedTask(taskView(&p.Tasks[i], nil, false))
 				}
 				return out, nil
 			}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/mcpserver"
 	"github.com/continuo-dev/continuo/internal/redact"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -76,18 +77,11 @@ func NewSessions(key []byte) *Sessions {
 		max: l.MaxSessions, perPrincipal: l.MaxSessionsPerPrincipal, idle: l.SessionIdle}
 }
 
-// track makes srv's stateful sessions the ones that count (see live).
-func (s *Sessions) track(srv *mcp.Server) {
+// track makes the stateful sessions of e's endpoints the ones that count
+// (see live).
+func (s *Sessions) track(e *mcpserver.Endpoints) {
 	s.mu.Lock()
-	s.live = func() map[string]bool {
-		ids := map[string]bool{}
-		for ss := range srv.Sessions() {
-			if id := ss.ID(); id != "" {
-				ids[id] = true
-			}
-		}
-		return ids
-	}
+	s.live = e.SessionIDs
 	s.mu.Unlock()
 }
 

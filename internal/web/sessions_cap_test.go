@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/mcpserver"
 	"github.com/continuo-dev/continuo/internal/web"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -31,8 +32,7 @@ func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 // signed (web.Sessions) and the SDK issues them.
 func TestSessionSlotsFreed(t *testing.T) {
 	sessions := web.NewSessions([]byte(strings.Repeat("k", 32)))
-	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ServerOptions{GetSessionID: sessions.NewID})
-	h := web.Handler(web.Options{MCP: srv, Sessions: sessions, Limits: web.Limits{MaxSessionsPerPrincipal: 1},
+	h := web.Handler(web.Options{MCP: mcpserver.New(mcpserver.Options{SessionID: sessions.NewID}), Sessions: sessions, Limits: web.Limits{MaxSessionsPerPrincipal: 1},
 		Auth: tokens{"good": {PrincipalID: "prn_x", GroupID: "grp_x", Scopes: []continuo.Scope{continuo.ScopeSessionsRead}}}})
 	s := httptest.NewServer(h)
 	t.Cleanup(func() { s.CloseClientConnections(); s.Close() })
