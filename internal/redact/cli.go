@@ -44,18 +44,23 @@ var commandRules = []commandRule{
 	// sshpass -p secret.
 	{"sshpass-password", []string{"sshpass"},
 		regexp.MustCompile(`[ \t]-p[ \t]*` + optValue(`[^\s'"-]`)), false},
+	// aws configure set [profile.]aws_secret_access_key SECRET (and the
+	// session token): the value follows the name after a blank, which the
+	// assignment rule does not read. (positive.txt: aws-configure.)
+	{"aws-configure", []string{"aws"},
+		regexp.MustCompile(`[ \t]+configure[ \t]+set[ \t]+(?:[\w-]+\.)?(?:aws_secret_access_key|aws_session_token)[ \t]+` + optValue(`[^\s'"-]`)), false},
 	// mongo, mongosh, mongodump...: -p secret / --password secret.
 	{"mongo-password", []string{"mongo"},
 		regexp.MustCompile(`[ \t](?:-p|--password)[ \t]+` + optValue(`[^\s'"-]`)), false},
 }
 
-// redactCommands redacts passwords given as command-line options. A command
+// commandSpans finds passwords given as command-line options. A command
 // line runs from the command's name to the end of the line, across
 // backslash-continued lines.
-func redactCommands(s string) string {
+func commandSpans(s string) []span {
 	seen := commandsIn(s)
 	if seen == 0 {
-		return s
+		return nil
 	}
 	var spans []span
 	for ri, r := range commandRules {
@@ -82,7 +87,7 @@ func redactCommands(s string) string {
 			}
 		}
 	}
-	return replaceSpans(s, spans)
+	return spans
 }
 
 // commandPairs has a bit for the first two bytes of every command name, so

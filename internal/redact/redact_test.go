@@ -18,6 +18,7 @@ var (
 	slackToken   = "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMn"
 	googleKey    = "AIza" + "SyA-1234567890abcdefghijklmnopqrs_t"
 	jwt          = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+	pemBody64    = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj" // 64 characters
 )
 
 func TestString(t *testing.T) {
@@ -69,7 +70,7 @@ func TestString(t *testing.T) {
 		{"unterminated quote", "SECRET=\"abc def\nnext line", "SECRET=\"[redacted]\nnext line"},
 		{"go short decl", `token := "abc123"`, `token := "[redacted]"`},
 		{"python annotation", `token: str = "abc123"`, `token: str = "[redacted]"`},
-		{"camel case", "apiKey: 'zzz'", "apiKey: '[redacted]'"},
+		{"camel case", "apiKey: 'zq8Lm4'", "apiKey: '[redacted]'"},
 		{"header name", "X-Api-Key: 9f8e7d6c", "X-Api-Key: [redacted]"},
 		{"markdown bold", "**Password**: hunter2", "**Password**: [redacted]"},
 		{"prose label with value", "the API key: abc123 for staging", "the API key: [redacted] for staging"},
@@ -88,7 +89,10 @@ func TestString(t *testing.T) {
 		{"pem plain", "-----BEGIN PRIVATE KEY-----\nMII\n-----END PRIVATE KEY-----", "[redacted]"},
 		{"pem openssh", "a -----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n-----END OPENSSH PRIVATE KEY----- b", "a [redacted] b"},
 		{"pem unterminated", "see\n-----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\ntruncated…", "see\n[redacted]"},
-		{"pem two blocks", "-----BEGIN PRIVATE KEY-----\nA\n-----END PRIVATE KEY-----\nmid\n-----BEGIN PRIVATE KEY-----\nB\n-----END PRIVATE KEY-----", "[redacted]\nmid\n[redacted]"},
+		// Bodies of a real key's length: gitleaks' private-key rule wants 64
+		// characters at least, and on toy bodies reads from the first BEGIN
+		// to the second END.
+		{"pem two blocks", "-----BEGIN PRIVATE KEY-----\n" + pemBody64 + "\n-----END PRIVATE KEY-----\nmid\n-----BEGIN PRIVATE KEY-----\n" + pemBody64 + "\n-----END PRIVATE KEY-----", "[redacted]\nmid\n[redacted]"},
 
 		// URL passwords: user and host stay.
 		{"url password", "postgres://admin:s3cret@db:5432/app", "postgres://admin:[redacted]@db:5432/app"},
@@ -190,6 +194,18 @@ func TestStringLeavesProse(t *testing.T) {
 		"mail me at bob@example.com: I'm around",
 		"-----BEGIN PUBLIC KEY-----\nMFkw\n-----END PUBLIC KEY-----",
 		"tokenizer: cl100k_base",
+		// Code and documents: a weak name's value of letters alone, a
+		// variable, a call, a placeholder (docs/DECISIONS.md, "Redaction").
+		"apiKey: 'zzz'",
+		`textKey := "refusal"`,
+		"token: token, auth: a.auth, Key: s.Key(c, id)",
+		`c.APIKey = getenv(pc.APIKeyEnv)`,
+		"export CONTINUO_TOKEN=cto_pat_… before starting it",
+		`"Authorization: " + auth`,
+		`return fmt.Errorf("authenticate: %w", err)`,
+		"MaxTaskKey = 128",
+		`env = { AGENT_API_KEY = "MY_AGENT_KEY" }`,
+		"the header is an Authorization: Basic header.",
 		"keyboard: us",
 		"ünïcödé prose — with key: ideas welcome",
 		"First pass: 20 files fixed",
