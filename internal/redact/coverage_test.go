@@ -38,3 +38,42 @@ func TestCorpusCoversEveryRule(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnRulesAreNeeded: each of our rules in gitleaks' form is there
+// because a sample of positive.txt needs it — without the rule, String
+// leaves something of that sample's secret.
+func TestOwnRulesAreNeeded(t *testing.T) {
+	all := rules()
+	samples := readCorpus(t, "positive.txt")
+	seen := map[string]bool{}
+	for _, c := range continuoRules {
+		if seen[c.id] {
+			continue
+		}
+		seen[c.id] = true
+		var rs []secretRule
+		for _, r := range all.rules {
+			if r.source != sourceContinuo || r.id != c.id {
+				rs = append(rs, r)
+			}
+		}
+		m, err := newMatcher(rs, all.global)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var needs []string
+		for _, s := range samples {
+			if s.rule != c.id {
+				continue
+			}
+			if out, changed := stringWith(m, s.text); !changed || s.leaks(out) != "" {
+				needs = append(needs, s.String())
+			}
+		}
+		if len(needs) == 0 {
+			t.Errorf("rule %s: no sample of positive.txt leaks without it", c.id)
+		} else {
+			t.Logf("rule %s is needed by %v", c.id, needs)
+		}
+	}
+}

@@ -20,7 +20,7 @@ import (
 //
 // The registry keeps no value in the clear: a value is found by its first
 // two bytes, its length and a keyed hash of it (hash/maphash, with a seed
-// of this process), so a dump of the registry tells nothing of the
+// of this process), so that the registry itself tells nothing of the
 // secrets. Values shorter than MinKnown bytes are not registered: a short
 // value would also be a word of ordinary text.
 
@@ -37,20 +37,17 @@ type knownValue struct {
 	sum    uint64 // maphash of the value
 }
 
-// knownSet is one immutable state of the registry; Register replaces it.
-type knownSet struct {
-	pairs   [1 << 16 / 64]uint64    // the first two bytes of a value
-	lengths map[uint16][]int        // first two bytes → lengths of values, longest first
-	sums    map[uint64]struct{}     // value hashes
-	values  []knownValue            // pinned values, then minted ones (oldest first)
-	pinned  int                     // how many of values are pinned
-	seen    map[knownValue]struct{} // values, for duplicates
-}
-
 var known struct {
-	mu   sync.Mutex // serializes writers
 	seed maphash.Seed
-	set  atomic.Pointer[knownSet]
+	mu   sync.RWMutex
+	n    atomic.Int64 // values registered, read without the lock
+	// pairs has a bit for the first two bytes of every value; lengths
+	// counts the values of each (first two bytes, length), which scanning
+	// looks up at each candidate; sums holds every value's hash.
+	pairs   [1 << 16 / 64]uint64
+	lengths map[uint16]map[int]int
+	sums    map[uint64]knownValue
+	minted  []knownValue // oldest first, at most maxMinted
 }
 
 func init() { known.seed = maphash.MakeSeed() }
@@ -78,79 +75,78 @@ func RegisterNamed(name, value string) {
 	}
 }
 
-func register(pin bool, values []string) {
-	var add []knownValue
+func register(pinned bool, values []string) {
+	known.mu.Lock()
+	defer known.mu.Unlock()
+	if known.sums == nil {
+		known.sums = map[uint64]knownValue{}
+		known.lengths = map[uint16]map[int]int{}
+	}
 	for _, v := range values {
 		if len(v) < MinKnown || !utf8.ValidString(v) || strings.Contains(v, Placeholder) {
 			continue
 		}
-		add = append(add, knownValue{pair: uint16(v[0])<<8 | uint16(v[1]), length: len(v), sum: maphash.String(known.seed, v)})
-	}
-	if len(add) == 0 {
-		return
-	}
-	known.mu.Lock()
-	defer known.mu.Unlock()
-	old := known.set.Load()
-	var pinned, minted []knownValue
-	seen := map[knownValue]struct{}{}
-	if old != nil {
-		pinned = slices.Clone(old.values[:old.pinned])
-		minted = slices.Clone(old.values[old.pinned:])
-		seen = old.seen
-	}
-	fresh := make(map[knownValue]struct{}, len(seen)+len(add))
-	for k := range seen {
-		fresh[k] = struct{}{}
-	}
-	for _, v := range add {
-		if _, dup := fresh[v]; dup {
+		kv := knownValue{pair: uint16(v[0])<<8 | uint16(v[1]), length: len(v), sum: maphash.String(known.seed, v)}
+		if _, dup := known.sums[kv.sum]; dup {
 			continue
 		}
-		fresh[v] = struct{}{}
-		if pin {
-			pinned = append(pinned, v)
-		} else {
-			minted = append(minted, v)
+		known.sums[kv.sum] = kv
+		if known.lengths[kv.pair] == nil {
+			known.lengths[kv.pair] = map[int]int{}
+		}
+		known.lengths[kv.pair][kv.length]++
+		known.pairs[kv.pair/64] |= 1 << (kv.pair % 64)
+		if pinned {
+			continue
+		}
+		known.minted = append(known.minted, kv)
+		if len(known.minted) > maxMinted {
+			forget(known.minted[0])
+			known.minted = known.minted[1:]
 		}
 	}
-	if over := len(minted) - maxMinted; over > 0 {
-		for _, v := range minted[:over] {
-			delete(fresh, v)
-		}
-		minted = slices.Clone(minted[over:])
-	}
-	set := &knownSet{lengths: map[uint16][]int{}, sums: map[uint64]struct{}{}, pinned: len(pinned), seen: fresh}
-	set.values = append(pinned, minted...)
-	for _, v := range set.values {
-		set.pairs[v.pair/64] |= 1 << (v.pair % 64)
-		if !slices.Contains(set.lengths[v.pair], v.length) {
-			set.lengths[v.pair] = append(set.lengths[v.pair], v.length)
-		}
-		set.sums[v.sum] = struct{}{}
-	}
-	for _, ls := range set.lengths {
-		slices.SortFunc(ls, func(a, b int) int { return b - a })
-	}
-	known.set.Store(set)
+	known.n.Store(int64(len(known.sums)))
 }
 
-// knownSpans returns the spans of registered values in text.
+// forget removes a value (known.mu held).
+func forget(kv knownValue) {
+	delete(known.sums, kv.sum)
+	ls := known.lengths[kv.pair]
+	if ls[kv.length]--; ls[kv.length] == 0 {
+		delete(ls, kv.length)
+	}
+	if len(ls) == 0 {
+		delete(known.lengths, kv.pair)
+		known.pairs[kv.pair/64] &^= 1 << (kv.pair % 64)
+	}
+}
+
+// knownSpans returns the spans of registered values in text: at each
+// position whose two bytes begin a value, the hash of the text of each
+// length a value of those bytes has (the longest first).
 func knownSpans(text string, out []span) []span {
-	set := known.set.Load()
-	if set == nil {
+	if known.n.Load() == 0 {
 		return out
 	}
+	known.mu.RLock()
+	defer known.mu.RUnlock()
+	var lens []int
 	for i := 0; i+MinKnown <= len(text); i++ {
 		k := uint16(text[i])<<8 | uint16(text[i+1])
-		if set.pairs[k/64]&(1<<(k%64)) == 0 {
+		if known.pairs[k/64]&(1<<(k%64)) == 0 {
 			continue
 		}
-		for _, n := range set.lengths[k] {
+		lens = lens[:0]
+		for n := range known.lengths[k] {
+			lens = append(lens, n)
+		}
+		slices.Sort(lens)
+		for j := len(lens) - 1; j >= 0; j-- {
+			n := lens[j]
 			if i+n > len(text) {
 				continue
 			}
-			if _, ok := set.sums[maphash.String(known.seed, text[i:i+n])]; ok {
+			if kv, ok := known.sums[maphash.String(known.seed, text[i:i+n])]; ok && kv.pair == k && kv.length == n {
 				out = append(out, span{i, i + n})
 				i += n - 1
 				break
@@ -164,5 +160,7 @@ func knownSpans(text string, out []span) []span {
 func resetKnown() {
 	known.mu.Lock()
 	defer known.mu.Unlock()
-	known.set.Store(nil)
+	known.sums, known.lengths, known.minted = nil, nil, nil
+	known.pairs = [len(known.pairs)]uint64{}
+	known.n.Store(0)
 }

@@ -23,8 +23,9 @@ type matcher struct {
 	buckets [][]uint16           // lit indexes
 	words   int                  // bitset words for lits
 
-	keywords [][]uint16 // per rule: its keywords' lit indexes
-	anchors  [][]uint64 // per plan (in rule order): its anchors, a lit bitset
+	keywords  [][]uint16 // per rule: its keywords' lit indexes
+	anchors   [][]uint64 // per plan (in rule order): its anchors, a lit bitset
+	firstPlan []int      // per rule: the index of its first plan in anchors
 }
 
 var lowerTable = func() (t [256]byte) {
@@ -77,6 +78,7 @@ func newMatcher(rules []secretRule, global *allowlist) (*matcher, error) {
 			kw = append(kw, id)
 		}
 		m.keywords = append(m.keywords, kw)
+		m.firstPlan = append(m.firstPlan, len(planLits))
 		for _, p := range r.plans {
 			var ls []uint16
 			for _, a := range p.anchors {
@@ -179,38 +181,44 @@ func (m *matcher) matches(text string) []match {
 	present, hits := m.find(text, (*bufp)[:0])
 	sc := &scan{text: text, global: m.global}
 	var out []match
-	var at []int
-	planIdx := 0
 	for ri := range m.rules {
-		r := &m.rules[ri]
-		first := planIdx
-		planIdx += len(r.plans)
-		if len(m.keywords[ri]) > 0 {
-			active := false
-			for _, id := range m.keywords[ri] {
-				if present[id/64]&(1<<(id%64)) != 0 {
-					active = true
-					break
-				}
-			}
-			if !active {
-				continue
-			}
+		if m.active(ri, present) {
+			out = m.ruleMatches(ri, sc, hits, out)
 		}
-		out = r.matches(sc, func(i int) []int {
-			set := m.anchors[first+i]
-			at = at[:0]
-			for _, h := range hits {
-				if set[h.lit/64]&(1<<(h.lit%64)) != 0 && (len(at) == 0 || at[len(at)-1] != h.at) {
-					at = append(at, h.at)
-				}
-			}
-			return at
-		}, out)
 	}
 	*bufp = hits[:0]
 	hitPool.Put(bufp)
 	return out
+}
+
+// active reports whether rule ri runs on a text holding the literals
+// present: it has no keywords, or one of them is there.
+func (m *matcher) active(ri int, present []uint64) bool {
+	if len(m.keywords[ri]) == 0 {
+		return true
+	}
+	for _, id := range m.keywords[ri] {
+		if present[id/64]&(1<<(id%64)) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// ruleMatches appends the matches of rule ri, given the literals found.
+func (m *matcher) ruleMatches(ri int, sc *scan, hits []hit, out []match) []match {
+	var at []int
+	first := m.firstPlan[ri]
+	return m.rules[ri].matches(sc, func(i int) []int {
+		set := m.anchors[first+i]
+		at = at[:0]
+		for _, h := range hits {
+			if set[h.lit/64]&(1<<(h.lit%64)) != 0 && (len(at) == 0 || at[len(at)-1] != h.at) {
+				at = append(at, h.at)
+			}
+		}
+		return at
+	}, out)
 }
 
 var hitPool = sync.Pool{New: func() any { b := make([]hit, 0, 64); return &b }}

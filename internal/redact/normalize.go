@@ -22,6 +22,7 @@ import (
 // normalized is a text in normal form and the way back to the original.
 type normalized struct {
 	text string
+	orig string
 	// segs cut text and the original into pieces that correspond: piece k
 	// is text[segs[k].n:segs[k+1].n] and orig[segs[k].o:segs[k+1].o]. An
 	// exact piece is the same bytes on both sides. The last seg marks the
@@ -57,8 +58,15 @@ func normalize(s string) (n normalized, ok bool) {
 	b.Grow(len(s))
 	var segs []seg
 	add := func(out string, o int, exact bool) {
-		if k := len(segs) - 1; exact && k >= 0 && segs[k].exact {
+		k := len(segs) - 1
+		switch {
+		case exact && k >= 0 && segs[k].exact:
 			b.WriteString(out) // one exact piece goes on
+			return
+		case !exact && k >= 0 && !segs[k].exact && segs[k].o == o && out != "":
+			// The iterator gives a long decomposition in parts, the first
+			// of which consumes nothing: they are one piece.
+			b.WriteString(out)
 			return
 		}
 		segs = append(segs, seg{n: b.Len(), o: o, exact: exact})
@@ -98,7 +106,7 @@ func normalize(s string) (n normalized, ok bool) {
 		o = end + skip
 	}
 	segs = append(segs, seg{n: b.Len(), o: len(s)})
-	return normalized{text: b.String(), segs: segs}, true
+	return normalized{text: b.String(), orig: s, segs: segs}, true
 }
 
 // piece returns the index of the piece that holds byte i of the normal
@@ -120,11 +128,17 @@ func (n *normalized) back(sp span) span {
 	start := n.segs[k].o
 	if n.segs[k].exact {
 		start += sp.start - n.segs[k].n
+		for start > n.segs[k].o && !utf8.RuneStart(n.orig[start]) {
+			start-- // a span that starts inside a rune takes all of it
+		}
 	}
 	k = n.piece(sp.end - 1)
 	end := n.segs[k+1].o
 	if n.segs[k].exact {
 		end = n.segs[k].o + sp.end - n.segs[k].n
+		for end < n.segs[k+1].o && !utf8.RuneStart(n.orig[end]) {
+			end++
+		}
 	}
 	return span{start, end}
 }

@@ -61,18 +61,18 @@ func ownRules() ([]secretRule, error) {
 	return out, nil
 }
 
-// secretSpans returns the secrets the rules find in text.
-func secretSpans(text string) []span {
-	ms := rules().matches(text)
+// secretSpans returns the secrets the rules of m find in text.
+func secretSpans(m *matcher, text string) []span {
+	ms := m.matches(text)
 	if len(ms) == 0 {
 		return nil
 	}
 	out := make([]span, 0, len(ms))
 	var aws []span
-	for _, m := range ms {
-		out = append(out, m.secret)
-		if m.rule.id == "aws-access-token" || m.rule.id == awsIDRule {
-			aws = append(aws, m.secret)
+	for _, x := range ms {
+		out = append(out, x.secret)
+		if x.rule.id == "aws-access-token" || x.rule.id == awsIDRule {
+			aws = append(aws, x.secret)
 		}
 	}
 	if aws != nil {

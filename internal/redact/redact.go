@@ -37,7 +37,10 @@ const Placeholder = "[redacted]"
 //
 // It never panics, accepts invalid UTF-8, and keeps valid UTF-8 valid (all
 // replaced spans start and end at rune boundaries).
-func String(s string) (string, bool) {
+func String(s string) (string, bool) { return stringWith(rules(), s) }
+
+// stringWith is String with the rules of m.
+func stringWith(m *matcher, s string) (string, bool) {
 	out := s
 	// One pass finds what its rules find in the text as it then stands;
 	// a replacement can make a rule match on the next (a boundary after
@@ -46,7 +49,7 @@ func String(s string) (string, bool) {
 	// pass that changes something removes text that is not a placeholder,
 	// or merges placeholders, so it ends; the bound is for safety.
 	for range maxPasses {
-		next := redactPass(out)
+		next := redactPass(m, out)
 		if next == out {
 			break
 		}
@@ -60,7 +63,7 @@ func String(s string) (string, bool) {
 const maxPasses = 8
 
 // redactPass is one pass of every rule over s.
-func redactPass(s string) string {
+func redactPass(m *matcher, s string) string {
 	n, changed := normalize(s)
 	base := s
 	if changed {
@@ -72,8 +75,8 @@ func redactPass(s string) string {
 	// end). What a replacement changes for a rule's reading of the text —
 	// a value now after a known name, a boundary after "]" — the next pass
 	// sees.
-	spans := knownSpans(base, nil)              // the values the server knows
-	spans = append(spans, secretSpans(base)...) // gitleaks' rules and ours
+	spans := knownSpans(base, nil)                 // the values the server knows
+	spans = append(spans, secretSpans(m, base)...) // gitleaks' rules and ours
 	spans = append(spans, pemSpans(base)...)
 	spans = append(spans, puttySpans(base)...)
 	spans = append(spans, urlPasswordSpans(base)...)
