@@ -90,15 +90,17 @@ var continuoRules = []struct {
 	{id: "twilio-auth-token", entropy: 3,
 		expr: `(?i)\btwilio[^\n]{0,100}?(?-i:\b([0-9a-f]{32})\b)`},
 	// A secret stated in prose: "the password is hunter2", "my API key
-	// was 'x y'", "the token for staging is …", "secret: is …". The value
+	// was 'x y'", "the token for the staging db is …" (up to four words
+	// after for/of/to/on/in). Blanks between its words are bounded (three at
+	// most) so that its quick test reads the verb (see plan). The value
 	// is quoted, or a word that does not read as prose (proseSecret).
 	// gitleaks' generic rule wants an operator (=, :) and 10 characters of
 	// entropy. (positive.txt: prose-secret.)
 	{id: "prose-secret", accept: proseSecret,
 		expr: `(?i)\b(?:password|passphrase|passcode|passwd|pwd|secret|token|credentials?|(?:api|access|secret|private|license|master|root|admin)[ _-]?(?:key|token|password))\b` +
-			`(?:[ \t]+(?:for|of|to|on|in)[ \t]+[^\n.,;:!?"'` + "`" + `]{1,40}?)?` +
-			`[ \t]+(?:(?:is|was|has been|have been)[ \t]+(?:set|changed|reset|rotated|updated)[ \t]+to|is|was|are|were)[ \t]*:?[ \t]*` +
-			`(?:"([^"\n]{3,64})"|'([^'\n]{3,64})'|` + "`" + `([^` + "`" + `\n]{3,64})` + "`" + `|([^\s"'` + "`" + `]{3,}[^\s"'` + "`" + `.,;:!?)]))`},
+			`(?:[ \t]{1,3}(?:for|of|to|on|in)(?:[ \t]{1,3}[\w@./-]{1,30}){1,4}?)?` +
+			`[ \t]{1,3}(?:(?:is|was|has been|have been)[ \t]{1,3}(?:set|changed|reset|rotated|updated)[ \t]{1,3}to|is|was|are|were)[ \t]{0,3}:?[ \t]{0,3}` +
+			`(?:"([^"\n]{3,})"|'([^'\n]{3,})'|` + "`" + `([^` + "`" + `\n]{3,})` + "`" + `|([^\s"'` + "`" + `]{3,}[^\s"'` + "`" + `.,;:!?)]))`},
 }
 
 // awsIDRule is the id of our AWS access key id rule; its matches, and
@@ -133,7 +135,7 @@ var proseWordsRE = regexp.MustCompile(`^(?:[A-Za-z][a-z]*(?:['’-][a-z]+)*|[a-z
 func proseSecret(text string, s, _ span) bool {
 	v := text[s.start:s.end]
 	if s.start > 0 && (text[s.start-1] == '"' || text[s.start-1] == '\'' || text[s.start-1] == '`') {
-		return strings.TrimSpace(v) != "" && !strings.Contains(v, Placeholder)
+		return len(v) <= 64 && strings.TrimSpace(v) != "" && !strings.Contains(v, Placeholder) // longer: a sentence in quotes
 	}
 	trim := v
 	switch {

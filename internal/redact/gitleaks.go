@@ -162,6 +162,7 @@ func compileAllowlist(ga glAllowlist) (*allowlist, error) {
 	for _, w := range ga.StopWords {
 		a.stopwords = append(a.stopwords, strings.ToLower(w))
 	}
+	a.indexStopwords()
 	// Paths and commits name files and commits a note does not have: with
 	// OR they never allow anything here, with AND they make the list never
 	// hold.

@@ -179,7 +179,7 @@ func (l *lit) at(text string, i int) bool {
 func (m *matcher) matches(text string) []match {
 	bufp := hitPool.Get().(*[]hit)
 	present, hits := m.find(text, (*bufp)[:0])
-	sc := &scan{text: text, global: m.global}
+	sc := &scan{text: text, global: m.global, present: present}
 	var out []match
 	for ri := range m.rules {
 		if m.active(ri, present) {
@@ -212,6 +212,9 @@ func (m *matcher) ruleMatches(ri int, sc *scan, hits []hit, out []match) []match
 	return m.rules[ri].matches(sc, func(i int) []int {
 		set := m.anchors[first+i]
 		at = at[:0]
+		if !sc.anyOf(set) {
+			return at
+		}
 		for _, h := range hits {
 			if set[h.lit/64]&(1<<(h.lit%64)) != 0 && (len(at) == 0 || at[len(at)-1] != h.at) {
 				at = append(at, h.at)

@@ -460,26 +460,85 @@ func valueSpan(s string, i int, name, sep string) (start, end int, ok bool) {
 	return start, end, true
 }
 
-// placeholderRE matches what stands for a value in documentation and
-// templates rather than being one: an ellipsis (NFKC makes "…" three
+// placeholderValue reports whether v stands for a value in documentation
+// and templates rather than being one: an ellipsis (NFKC makes "…" three
 // dots), "<token>", a variable ($VAR, ${VAR}, %VAR%), a template
 // ({{ .Token }}), a format verb (%s, %w, %08d) — the shapes of gitleaks'
 // global allowlist, and the ellipses of this project's own docs
-// ("cto_pat_…", "KEY=…").
-var placeholderRE = regexp.MustCompile(`…|\.\.\.|^<[^<>]+>$|^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$|^%[A-Za-z_]+%$|^\{\{.*\}\}$|^%[-+# 0-9.*]*[a-zA-Z]$`)
-
+// ("cto_pat_…", "KEY=…"). (Scans, not a regexp: it is asked of every
+// value.)
 func placeholderValue(v string) bool {
-	return placeholderRE.MatchString(strings.TrimRight(v, "\\\"'`"))
+	v = strings.TrimRight(v, "\\\"'`")
+	switch {
+	case strings.Contains(v, "…"), strings.Contains(v, "..."):
+		return true
+	case len(v) >= 3 && v[0] == '<' && v[len(v)-1] == '>':
+		return !strings.ContainsAny(v[1:len(v)-1], "<>")
+	case len(v) >= 4 && strings.HasPrefix(v, "{{") && strings.HasSuffix(v, "}}"):
+		return true
+	case len(v) >= 2 && v[0] == '$':
+		name := v[1:]
+		if name[0] == '{' {
+			if name[len(name)-1] != '}' {
+				return false
+			}
+			name = name[1 : len(name)-1]
+		}
+		return isIdent(name) && !strings.ContainsAny(name, ".[]")
+	case len(v) >= 3 && v[0] == '%' && v[len(v)-1] == '%':
+		return isIdent(v[1:len(v)-1]) && !strings.ContainsAny(v, ".[]")
+	case len(v) >= 2 && v[0] == '%' && isLetter(v[len(v)-1]):
+		return strings.Trim(v[1:len(v)-1], "-+# 0123456789.*") == "" // a format verb
+	}
+	return false
 }
 
-// codeRE is an expression that begins a call, a composite literal or an
+// codeExpr reports whether v begins a call, a composite literal or an
 // index ("getenv(name", "secretKind{", "map[string]bool{", "[]string{"),
-// or a name that the closing brackets of one follow ("a.Token}}").
-var codeRE = regexp.MustCompile(`^[\[{(]|^[&*]?[A-Za-z_][A-Za-z0-9_.]*(?:[({\[]|[)}\]]+$)`)
+// or is a name that the closing brackets of one follow ("a.Token}}").
+func codeExpr(v string) bool {
+	if v == "" {
+		return false
+	}
+	if v[0] == '[' || v[0] == '{' || v[0] == '(' {
+		return true
+	}
+	i := 0
+	if v[0] == '&' || v[0] == '*' {
+		i++
+	}
+	if i == len(v) || !(isLetter(v[i]) || v[i] == '_') {
+		return false
+	}
+	for i < len(v) && (isLetter(v[i]) || isDigit(v[i]) || v[i] == '_' || v[i] == '.') {
+		i++
+	}
+	if i == len(v) {
+		return false
+	}
+	if v[i] == '(' || v[i] == '{' || v[i] == '[' {
+		return true
+	}
+	return strings.Trim(v[i:], ")}]") == ""
+}
 
-// selectorRE is a Go, JavaScript or Python expression naming a field:
-// "srv.Token", "a.auth", "cfg.api_key".
-var selectorRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$`)
+// selector reports whether v is a Go, JavaScript or Python expression
+// naming a field: "srv.Token", "a.auth", "cfg.api_key".
+func selector(v string) bool {
+	parts := 0
+	for _, p := range strings.Split(v, ".") {
+		if p == "" || !(isLetter(p[0]) || p[0] == '_') {
+			return false
+		}
+		for i := 1; i < len(p); i++ {
+			if !isLetter(p[i]) && !isDigit(p[i]) && p[i] != '_' {
+				return false
+			}
+		}
+		parts++
+	}
+	return parts > 1
+}
 
 // proseFillers are words that follow a label's colon in prose, never as a
 // credential: "it lost its secret: the …", "authorised: by …".
@@ -498,7 +557,7 @@ var proseFillers = map[string]bool{
 // word of prose. Secrets that are code literals are quoted, and then still
 // redacted.
 func codeValue(s, name, v string, end int, strong bool) bool {
-	if codeRE.MatchString(v) || selectorRE.MatchString(v) || (!strong && len(v) <= 2) || proseFillers[strings.ToLower(v)] {
+	if codeExpr(v) || selector(v) || (!strong && len(v) <= 2) || proseFillers[strings.ToLower(v)] {
 		return true
 	}
 	if j := skipSpaces(s, end); j < len(s) && (s[j] == '(' || s[j] == '+' || s[j] == '[' || s[j] == '.' && j == end) {

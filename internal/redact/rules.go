@@ -50,6 +50,22 @@ type allowlist struct {
 	stopwords []string // lower-case
 	and       bool
 	never     bool // AND with paths or commits: cannot hold without a path
+
+	stopIndex map[uint16][]string // stop words by their first two bytes
+	short     []string            // stop words shorter than two bytes
+}
+
+// indexStopwords fills a.stopIndex and a.short from a.stopwords.
+func (a *allowlist) indexStopwords() {
+	a.stopIndex = map[uint16][]string{}
+	for _, w := range a.stopwords {
+		if len(w) < 2 {
+			a.short = append(a.short, w)
+			continue
+		}
+		k := uint16(w[0])<<8 | uint16(w[1])
+		a.stopIndex[k] = append(a.stopIndex[k], w)
+	}
 }
 
 func (a *allowlist) allows(secret, match, line string) bool {
@@ -70,20 +86,31 @@ func (a *allowlist) allows(secret, match, line string) bool {
 			break
 		}
 	}
-	sw := false
-	if len(a.stopwords) > 0 {
-		l := strings.ToLower(secret)
-		for _, w := range a.stopwords {
-			if strings.Contains(l, w) {
-				sw = true
-				break
-			}
-		}
-	}
+	sw := len(a.stopwords) > 0 && a.hasStopword(secret)
 	if a.and {
 		return (len(a.regexes) == 0 || re) && (len(a.stopwords) == 0 || sw)
 	}
 	return re || sw
+}
+
+// hasStopword reports whether the lower-cased secret holds a stop word
+// (gitleaks uses Aho-Corasick; the words are indexed by their first two
+// bytes here, generic-api-key has some 1,400 of them).
+func (a *allowlist) hasStopword(secret string) bool {
+	l := strings.ToLower(secret)
+	for _, w := range a.short {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	for i := 0; i+1 < len(l); i++ {
+		for _, w := range a.stopIndex[uint16(l[i])<<8|uint16(l[i+1])] {
+			if strings.HasPrefix(l[i:], w) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // entropy is gitleaks' shannonEntropy: the distribution of the runes of s,
@@ -290,15 +317,7 @@ func newPlan(re *syntax.Regexp, expr string) plan {
 func quickPrefix(re *syntax.Regexp) (q *syntax.Regexp, truncated bool) {
 	switch re.Op {
 	case syntax.OpConcat:
-		out := &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags}
-		for _, sub := range re.Sub {
-			n, t := quickPrefix(sub)
-			out.Sub = append(out.Sub, n)
-			if t {
-				return out, true
-			}
-		}
-		return out, false
+		return quickSeq(re.Flags, re.Sub)
 	case syntax.OpAlternate:
 		out := &syntax.Regexp{Op: syntax.OpAlternate, Flags: re.Flags}
 		trunc := false
@@ -335,7 +354,35 @@ func quickPrefix(re *syntax.Regexp) (q *syntax.Regexp, truncated bool) {
 	return re, false
 }
 
-// maxBytes is the longest text re can match, in bytes, if it is bounded.
+// normalRune reports whether r can occur in text in normal form: (?i)
+// adds the long s and the Kelvin sign to s and k, which NFKC turns into s
+// and K, so that the matcher, which reads the normal form, never sees them.
+func normalRune(r rune) bool { return r < utf8.RuneSelf || norm.NFKC.IsNormalString(string(r)) }
+
+// quickSeq is quickPrefix of a sequence. An optional part whose prefix is
+// cut ("(?:for (?:\w+)+)? is X") leaves two ways a match may begin: with
+// that part's prefix, or with the prefix of the rest — which still holds
+// what follows ("is").
+func quickSeq(flags syntax.Flags, nodes []*syntax.Regexp) (*syntax.Regexp, bool) {
+	out := &syntax.Regexp{Op: syntax.OpConcat, Flags: flags}
+	for i, sub := range nodes {
+		n, t := quickPrefix(sub)
+		if t && sub.Op == syntax.OpQuest && i+1 < len(nodes) {
+			rest, _ := quickSeq(flags, nodes[i+1:])
+			alt := &syntax.Regexp{Op: syntax.OpAlternate, Flags: flags, Sub: []*syntax.Regexp{n.Sub[0], rest}}
+			out.Sub = append(out.Sub, alt)
+			return out, true
+		}
+		out.Sub = append(out.Sub, n)
+		if t {
+			return out, true
+		}
+	}
+	return out, false
+}
+
+// maxBytes is the longest text re can match, in bytes, if it is bounded,
+// in text of normal form (the windows of tries rest on it).
 func maxBytes(re *syntax.Regexp) (int, bool) {
 	switch re.Op {
 	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
@@ -347,17 +394,22 @@ func maxBytes(re *syntax.Regexp) (int, bool) {
 			w := utf8.RuneLen(r)
 			if re.Flags&syntax.FoldCase != 0 {
 				for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-					w = max(w, utf8.RuneLen(f))
+					if normalRune(f) {
+						w = max(w, utf8.RuneLen(f))
+					}
 				}
 			}
 			n += w
 		}
 		return n, true
 	case syntax.OpCharClass:
-		if len(re.Rune) == 0 {
-			return 0, true
+		w := 0
+		for i := 0; i < len(re.Rune); i += 2 {
+			if lo, hi := re.Rune[i], re.Rune[i+1]; lo != hi || normalRune(lo) {
+				w = max(w, utf8.RuneLen(min(hi, unicode.MaxRune)))
+			}
 		}
-		return utf8.RuneLen(min(re.Rune[len(re.Rune)-1], unicode.MaxRune)), true
+		return w, true
 	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
 		return utf8.UTFMax, true
 	case syntax.OpCapture, syntax.OpQuest:
@@ -568,12 +620,13 @@ type match struct {
 }
 
 // maxOpenTries bounds the full tries of a plan whose matches have no
-// bounded length (".*", "{16,}"): a try that passed the quick test may
-// then read to the end of the text (gitleaks' curl rules read the rest of
-// the line at each "curl"), so that many of them would cost the square of
-// its length. Past the bound, the plan runs its whole expression over the
-// rest of the text instead, in linear time.
-const maxOpenTries = 16
+// bounded length ("{16,}", ".*"): a try that passed the quick test may read
+// to the end of the text (gitleaks' curl rules read the rest of the line at
+// each "curl"; "sk-" keys the rest of a run of token characters), so that
+// many of them could cost the square of its length. Past the bound, the
+// plan runs its whole expression over the rest of the text instead: FindAll,
+// in linear time, and from where the tries stopped the same matches.
+const maxOpenTries = 64
 
 // scan is the state of one run of the rules over a text.
 type scan struct {
@@ -583,6 +636,22 @@ type scan struct {
 	// (by its start), so that many matches on one long line read it once.
 	lines    map[lineKey]bool
 	newlines []int // positions of '\n', once needed
+	// present has a bit for each literal of the matcher found in the text
+	// (nil: not known).
+	present []uint64
+}
+
+// anyOf reports whether one of the literals of set (a bitset) was found.
+func (sc *scan) anyOf(set []uint64) bool {
+	if sc.present == nil {
+		return true
+	}
+	for i, w := range set {
+		if w&sc.present[i] != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 type lineKey struct {
@@ -660,7 +729,9 @@ func (p *plan) try(text string, at int, open *int) []int {
 	c := p.compiled()
 	_, size := utf8.DecodeLastRuneInString(text[:at])
 	q := at - size
-	if c.quick != nil && !c.quick.MatchString(text[q:min(len(text), q+c.quickLen)]) {
+	// A reach that reads the value too (gitleaks' semi-generic rules) is
+	// as strict as the quick test, for less.
+	if c.quick != nil && (p.reach == nil || p.reach.run == 0) && !c.quick.MatchString(text[q:min(len(text), q+c.quickLen)]) {
 		return nil
 	}
 	end := len(text)
@@ -669,17 +740,25 @@ func (p *plan) try(text string, at int, open *int) []int {
 	} else {
 		*open--
 	}
-	var m []int
+	return p.anchored(c, text, q, at, end)
+}
+
+// anchored runs the anchored expression at byte at of text[:end], q being
+// where the rune before at starts.
+func (p *plan) anchored(c *planRE, text string, q, at, end int) []int {
 	if at == 0 {
-		m = c.anch0.FindStringSubmatchIndex(text[:end])
-	} else if m = c.anchCtx.FindStringSubmatchIndex(text[q:end]); m != nil {
-		for i := range m {
-			if m[i] >= 0 {
-				m[i] += q
-			}
-		}
-		m[0] = at
+		return c.anch0.FindStringSubmatchIndex(text[:end])
 	}
+	m := c.anchCtx.FindStringSubmatchIndex(text[q:end])
+	if m == nil {
+		return nil
+	}
+	for i := range m {
+		if m[i] >= 0 {
+			m[i] += q
+		}
+	}
+	m[0] = at
 	return m
 }
 
@@ -812,6 +891,11 @@ func (sc *scan) allows(a *allowlist, secret, match, line string, lineStart int) 
 type reach struct {
 	need, via byteSet
 	max       int
+	// After the needed byte, when run > 0: a run of at least run bytes of
+	// runSet begins within skip bytes of skipSet (gitleaks' value of ten
+	// or more characters after its operator and some quotes or blanks).
+	skipSet, runSet byteSet
+	skip, run       int
 }
 
 type byteSet [4]uint64
@@ -830,10 +914,33 @@ func (r *reach) test(text string, at int) bool {
 	end := min(len(text), at+r.max+1)
 	for j := at; j < end; j++ {
 		c := text[j]
-		if r.need.has(c) {
+		if r.need.has(c) && r.tail(text, j+1) {
 			return true
 		}
 		if !r.via.has(c) {
+			return false
+		}
+	}
+	return false
+}
+
+// tail reports whether the run the reach wants begins within skip bytes
+// of i.
+func (r *reach) tail(text string, i int) bool {
+	if r.run == 0 {
+		return true
+	}
+	n := 0 // the length of the run of runSet bytes that ends at s
+	for s := i; s < len(text) && s < i+r.skip+r.run; s++ {
+		c := text[s]
+		switch {
+		case r.runSet.has(c):
+			if n++; n >= r.run {
+				return true
+			}
+		case r.skipSet.has(c) && s < i+r.skip:
+			n = 0
+		default:
 			return false
 		}
 	}
@@ -849,10 +956,11 @@ func newReach(nodes []*syntax.Regexp) *reach {
 		}
 	}
 	r := &reach{}
-	for _, n := range nodes {
+	for k, n := range nodes {
 		if !nullable(n) {
 			if f, ok := firstBytes(n); ok && !f.intersects(ordinary) && f[2]|f[3] == 0 {
 				r.need = f
+				r.readTail(n, nodes[k+1:])
 				return r
 			}
 		}
@@ -868,6 +976,67 @@ func newReach(nodes []*syntax.Regexp) *reach {
 		r.via.union(a)
 	}
 	return nil
+}
+
+// readTail reads what follows the needed node: the rest of it and the
+// nodes that may match nothing are the skip, and the first node that may
+// not, the run — when all of them are bounded and the run is at least four
+// bytes long (shorter, it would reject little).
+func (r *reach) readTail(need *syntax.Regexp, after []*syntax.Regexp) {
+	m, ok := maxBytes(need)
+	a, ok2 := allBytes(need)
+	if !ok || !ok2 {
+		return
+	}
+	skip, skipSet := m-1, a
+	for _, n := range after {
+		if nullable(n) {
+			m, ok := maxBytes(n)
+			a, ok2 := allBytes(n)
+			if !ok || !ok2 {
+				return
+			}
+			skip += m
+			skipSet.union(a)
+			continue
+		}
+		run := minBytes(n)
+		runSet, ok := allBytes(n)
+		if !ok || run < 4 {
+			return
+		}
+		r.skipSet, r.runSet, r.skip, r.run = skipSet, runSet, skip, run
+		return
+	}
+}
+
+// minBytes is the shortest text re can match, in bytes.
+func minBytes(re *syntax.Regexp) int {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return len(string(re.Rune))
+	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return 1
+	case syntax.OpCapture, syntax.OpPlus:
+		return minBytes(re.Sub[0])
+	case syntax.OpRepeat:
+		return re.Min * minBytes(re.Sub[0])
+	case syntax.OpConcat:
+		n := 0
+		for _, sub := range re.Sub {
+			n += minBytes(sub)
+		}
+		return n
+	case syntax.OpAlternate:
+		n := -1
+		for _, sub := range re.Sub {
+			if m := minBytes(sub); n < 0 || m < n {
+				n = m
+			}
+		}
+		return max(n, 0)
+	}
+	return 0
 }
 
 func nullable(re *syntax.Regexp) bool {
@@ -1005,19 +1174,56 @@ func classBytes(ranges []rune) byteSet {
 // where its words occur rather than by an automaton at every byte.
 type search struct {
 	plans []plan
+	// pairs has a bit for the lower-cased first two bytes of every
+	// anchor: a text that holds none is not searched further.
+	pairs byteSetPairs
 }
+
+type byteSetPairs [1 << 16 / 64]uint64
 
 func newSearch(expr string) (*search, error) {
 	ps, err := newPlans(expr, 0)
 	if err != nil {
 		return nil, err
 	}
-	return &search{ps}, nil
+	x := &search{plans: ps}
+	for _, p := range ps {
+		for _, a := range p.anchors {
+			k := pairKey(a.s[0], a.s[1])
+			x.pairs[k/64] |= 1 << (k % 64)
+		}
+	}
+	return x, nil
+}
+
+// anyPair reports whether s holds the first two bytes of an anchor.
+func (x *search) anyPair(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if k := pairKey(s[i], s[i+1]); x.pairs[k/64]&(1<<(k%64)) != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // in reports whether the expression matches somewhere in s.
 func (x *search) in(s string) bool {
 	var lower string
+	anchored := false
+	for i := range x.plans {
+		if x.plans[i].anchors != nil {
+			anchored = true
+		}
+	}
+	if anchored && !x.anyPair(s) {
+		// No anchored plan can match: only the whole ones are left.
+		for i := range x.plans {
+			if x.plans[i].anchors == nil && x.plans[i].compiled().whole.MatchString(s) {
+				return true
+			}
+		}
+		return false
+	}
 	for i := range x.plans {
 		p := &x.plans[i]
 		if p.anchors == nil {
