@@ -78,7 +78,9 @@ func commandSpans(s string) []span {
 				for _, m := range r.opt.FindAllStringSubmatchIndex(s[from:end], -1) {
 					for g := 1; g <= 3; g++ {
 						if m[2*g] >= 0 {
-							spans = append(spans, r.secret(s, from+m[2*g], from+m[2*g+1])...)
+							if !placeholderValue(s[from+m[2*g] : from+m[2*g+1]]) { // "curl -u user:…" in a document
+								spans = append(spans, r.secret(s, from+m[2*g], from+m[2*g+1])...)
+							}
 							break
 						}
 					}
