@@ -805,6 +805,9 @@ var modifiers = map[string]bool{
 // (DB_PASS, smtpPass, as detect-secrets' db_pass and key_pass): alone it is
 // too often prose ("First pass: 20 files").
 func secretName(name string) bool {
+	if !hasStem(name) {
+		return false // most names: no need to split them into words
+	}
 	ws := words(name)
 	last := -1
 	for i, w := range ws {
@@ -827,6 +830,35 @@ func secretName(name string) bool {
 	}
 	for _, w := range ws[last+1:] {
 		if modifiers[w] {
+			return false
+		}
+	}
+	return true
+}
+
+// hasStem reports whether name holds a secret stem or "pass" (ASCII
+// letters in any case), without allocating.
+func hasStem(name string) bool {
+	for i := 0; i < len(name); i++ {
+		switch lowerByte(name[i]) {
+		case 'k', 't', 's', 'p', 'c', 'a':
+			for _, stem := range secretStems {
+				if len(name)-i >= len(stem) && asciiEqualFold(name[i:i+len(stem)], stem) {
+					return true
+				}
+			}
+			if len(name)-i >= 4 && asciiEqualFold(name[i:i+4], "pass") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// asciiEqualFold compares s with the lower-case ASCII word w.
+func asciiEqualFold(s, w string) bool {
+	for j := 0; j < len(w); j++ {
+		if lowerByte(s[j]) != w[j] {
 			return false
 		}
 	}
