@@ -6,22 +6,22 @@
 // must not leak it to every later reader, so every projection passes its text
 // through String, and error details through Value.
 //
-// The rules are heuristics with a deliberate bias: a recognisable credential
-// is always removed, even when that costs a false positive in code-like text,
-// but ordinary prose ("the key decision", "token bucket", "password reset
-// flow") is left alone because briefs are useless if they are full of holes.
-// The provider shapes follow the gitleaks default rule set and Yelp's
-// detect-secrets plugins (each rule names the one it follows); the corpus in
-// testdata/corpus holds a sample of every rule and the text that must stay.
+// The rules are those of gitleaks' default configuration (embedded,
+// gitleaks.go), ours in the same form where a sample needs them (extra.go),
+// and structural ones for what no list of shapes finds (private keys, URL
+// passwords, Bearer tokens, Continuo's tokens, command-line passwords,
+// secret-named assignments); values the server knows are removed by value
+// (known.go). They read the text in a normal form (normalize.go) and what
+// they find is replaced in the text as written. The bias is deliberate: a
+// recognisable credential is always removed, but ordinary prose ("the key
+// decision", "token bucket", "password reset flow") and code are left
+// alone, because briefs are useless if they are full of holes. The corpus
+// in testdata/corpus holds samples of every rule and text that must stay;
+// docs/SECURITY.md says how well they do.
 //
-// String is deterministic and idempotent. Every rule skips values that
-// already are "[redacted]"; the shape rules (URL password, Bearer, key
-// prefixes, command-line passwords) match no '[' or ']' in the credential
-// and do not look at their neighbours (the exceptions, a few bounded
-// prefixes and Continuo's "cto_", treat the end of a replacement as the
-// boundary it becomes), so no replacement can turn a non-match into a match
-// on a second pass. FuzzString checks this, and that a planted key never
-// survives wherever it lands.
+// String is deterministic and idempotent: it repeats its pass until the
+// text no longer changes. FuzzString checks this, that valid UTF-8 stays
+// valid, and that a planted key never survives wherever it lands.
 package redact
 
 import (
