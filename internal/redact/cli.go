@@ -57,8 +57,11 @@ var commandRules = []commandRule{
 // commandSpans finds passwords given as command-line options. A command
 // line runs from the command's name to the end of the line, across
 // backslash-continued lines.
-func commandSpans(s string) []span {
-	seen := commandsIn(s)
+func commandSpans(s string) []span { return commandSpansOf(s, commandsIn(s)) }
+
+// commandSpansOf is commandSpans for the command rules seen (a bit each)
+// in s.
+func commandSpansOf(s string, seen uint32) []span {
 	if seen == 0 {
 		return nil
 	}

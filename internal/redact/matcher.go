@@ -24,6 +24,7 @@ type matcher struct {
 	words   int                  // bitset words for lits
 
 	keywords  [][]uint16 // per rule: its keywords' lit indexes
+	commands  [][]uint16 // per command rule (cli.go): its words' lit indexes
 	anchors   [][]uint64 // per plan (in rule order): its anchors, a lit bitset
 	firstPlan []int      // per rule: the index of its first plan in anchors
 }
@@ -90,6 +91,19 @@ func newMatcher(rules []secretRule, global *allowlist) (*matcher, error) {
 			}
 			planLits = append(planLits, ls)
 		}
+	}
+	// The command rules' words are found in the same pass (commandsIn
+	// would be a second one over the text).
+	for _, r := range commandRules {
+		var ws []uint16
+		for _, w := range r.words {
+			id, err := add(lit{s: w})
+			if err != nil {
+				return nil, fmt.Errorf("command %s: %w", r.id, err)
+			}
+			ws = append(ws, id)
+		}
+		m.commands = append(m.commands, ws)
 	}
 	if len(m.lits) >= 1<<16-1 {
 		return nil, fmt.Errorf("%d literals", len(m.lits))
@@ -175,8 +189,9 @@ func (l *lit) at(text string, i int) bool {
 	return true
 }
 
-// matches returns every match of every rule in text.
-func (m *matcher) matches(text string) []match {
+// matches returns every match of every rule in text, and a bit per
+// command rule whose command's name occurs in it (as commandsIn).
+func (m *matcher) matches(text string) ([]match, uint32) {
 	bufp := hitPool.Get().(*[]hit)
 	present, hits := m.find(text, (*bufp)[:0])
 	sc := &scan{text: text, global: m.global, present: present}
@@ -186,9 +201,17 @@ func (m *matcher) matches(text string) []match {
 			out = m.ruleMatches(ri, sc, hits, out)
 		}
 	}
+	var commands uint32
+	for ci, ws := range m.commands {
+		for _, id := range ws {
+			if present[id/64]&(1<<(id%64)) != 0 {
+				commands |= 1 << ci
+			}
+		}
+	}
 	*bufp = hits[:0]
 	hitPool.Put(bufp)
-	return out
+	return out, commands
 }
 
 // active reports whether rule ri runs on a text holding the literals

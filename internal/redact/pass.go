@@ -61,11 +61,12 @@ func ownRules() ([]secretRule, error) {
 	return out, nil
 }
 
-// secretSpans returns the secrets the rules of m find in text.
-func secretSpans(m *matcher, text string) []span {
-	ms := m.matches(text)
+// secretSpans returns the secrets the rules of m find in text, and the
+// command rules whose command's name occurs in it.
+func secretSpans(m *matcher, text string) ([]span, uint32) {
+	ms, commands := m.matches(text)
 	if len(ms) == 0 {
-		return nil
+		return nil, commands
 	}
 	out := make([]span, 0, len(ms))
 	var aws []span
@@ -80,5 +81,5 @@ func secretSpans(m *matcher, text string) []span {
 		// awsSecrets): it is found here, in the pass that removes the id.
 		out = append(out, awsSecrets(text, aws)...)
 	}
-	return out
+	return out, commands
 }

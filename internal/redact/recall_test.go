@@ -143,7 +143,8 @@ func explain(s string) []string {
 		base = n.text
 	}
 	var out []string
-	for _, m := range rules().matches(base) {
+	ms, _ := rules().matches(base)
+	for _, m := range ms {
 		out = append(out, m.rule.source+":"+m.rule.id)
 	}
 	for _, r := range []struct {

@@ -75,14 +75,15 @@ func redactPass(m *matcher, s string) string {
 	// end). What a replacement changes for a rule's reading of the text —
 	// a value now after a known name, a boundary after "]" — the next pass
 	// sees.
-	spans := knownSpans(base, nil)                 // the values the server knows
-	spans = append(spans, secretSpans(m, base)...) // gitleaks' rules and ours
+	spans := knownSpans(base, nil)            // the values the server knows
+	secrets, commands := secretSpans(m, base) // gitleaks' rules and ours
+	spans = append(spans, secrets...)
 	spans = append(spans, pemSpans(base)...)
 	spans = append(spans, puttySpans(base)...)
 	spans = append(spans, urlPasswordSpans(base)...)
 	spans = append(spans, bearerTokens(base, bearerCredential)...)
 	spans = append(spans, continuoTokenSpans(base)...)
-	spans = append(spans, commandSpans(base)...)
+	spans = append(spans, commandSpansOf(base, commands)...)
 	spans = append(spans, assignmentSpans(base)...)
 	if len(spans) == 0 {
 		return s
