@@ -135,7 +135,7 @@ var proseWordsRE = regexp.MustCompile(`^(?:[A-Za-z][a-z]*(?:['’-][a-z]+)*|[a-z
 func proseSecret(text string, s, _ span) bool {
 	v := text[s.start:s.end]
 	if s.start > 0 && (text[s.start-1] == '"' || text[s.start-1] == '\'' || text[s.start-1] == '`') {
-		return len(v) <= 64 && strings.TrimSpace(v) != "" && !strings.Contains(v, Placeholder) // longer: a sentence in quotes
+		return len(v) <= 64 && strings.TrimSpace(v) != "" && !strings.Contains(v, Placeholder) && !placeholderValue(v) // longer: a sentence in quotes
 	}
 	trim := v
 	switch {

@@ -149,8 +149,21 @@ func urlPasswordSpans(s string) []span {
 	if !strings.Contains(s, "://") {
 		return nil
 	}
-	return urlPasswords(s)
+	spans := urlPasswords(s)
+	out := spans[:0]
+	for _, sp := range spans {
+		// A document's "scheme://user:password@host" shows where a
+		// password goes; it holds none.
+		if v := s[sp.start:sp.end]; !placeholderValue(v) && !urlPlaceholders[strings.ToLower(v)] {
+			out = append(out, sp)
+		}
+	}
+	return out
 }
+
+// urlPlaceholders are the words that stand for a URL's password in
+// documentation.
+var urlPlaceholders = map[string]bool{"password": true, "pass": true, "pwd": true, "passwd": true, "secret": true}
 
 // urlPasswords returns the password span of every URL with userinfo, as
 // FindAllStringSubmatchIndex would for the regexp above.
