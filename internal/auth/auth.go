@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/redact"
 	"github.com/continuo-dev/continuo/internal/store"
 )
 
@@ -52,13 +53,19 @@ var b32 = base32.StdEncoding.WithPadding(base32.NoPadding)
 
 func newSecret() string { return randomSecret(TokenPrefix) }
 
-// randomSecret is prefix and 256 random bits in lower-case base32.
+// randomSecret is prefix and 256 random bits in lower-case base32. Every
+// secret Continuo hands out (tokens, OAuth codes and client secrets,
+// sign-in links, browser sessions) is made here, and registered with the
+// redactor as it is made, so that it is redacted by its value wherever it
+// is pasted back, whatever rules its shape meets.
 func randomSecret(prefix string) string {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		panic(fmt.Sprintf("crypto/rand: %v", err)) // cannot happen on supported platforms
 	}
-	return prefix + strings.ToLower(b32.EncodeToString(b[:]))
+	s := prefix + strings.ToLower(b32.EncodeToString(b[:]))
+	redact.RegisterMinted(s)
+	return s
 }
 
 // validName checks an operator-chosen name (group, principal, project).

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/redact"
 	"github.com/continuo-dev/continuo/internal/store"
 )
 
@@ -97,6 +98,7 @@ func (s *Service) SessionKey(ctx context.Context) ([]byte, error) {
 			return err
 		}
 		key, err = hex.DecodeString(v)
+		redact.Register(v) // the key's only text form
 		return err
 	})
 	if err != nil {

@@ -27,6 +27,7 @@ import (
 	"github.com/continuo-dev/continuo/internal/auth"
 	"github.com/continuo-dev/continuo/internal/datadir"
 	"github.com/continuo-dev/continuo/internal/mcpserver"
+	"github.com/continuo-dev/continuo/internal/redact"
 	"github.com/continuo-dev/continuo/internal/store"
 	"github.com/continuo-dev/continuo/internal/store/postgres"
 	"github.com/continuo-dev/continuo/internal/store/sqlite"
@@ -108,7 +109,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 			continue
 		}
 		e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr,
-			log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+			log: slog.New(redact.Handler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))}
 		err := c.run(e, args[1:])
 		if err == nil {
 			return 0

@@ -15,6 +15,7 @@ import (
 	"github.com/continuo-dev/continuo/internal/datadir"
 	"github.com/continuo-dev/continuo/internal/hook"
 	"github.com/continuo-dev/continuo/internal/mcpserver"
+	"github.com/continuo-dev/continuo/internal/redact"
 )
 
 const (
@@ -76,6 +77,7 @@ func runHook(e *env, args []string) error {
 			}
 		}
 		tok := os.Getenv(*tokenEnv)
+		redact.Register(tok) // the hook redacts what it posts: never its own token
 		o.Server, o.Spool = url, hook.Spool{Dir: e.hookSpoolDir(), Target: url}
 		o.Dial = func(ctx context.Context) (hook.Caller, error) {
 			switch {

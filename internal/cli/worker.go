@@ -7,6 +7,7 @@ import (
 
 	"github.com/continuo-dev/continuo/internal/hook"
 	"github.com/continuo-dev/continuo/internal/mcpserver"
+	"github.com/continuo-dev/continuo/internal/redact"
 	"github.com/continuo-dev/continuo/internal/worker"
 )
 
@@ -49,6 +50,7 @@ func runWorker(e *env, args []string) error {
 		return fmt.Errorf("%w: no invite in $%s and no $CONTINUO_CONTINUATION_TICKET", errUsage, *inviteEnv)
 	}
 	token := os.Getenv(*tokenEnv)
+	redact.Register(token, cfg.Ticket, cfg.Invite)
 	if token == "" {
 		return fmt.Errorf("%w: no token in $%s", errUsage, *tokenEnv)
 	}

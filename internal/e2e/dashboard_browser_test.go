@@ -49,7 +49,7 @@ timeout_secs = %d
 
 	// A session with a brief and notes; one note holds a credential, which
 	// is redacted where it is stored and so shown nowhere.
-	planted := "ghp_" + strings.Repeat("Z9x", 12)
+	planted := "ghp_7X8s51fbLtByHwiUmrCaoND5bgfTFAbGOUBw" // a token of a real one's entropy
 	sid := must(t, admin, "work_on_project", map[string]any{"project": "demo", "instruction": "Ship the dashboard for people"})["session_id"].(string)
 	for _, n := range []map[string]any{
 		{"kind": "decision", "text": "Pages are server-rendered; script only enhances"},

@@ -17,6 +17,8 @@ import (
 	"context"
 	"strings"
 	"time"
+
+	"github.com/continuo-dev/continuo/internal/redact"
 )
 
 // The provider kinds.
@@ -31,7 +33,19 @@ func Kinds() []string { return []string{KindResponses, KindChat, KindACP} }
 
 // New returns the provider cfg configures, after checking cfg; the error
 // names what is wrong, never a credential.
+//
+// The credentials cfg carries (the API key, and the values of an agent's
+// environment whose names name secrets) are registered with the redactor
+// first: a provider that echoes its key back, in an error body or in a
+// model's text, cannot get it into a run's log, a note or a brief,
+// whatever the key's shape (redact.Register).
 func New(cfg Config) (Provider, error) {
+	redact.Register(cfg.APIKey)
+	for _, kv := range cfg.Env {
+		if name, value, ok := strings.Cut(kv, "="); ok {
+			redact.RegisterNamed(name, value)
+		}
+	}
 	switch cfg.Kind {
 	case KindResponses:
 		return newResponses(cfg)

@@ -22,9 +22,12 @@ type commandRule struct {
 	userPass bool
 }
 
-// quoted or bare value; the bare form's first character class is given.
+// quoted or bare value; the bare form's first character class is given
+// (callers leave out punctuation that ends a phrase of a document: "`mysql
+// -p`, `redis-cli -a`"). A bare value ends at a blank, a quote or a
+// backtick.
 func optValue(first string) string {
-	return `(?:'([^'\n]*)'?|"([^"\n]*)"?|(` + first + `[^\s'"]*))`
+	return `(?:'([^'\n]*)'?|"([^"\n]*)"?|(` + first + `[^\s'"\x60]*))`
 }
 
 var commandRules = []commandRule{
@@ -32,30 +35,38 @@ var commandRules = []commandRule{
 	// curl accepts the value glued to -u ("-uuser:pw"). A value starting
 	// with '-' is taken for the next option, so that "-u -u a:b" finds a:b.
 	{"curl-user", []string{"curl"},
-		regexp.MustCompile(`[ \t](?:--(?:proxy-)?user(?:=|[ \t]+)|-[uU][ \t]*)` + optValue(`[^\s'"-]`)), true},
+		regexp.MustCompile(`[ \t](?:--(?:proxy-)?user(?:=|[ \t]+)|-[uU][ \t]*)` + optValue(`[^\s'"\x60,.;:)-]`)), true},
 	// mysql -psecret, mysqldump, mysqladmin, mariadb...: the password is
 	// glued to -p ("-p" alone prompts; "-P" is the port). --password=... is
 	// an assignment.
 	{"mysql-password", []string{"mysql", "mariadb"},
-		regexp.MustCompile(`[ \t]-p` + optValue(`[^\s'"]`)), false},
+		regexp.MustCompile(`[ \t]-p` + optValue(`[^\s'"\x60,.;:)]`)), false},
 	// redis-cli -a secret / --pass secret.
 	{"redis-password", []string{"redis-cli"},
-		regexp.MustCompile(`[ \t](?:-a|--pass)[ \t]+` + optValue(`[^\s'"-]`)), false},
+		regexp.MustCompile(`[ \t](?:-a|--pass)[ \t]+` + optValue(`[^\s'"\x60,.;:)-]`)), false},
 	// sshpass -p secret.
 	{"sshpass-password", []string{"sshpass"},
-		regexp.MustCompile(`[ \t]-p[ \t]*` + optValue(`[^\s'"-]`)), false},
+		regexp.MustCompile(`[ \t]-p[ \t]*` + optValue(`[^\s'"\x60,.;:)-]`)), false},
+	// aws configure set [profile.]aws_secret_access_key SECRET (and the
+	// session token): the value follows the name after a blank, which the
+	// assignment rule does not read. (positive.txt: aws-configure.)
+	{"aws-configure", []string{"aws"},
+		regexp.MustCompile(`[ \t]+configure[ \t]+set[ \t]+(?:[\w-]+\.)?(?:aws_secret_access_key|aws_session_token)[ \t]+` + optValue(`[^\s'"\x60,.;:)-]`)), false},
 	// mongo, mongosh, mongodump...: -p secret / --password secret.
 	{"mongo-password", []string{"mongo"},
-		regexp.MustCompile(`[ \t](?:-p|--password)[ \t]+` + optValue(`[^\s'"-]`)), false},
+		regexp.MustCompile(`[ \t](?:-p|--password)[ \t]+` + optValue(`[^\s'"\x60,.;:)-]`)), false},
 }
 
-// redactCommands redacts passwords given as command-line options. A command
+// commandSpans finds passwords given as command-line options. A command
 // line runs from the command's name to the end of the line, across
 // backslash-continued lines.
-func redactCommands(s string) string {
-	seen := commandsIn(s)
+func commandSpans(s string) []span { return commandSpansOf(s, commandsIn(s)) }
+
+// commandSpansOf is commandSpans for the command rules seen (a bit each)
+// in s.
+func commandSpansOf(s string, seen uint32) []span {
 	if seen == 0 {
-		return s
+		return nil
 	}
 	var spans []span
 	for ri, r := range commandRules {
@@ -73,7 +84,9 @@ func redactCommands(s string) string {
 				for _, m := range r.opt.FindAllStringSubmatchIndex(s[from:end], -1) {
 					for g := 1; g <= 3; g++ {
 						if m[2*g] >= 0 {
-							spans = append(spans, r.secret(s, from+m[2*g], from+m[2*g+1])...)
+							if v := s[from+m[2*g] : from+m[2*g+1]]; !placeholderValue(strings.TrimRight(v, ".,;:)")) { // "curl -u user:…", "mysql -p<pw>," in a document
+								spans = append(spans, r.secret(s, from+m[2*g], from+m[2*g+1])...)
+							}
 							break
 						}
 					}
@@ -82,7 +95,7 @@ func redactCommands(s string) string {
 			}
 		}
 	}
-	return replaceSpans(s, spans)
+	return spans
 }
 
 // commandPairs has a bit for the first two bytes of every command name, so

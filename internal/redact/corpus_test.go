@@ -119,43 +119,70 @@ func readCorpus(t *testing.T, name string) []sample {
 		}
 		plain.WriteString(rest)
 		s.text = plain.String()
+		// gitleaks.txt marks the secret as gitleaks reads it; where we keep
+		// part of it (the user of curl -u, a webhook's host), the rest is
+		// the secret.
+		if o, ok := gitleaksOverrides[s.rule]; ok && o.narrow != nil && name == "gitleaks.txt" {
+			for i, sec := range s.secrets {
+				if k := strings.Index(s.text, sec); k >= 0 {
+					sp := o.narrow(s.text, span{k, k + len(sec)})
+					s.secrets[i] = s.text[sp.start:sp.end]
+				}
+			}
+		}
 	}
 	return out
 }
 
 func (s sample) String() string { return fmt.Sprintf("%s:%d (%s %s)", s.file, s.line, s.rule, s.note) }
 
-// TestCorpus: every credential in positive.txt is removed, leaving no piece
-// of 8 characters (or all of a shorter one), and the text in negative.txt
-// stays exactly as it is.
-func TestCorpus(t *testing.T) {
-	for _, s := range readCorpus(t, "positive.txt") {
-		if len(s.secrets) == 0 {
-			t.Errorf("%v: no secret marked", s)
-			continue
-		}
-		out, changed := String(s.text)
-		if !changed {
-			t.Errorf("%v: nothing redacted in\n%s", s, s.text)
-			continue
-		}
-		// A piece of the secret may also occur in the text around it
-		// ("glpat-" in prose, say): only pieces that do not are checked.
-		context := s.text
-		for _, sec := range s.secrets {
-			context = strings.Replace(context, sec, "\x00", 1)
-		}
-		for _, sec := range s.secrets {
-			n := min(8, len(sec))
-			for i := 0; i+n <= len(sec); i++ {
-				if piece := sec[i : i+n]; strings.Contains(out, piece) && !strings.Contains(context, piece) {
-					t.Errorf("%v: %q of the secret survived:\n in  %s\n out %s", s, piece, s.text, out)
-					break
-				}
+// positiveFiles are the corpus files of credentials: ours, and the true
+// positives of gitleaks' own rule definitions (testdata/gitleaks-samples
+// writes gitleaks.txt).
+var positiveFiles = []string{"positive.txt", "gitleaks.txt"}
+
+// leaks returns the first piece of a marked secret of s that survives in
+// out: 8 characters of it (or all of a shorter one) that the text around
+// the secrets does not also hold.
+func (s sample) leaks(out string) string {
+	// A piece of the secret may also occur in the text around it
+	// ("glpat-" in prose, say): only pieces that do not are checked.
+	context := s.text
+	for _, sec := range s.secrets {
+		context = strings.Replace(context, sec, "\x00", 1)
+	}
+	for _, sec := range s.secrets {
+		n := min(8, len(sec))
+		for i := 0; i+n <= len(sec); i++ {
+			if piece := sec[i : i+n]; strings.Contains(out, piece) && !strings.Contains(context, piece) {
+				return piece
 			}
 		}
-		if again, ch := String(out); again != out || ch {
-			t.Errorf("%v: not idempotent:\n once  %s\n twice %s", s, out, again)
+	}
+	return ""
+}
+
+// TestCorpus: every credential of the positive files is removed, leaving no
+// piece of 8 characters (or all of a shorter one), a second pass changes
+// nothing, and the text in negative.txt stays exactly as it is.
+func TestCorpus(t *testing.T) {
+	for _, file := range positiveFiles {
+		for _, s := range readCorpus(t, file) {
+			if len(s.secrets) == 0 {
+				t.Errorf("%v: no secret marked", s)
+				continue
+			}
+			out, changed := String(s.text)
+			if !changed {
+				t.Errorf("%v: nothing redacted in\n%s", s, s.text)
+				continue
+			}
+			if piece := s.leaks(out); piece != "" {
+				t.Errorf("%v: %q of the secret survived:\n in  %s\n out %s", s, piece, s.text, out)
+			}
+			if again, ch := String(out); again != out || ch {
+				t.Errorf("%v: not idempotent:\n once  %s\n twice %s", s, out, again)
+			}
 		}
 	}
 	for _, s := range readCorpus(t, "negative.txt") {

@@ -6,22 +6,22 @@
 // must not leak it to every later reader, so every projection passes its text
 // through String, and error details through Value.
 //
-// The rules are heuristics with a deliberate bias: a recognisable credential
-// is always removed, even when that costs a false positive in code-like text,
-// but ordinary prose ("the key decision", "token bucket", "password reset
-// flow") is left alone because briefs are useless if they are full of holes.
-// The provider shapes follow the gitleaks default rule set and Yelp's
-// detect-secrets plugins (each rule names the one it follows); the corpus in
-// testdata/corpus holds a sample of every rule and the text that must stay.
+// The rules are those of gitleaks' default configuration (embedded,
+// gitleaks.go), ours in the same form where a sample needs them (extra.go),
+// and structural ones for what no list of shapes finds (private keys, URL
+// passwords, Bearer tokens, Continuo's tokens, command-line passwords,
+// secret-named assignments); values the server knows are removed by value
+// (known.go). They read the text in a normal form (normalize.go) and what
+// they find is replaced in the text as written. The bias is deliberate: a
+// recognisable credential is always removed, but ordinary prose ("the key
+// decision", "token bucket", "password reset flow") and code are left
+// alone, because briefs are useless if they are full of holes. The corpus
+// in testdata/corpus holds samples of every rule and text that must stay;
+// docs/SECURITY.md says how well they do.
 //
-// String is deterministic and idempotent. Every rule skips values that
-// already are "[redacted]"; the shape rules (URL password, Bearer, key
-// prefixes, command-line passwords) match no '[' or ']' in the credential
-// and do not look at their neighbours (the exceptions, a few bounded
-// prefixes and Continuo's "cto_", treat the end of a replacement as the
-// boundary it becomes), so no replacement can turn a non-match into a match
-// on a second pass. FuzzString checks this, and that a planted key never
-// survives wherever it lands.
+// String is deterministic and idempotent: it repeats its pass until the
+// text no longer changes. FuzzString checks this, that valid UTF-8 stays
+// valid, and that a planted key never survives wherever it lands.
 package redact
 
 import (
@@ -36,21 +36,64 @@ const Placeholder = "[redacted]"
 // "[redacted]", and whether anything changed.
 //
 // It never panics, accepts invalid UTF-8, and keeps valid UTF-8 valid (all
-// matches start and end at ASCII characters or at the ends of the text).
-func String(s string) (string, bool) {
+// replaced spans start and end at rune boundaries).
+func String(s string) (string, bool) { return stringWith(rules(), s) }
+
+// stringWith is String with the rules of m.
+func stringWith(m *matcher, s string) (string, bool) {
 	out := s
-	// The whole-block and structural rules run first, so that a URL keeps
-	// its user and host and a header keeps its scheme word; the free-standing
-	// token shapes run next, then the command-line options (which keep the
-	// user in "curl -u user:pw"); the name=value rule runs last so that it
-	// sees values the earlier rules already replaced and leaves them alone.
-	out = redactPEM(out)
-	out = redactURLPasswords(out)
-	out = redactBearer(out)
-	out = redactTokens(out)
-	out = redactCommands(out)
-	out = redactAssignments(out)
+	// One pass finds what its rules find in the text as it then stands;
+	// a replacement can make a rule match on the next (a boundary after
+	// "]", a value that now follows a known name), so String repeats the
+	// pass until it changes nothing: String(String(s)) == String(s). Each
+	// pass that changes something removes text that is not a placeholder,
+	// or merges placeholders, so it ends; the bound is for safety.
+	for range maxPasses {
+		next := redactPass(m, out)
+		if next == out {
+			break
+		}
+		out = next
+	}
 	return out, out != s
+}
+
+// maxPasses bounds String's passes; in practice a text with a secret
+// takes two (the second finds nothing).
+const maxPasses = 8
+
+// redactPass is one pass of every rule over s.
+func redactPass(m *matcher, s string) string {
+	n, changed := normalize(s)
+	base := s
+	if changed {
+		base = n.text
+	}
+	// Every rule reads the same text, and what any of them finds goes: a
+	// rule never sees another's placeholder in the middle of what it would
+	// match (a token that one rule ends early and another reads to its
+	// end). What a replacement changes for a rule's reading of the text —
+	// a value now after a known name, a boundary after "]" — the next pass
+	// sees.
+	spans := knownSpans(base, nil)            // the values the server knows
+	secrets, commands := secretSpans(m, base) // gitleaks' rules and ours
+	spans = append(spans, secrets...)
+	spans = append(spans, pemSpans(base)...)
+	spans = append(spans, puttySpans(base)...)
+	spans = append(spans, urlPasswordSpans(base)...)
+	spans = append(spans, bearerTokens(base, bearerCredential)...)
+	spans = append(spans, continuoTokenSpans(base)...)
+	spans = append(spans, commandSpansOf(base, commands)...)
+	spans = append(spans, assignmentSpans(base)...)
+	if len(spans) == 0 {
+		return s
+	}
+	if changed {
+		for i, sp := range spans {
+			spans[i] = n.back(sp)
+		}
+	}
+	return replaceSpans(s, spans)
 }
 
 // pemRE matches a private key block. The END line is optional (\z) so that a
@@ -66,21 +109,29 @@ var pemRE = regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-
 // the MAC stay.
 var puttyRE = regexp.MustCompile(`Private-Lines: *[0-9]+\r?\n([A-Za-z0-9+/=]+(?:\r?\n[A-Za-z0-9+/=]+)*)(?:\r?\n|\z)`)
 
-func redactPEM(s string) string {
-	if strings.Contains(s, "-----BEGIN ") { // cheap pre-check: the common case has no key
-		s = pemRE.ReplaceAllLiteralString(s, Placeholder)
+func pemSpans(s string) []span {
+	if !strings.Contains(s, "-----BEGIN ") { // cheap pre-check: the common case has no key
+		return nil
 	}
-	if strings.Contains(s, "Private-Lines:") {
-		var spans []span
-		for _, m := range puttyRE.FindAllStringSubmatchIndex(s, -1) {
-			spans = append(spans, span{m[2], m[3]})
-		}
-		s = replaceSpans(s, spans)
+	var spans []span
+	for _, m := range pemRE.FindAllStringIndex(s, -1) {
+		spans = append(spans, span{m[0], m[1]})
 	}
-	return s
+	return spans
 }
 
-// redactURLPasswords replaces the password of scheme://user:password@host
+func puttySpans(s string) []span {
+	if !strings.Contains(s, "Private-Lines:") {
+		return nil
+	}
+	var spans []span
+	for _, m := range puttyRE.FindAllStringSubmatchIndex(s, -1) {
+		spans = append(spans, span{m[2], m[3]})
+	}
+	return spans
+}
+
+// urlPasswordSpans finds the password of scheme://user:password@host
 // (detect-secrets basic_auth; gitleaks finds them only through its generic
 // rule). It is a scan from each "://", with the meaning of the regexp
 //
@@ -94,12 +145,25 @@ func redactPEM(s string) string {
 // which keeps the rule idempotent. A regexp that must find its scheme
 // without a literal to start from tried a match at every letter of the
 // text; it was most of String's cost.
-func redactURLPasswords(s string) string {
+func urlPasswordSpans(s string) []span {
 	if !strings.Contains(s, "://") {
-		return s
+		return nil
 	}
-	return replaceSpans(s, urlPasswords(s))
+	spans := urlPasswords(s)
+	out := spans[:0]
+	for _, sp := range spans {
+		// A document's "scheme://user:password@host" shows where a
+		// password goes; it holds none.
+		if v := s[sp.start:sp.end]; !placeholderValue(v) && !urlPlaceholders[strings.ToLower(v)] {
+			out = append(out, sp)
+		}
+	}
+	return out
 }
+
+// urlPlaceholders are the words that stand for a URL's password in
+// documentation.
+var urlPlaceholders = map[string]bool{"password": true, "pass": true, "pwd": true, "passwd": true, "secret": true}
 
 // urlPasswords returns the password span of every URL with userinfo, as
 // FindAllStringSubmatchIndex would for the regexp above.
@@ -165,7 +229,7 @@ func isPasswordChar(c byte) bool {
 
 func isUserChar(c byte) bool { return c != ':' && c != '@' && isPasswordChar(c) }
 
-// redactBearer replaces the token of "Bearer <token>" (RFC 6750 token68
+// bearerTokens (with keep rejecting prose) finds the token of "Bearer <token>" (RFC 6750 token68
 // characters, at least eight of them, so "Bearer abc" in an example stays
 // readable). It is a scan with the meaning of the regexp
 //
@@ -180,10 +244,6 @@ func isUserChar(c byte) bool { return c != ':' && c != '@' && isPasswordChar(c) 
 // match it does not hide what follows: in "bearer token-based-bearer
 // AccountKey=x" the second "bearer" still counts. (Hidden, it would surface
 // on a second pass once another rule removed the first: not idempotent.)
-func redactBearer(s string) string {
-	return replaceSpans(s, bearerTokens(s, func(tok string) bool { return !proseWordRE.MatchString(tok) }))
-}
-
 // bearerTokens returns the token span of every "bearer <token>" for which
 // keep(token) is true; a token it rejects is not consumed.
 func bearerTokens(s string, keep func(string) bool) []span {
@@ -242,7 +302,15 @@ func isToken68(c byte) bool {
 // short with "[redacted]" and the rule must then still say "prose".
 var proseWordRE = regexp.MustCompile(`^[a-z]+(?:[-/][a-z]+)*(?:[-/]|\.*)$`)
 
-// redactAssignments redacts the values of secret-named assignments:
+// bearerCredential says whether what follows "bearer" is taken for a
+// credential: not a word of prose, not a placeholder of a document
+// ("Bearer cto_pat_…", "Bearer <token>"), not a command-line option
+// ("-bench Bearer -benchtime 2s").
+func bearerCredential(tok string) bool {
+	return !proseWordRE.MatchString(tok) && !placeholderValue(tok) && tok[0] != '-'
+}
+
+// assignmentSpans finds the values of secret-named assignments:
 // "API_KEY=abc", `export OPENAI_API_KEY="..."`, "password: hunter2",
 // `"client_secret": "x"`, "token := ...", "'secret' => ...". It is driven by
 // the separators (":" "=" ":=" "=>" "==") rather than by a regexp over names,
@@ -253,8 +321,8 @@ var proseWordRE = regexp.MustCompile(`^[a-z]+(?:[-/][a-z]+)*(?:[-/]|\.*)$`)
 // followed by a closing quote (also the \" of JSON inside a string) or by
 // Markdown bold ("**Password**:"). Whether it names a secret, and where the
 // value ends, is decided by secretName and valueSpan.
-func redactAssignments(s string) string {
-	var b strings.Builder
+func assignmentSpans(s string) []span {
+	var spans []span
 	last := 0 // end of the last replacement: names never start before it
 	for i := 0; i < len(s); {
 		k := strings.IndexAny(s[i:], ":=")
@@ -283,21 +351,30 @@ func redactAssignments(s string) string {
 			continue
 		}
 		if nameStart >= 3 && s[nameStart-3:nameStart] == "://" {
-			continue // userinfo of a URL: redactURLPasswords owns it
+			continue // userinfo of a URL: urlPasswordSpans owns it
+		}
+		if v := skipSpaces(s, sepEnd); v < len(s) && insideQuotes(s, p, s[v]) {
+			continue // `"TOKEN=" + token`, "`-u key:`": the quote after the separator closes the name's string
 		}
 		vs, ve, ok := valueSpan(s, skipSpaces(s, sepEnd), s[nameStart:nameEnd], sep)
 		if !ok {
 			continue
 		}
-		b.WriteString(s[last:vs])
-		b.WriteString(Placeholder)
+		spans = append(spans, span{vs, ve})
 		last, i = ve, ve
 	}
-	if last == 0 {
-		return s
+	return spans
+}
+
+// insideQuotes reports whether position i of its line (a separator) is
+// inside a span quoted with q ('"', '\” or '`'): an odd number of them
+// come before it. (A quoted name, `"password": "x"`, brings two.)
+func insideQuotes(s string, i int, q byte) bool {
+	if q != '"' && q != '\'' && q != '`' {
+		return false
 	}
-	b.WriteString(s[last:])
-	return b.String()
+	start := strings.LastIndexByte(s[:i], '\n') + 1
+	return strings.Count(s[start:i], string(q))%2 == 1
 }
 
 // nameBefore finds the name that ends before the separator at p, not
@@ -369,17 +446,25 @@ func valueSpan(s string, i int, name, sep string) (start, end int, ok bool) {
 			scheme = true
 		}
 	}
+	strong := strongName(name)
 	switch {
-	case inner == "" || inner == Placeholder || isNullish(inner):
+	case inner == "" || inner == Placeholder || isNullish(inner) || placeholderValue(inner):
 		return 0, 0, false
-	case !quoted && isLabel(inner):
-		return 0, 0, false // "auth: password: x" — the real name comes next
+	case !quoted && (isLabel(inner) || isAuthScheme(inner)):
+		return 0, 0, false // "auth: password: x" — the real name comes next; "Authorization: Bearer" alone
+	case !quoted && codeValue(s, name, inner, end, strong):
+		return 0, 0, false
+	case scheme && strings.ToLower(inner) == inner && isWord(strings.TrimRight(inner, ".,;:)")) &&
+		(strings.TrimRight(inner, ".,;:)") != inner || isProse(s, inner, end)):
+		return 0, 0, false // "an Authorization: Basic header." — a word of a sentence, not a credential
+	case !strong && weakValue(name, inner):
+		return 0, 0, false
 	case strings.EqualFold(name, "pwd") || strings.EqualFold(name, "oldpwd"):
 		if strings.HasPrefix(inner, "/") {
 			return 0, 0, false // the shell's working directory, not a password
 		}
 	}
-	if !quoted && !scheme && sep == ":" && !strongName(name) && isProse(s, inner, end) {
+	if !quoted && !scheme && sep == ":" && !strong && isProse(s, inner, end) {
 		return 0, 0, false
 	}
 	if quoted {
@@ -387,6 +472,170 @@ func valueSpan(s string, i int, name, sep string) (start, end int, ok bool) {
 		return start + openQuoteLen(s[start:]), start + openQuoteLen(s[start:]) + len(inner), true
 	}
 	return start, end, true
+}
+
+// placeholderValue reports whether v stands for a value in documentation
+// and templates rather than being one: an ellipsis (NFKC makes "…" three
+// dots), "<token>", a variable ($VAR, ${VAR}, %VAR%), a template
+// ({{ .Token }}), a format verb (%s, %w, %08d) — the shapes of gitleaks'
+// global allowlist, and the ellipses of this project's own docs
+// ("cto_pat_…", "KEY=…"). (Scans, not a regexp: it is asked of every
+// value.)
+func placeholderValue(v string) bool {
+	v = strings.TrimRight(v, "\\\"'`")
+	switch {
+	case strings.Contains(v, "…"), strings.Contains(v, "..."):
+		return true
+	case len(v) >= 3 && v[0] == '<' && v[len(v)-1] == '>':
+		return !strings.ContainsAny(v[1:len(v)-1], "<>")
+	case len(v) >= 4 && strings.HasPrefix(v, "{{") && strings.HasSuffix(v, "}}"):
+		return true
+	case len(v) >= 2 && v[0] == '$':
+		name := v[1:]
+		if name[0] == '{' {
+			if name[len(name)-1] != '}' {
+				return false
+			}
+			name = name[1 : len(name)-1]
+		}
+		return isIdent(name) && !strings.ContainsAny(name, ".[]")
+	case len(v) >= 3 && v[0] == '%' && v[len(v)-1] == '%':
+		return isIdent(v[1:len(v)-1]) && !strings.ContainsAny(v, ".[]")
+	case len(v) >= 2 && v[0] == '%' && isLetter(v[len(v)-1]):
+		return strings.Trim(v[1:len(v)-1], "-+# 0123456789.*") == "" // a format verb
+	}
+	return false
+}
+
+// codeExpr reports whether v begins a call, a composite literal or an
+// index ("getenv(name", "secretKind{", "map[string]bool{", "[]string{"),
+// or is a name that the closing brackets of one follow ("a.Token}}").
+func codeExpr(v string) bool {
+	if v == "" {
+		return false
+	}
+	if v[0] == '[' || v[0] == '{' || v[0] == '(' {
+		return true
+	}
+	i := 0
+	if v[0] == '&' || v[0] == '*' {
+		i++
+	}
+	if i == len(v) || !(isLetter(v[i]) || v[i] == '_') {
+		return false
+	}
+	for i < len(v) && (isLetter(v[i]) || isDigit(v[i]) || v[i] == '_' || v[i] == '.') {
+		i++
+	}
+	if i == len(v) {
+		return false
+	}
+	if v[i] == '(' || v[i] == '{' || v[i] == '[' {
+		return true
+	}
+	return strings.Trim(v[i:], ")}]") == ""
+}
+
+// selector reports whether v is a Go, JavaScript or Python expression
+// naming a field: "srv.Token", "a.auth", "cfg.api_key".
+func selector(v string) bool {
+	parts := 0
+	for _, p := range strings.Split(v, ".") {
+		if p == "" || !(isLetter(p[0]) || p[0] == '_') {
+			return false
+		}
+		for i := 1; i < len(p); i++ {
+			if !isLetter(p[i]) && !isDigit(p[i]) && p[i] != '_' {
+				return false
+			}
+		}
+		parts++
+	}
+	return parts > 1
+}
+
+// proseFillers are words that follow a label's colon in prose, never as a
+// credential: "it lost its secret: the …", "authorised: by …".
+var proseFillers = map[string]bool{
+	"the": true, "a": true, "an": true, "is": true, "are": true, "was": true, "were": true, "be": true,
+	"by": true, "in": true, "on": true, "of": true, "to": true, "for": true, "with": true, "from": true,
+	"and": true, "or": true, "not": true, "it": true, "its": true, "this": true, "that": true, "as": true,
+	"at": true, "if": true, "when": true, "see": true,
+}
+
+// codeValue reports whether an unquoted value is an expression of code
+// rather than a literal: a call, a composite literal or index ("func(tx",
+// "secretKind{", "a.Token}"), a field selector ("srv.Token"), an operand
+// ("prefix + …"), a variable named like the secret ("token: token"), a
+// name of one or two characters under a weak name ("k", "x", "?"), or a
+// word of prose. Secrets that are code literals are quoted, and then still
+// redacted.
+func codeValue(s, name, v string, end int, strong bool) bool {
+	if codeExpr(v) || selector(v) || (!strong && len(v) <= 2) || proseFillers[strings.ToLower(v)] {
+		return true
+	}
+	if j := skipSpaces(s, end); j < len(s) && (s[j] == '(' || s[j] == '+' || s[j] == '[' || s[j] == '.' && j == end) {
+		return true
+	}
+	lv := strings.ToLower(v)
+	for _, stem := range secretStems {
+		if lv == stem || lv == stem+"s" {
+			return true
+		}
+	}
+	ws := words(name)
+	return len(ws) > 0 && lv == ws[len(ws)-1]
+}
+
+// upperSnakeRE is an environment variable's name ("MY_AGENT_KEY"): a
+// value of that shape names where a secret is, it is not one.
+var upperSnakeRE = regexp.MustCompile(`^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$`)
+
+// placeholderWords stand for a value in examples.
+var placeholderWords = map[string]bool{
+	"value": true, "values": true, "placeholder": true, "changeme": true, "example": true, "dummy": true,
+	"todo": true, "tbd": true, "redacted": true, "hidden": true, "secret": true, "token": true,
+}
+
+// weakValue reports whether a value under a name that is only weakly a
+// secret's (key, token, auth: not password or secret) is no credential:
+// a placeholder word, an environment variable's name, a whole number of
+// up to six digits (a limit: "max_tokens = 4096" is caught by its name,
+// "MaxTaskKey = 128" by this); and, where the name is code's or a
+// document's (it has a lower-case letter; "API_KEY=abc" stays a secret),
+// a value of letters, '_', '.' and '-' alone ("refusal", "mcp_session_key",
+// "context_only": gitleaks' generic-api-key allows them alike), one of one
+// or two characters, or one with a blank in it (a list of columns).
+func weakValue(name, v string) bool {
+	lv := strings.ToLower(v)
+	if placeholderWords[lv] || upperSnakeRE.MatchString(v) || (len(v) <= 6 && isDigits(v)) {
+		return true
+	}
+	if strings.ToUpper(name) == name {
+		return false
+	}
+	return lettersOnlyRE.MatchString(v) || len(v) <= 2 || strings.ContainsAny(v, " \t")
+}
+
+var lettersOnlyRE = regexp.MustCompile(`^[A-Za-z_.-]+$`)
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// isWord reports whether s is letters alone.
+func isWord(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isLetter(s[i]) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // scanValue reads one value at i: a quoted string ("...", '...', `...`, or
@@ -522,7 +771,10 @@ var strongStems = []string{"secret", "password", "passwd", "pwd", "credential", 
 // benignWords contain a stem without being about secrets.
 var benignWords = map[string]bool{
 	"author": true, "authors": true, "authored": true, "authoring": true, "authorship": true,
-	"monkey": true, "donkey": true, "turkey": true, "hockey": true, "jockey": true, "whiskey": true,
+	"authority": true, "authorities": true, "authorized": true, "authorised": true, "unauthorized": true,
+	"unauthorised": true, "authenticate": true, "authenticated": true, "authentication": true,
+	"authenticator": true,
+	"monkey":        true, "donkey": true, "turkey": true, "hockey": true, "jockey": true, "whiskey": true,
 	"keyboard": true, "keyboards": true, "keyword": true, "keywords": true, "keynote": true,
 	"keystroke": true, "keystrokes": true, "keyframe": true, "keyframes": true,
 	"keypress": true, "keydown": true, "keyup": true, "hotkey": true, "hotkeys": true,
@@ -553,6 +805,11 @@ var modifiers = map[string]bool{
 	"provider": true, "format": true, "version": true, "hint": true, "prefix": true,
 	"created": true, "updated": true, "rotated": true, "used": true, "usage": true,
 	"budget": true, "policy": true, "rotation": true, "source": true, "location": true,
+	// A key's hash or fingerprint is not the key; a token's column, field or
+	// metadata is about it; a scanned secret is a check.
+	"hash": true, "hashes": true, "digest": true, "fingerprint": true, "col": true, "cols": true,
+	"column": true, "columns": true, "field": true, "fields": true, "meta": true, "metadata": true,
+	"channel": true, "methods": true, "supported": true, "scanned": true, "scanning": true, "scan": true,
 }
 
 // secretName reports whether an assignment's name names a secret. The name
@@ -562,6 +819,9 @@ var modifiers = map[string]bool{
 // (DB_PASS, smtpPass, as detect-secrets' db_pass and key_pass): alone it is
 // too often prose ("First pass: 20 files").
 func secretName(name string) bool {
+	if !hasStem(name) {
+		return false // most names: no need to split them into words
+	}
 	ws := words(name)
 	last := -1
 	for i, w := range ws {
@@ -590,7 +850,37 @@ func secretName(name string) bool {
 	return true
 }
 
-// strongName reports whether name contains a stem that is never prose.
+// hasStem reports whether name holds a secret stem or "pass" (ASCII
+// letters in any case), without allocating.
+func hasStem(name string) bool {
+	for i := 0; i < len(name); i++ {
+		switch lowerByte(name[i]) {
+		case 'k', 't', 's', 'p', 'c', 'a':
+			for _, stem := range secretStems {
+				if len(name)-i >= len(stem) && asciiEqualFold(name[i:i+len(stem)], stem) {
+					return true
+				}
+			}
+			if len(name)-i >= 4 && asciiEqualFold(name[i:i+4], "pass") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// asciiEqualFold compares s with the lower-case ASCII word w.
+func asciiEqualFold(s, w string) bool {
+	for j := 0; j < len(w); j++ {
+		if lowerByte(s[j]) != w[j] {
+			return false
+		}
+	}
+	return true
+}
+
+// strongName reports whether name contains a stem that is never prose,
+// or ends in "pass" (DB_PASS, smtpPass), a secret name's (secretName).
 func strongName(name string) bool {
 	l := strings.ToLower(name)
 	for _, stem := range strongStems {
@@ -598,7 +888,8 @@ func strongName(name string) bool {
 			return true
 		}
 	}
-	return false
+	ws := words(name)
+	return len(ws) > 1 && ws[len(ws)-1] == "pass"
 }
 
 // words splits an ASCII identifier into lower-case words at non-alphanumeric

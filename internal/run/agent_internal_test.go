@@ -39,7 +39,7 @@ func TestAgentSinkLive(t *testing.T) {
 		t.Errorf("in all: %q", all)
 	}
 
-	secrets := []string{"ghp_" + strings.Repeat("aB3dE5", 6), "sk-proj-" + strings.Repeat("Zx9Qw2", 7), "hunter2hunter2xyz"}
+	secrets := []string{"ghp_7X8s51fbLtByHwiUmrCaoND5bgfTFAbGOUBw", "sk-proj-" + strings.Repeat("Zx9Qw2", 7), "hunter2hunter2xyz"}
 	texts := []string{
 		"Use the token " + secrets[0] + " for the API, then stop.\n",
 		"Authorization: Bearer " + secrets[1] + " is what the client sends\n",

@@ -351,7 +351,7 @@ func TestRunRedactsOutput(t *testing.T) { stores.Each(t, testRunRedactsOutput) }
 func testRunRedactsOutput(t *testing.T) {
 	f := newFixture(t)
 	s := f.service("")
-	secret := "ghp_" + strings.Repeat("A1b2", 9)
+	secret := "ghp_XdnYcLxQlNnVxKW3x9KsQuKf0ElTELYCRPkl" // a token of a real one's entropy
 	r := f.start(s, "leaky", 0, "sh", "-c", "echo token="+secret+"; printf 'Authorization: Bearer %s\\n' "+secret)
 	f.wait(s, r.ID)
 	out, _ := f.output(s, r.ID)

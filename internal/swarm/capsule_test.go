@@ -103,7 +103,7 @@ func testCapsuleRefusesSecret(t *testing.T) {
 	inv := f.create(4, nil)
 	x := f.checkpointed(inv, "x")
 	f.settled(inv, x, 1, func(int) string { return "done" })
-	secret := "ghp_" + strings.Repeat("A1b2", 9)
+	secret := "ghp_XdnYcLxQlNnVxKW3x9KsQuKf0ElTELYCRPkl" // a token of a real one's entropy
 	err := f.store.Write(ctx, func(tx store.Tx) error {
 		ts, err := tx.TaskList(ctx, store.TaskListParams{SwarmID: inv.Swarm.ID, WorkerID: x.ref.WorkerID, Limit: 1})
 		if err != nil || len(ts) != 1 {

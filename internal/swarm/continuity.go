@@ -25,7 +25,9 @@ const ticketPrefix = "cto_cnt_"
 func newTicket() string {
 	var b [32]byte
 	_, _ = rand.Read(b[:])
-	return ticketPrefix + base64.RawURLEncoding.EncodeToString(b[:])
+	ticket := ticketPrefix + base64.RawURLEncoding.EncodeToString(b[:])
+	redact.RegisterMinted(ticket)
+	return ticket
 }
 
 func ticketHash(t string) string { return digest("continuo ticket v1", t) }

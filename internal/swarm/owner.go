@@ -66,7 +66,9 @@ func inviteTTL(d time.Duration) (time.Duration, error) {
 func newInvite() string {
 	var b [32]byte
 	_, _ = rand.Read(b[:])
-	return invitePrefix + base64.RawURLEncoding.EncodeToString(b[:])
+	invite := invitePrefix + base64.RawURLEncoding.EncodeToString(b[:])
+	redact.RegisterMinted(invite)
+	return invite
 }
 
 func inviteHash(invite string) string { return digest("continuo invite v1", invite) }

@@ -628,8 +628,21 @@ func testCheckpointRefusesSecrets(t *testing.T) {
 	inv := f.create(4, nil)
 	x := f.join(inv, "x")
 	for _, bad := range []string{
-		`{"summary": "ok", "notes": ["fine", "token ghp_abcdefghijklmnopqrstuvwxyz0123456789"]}`,
+		`{"summary": "ok", "notes": ["fine", "token ghp_XdnYcLxQlNnVxKW3x9KsQuKf0ElTELYCRPkl"]}`,
 		`{"api_key": "abc123def456"}`,
+		// What a security review found checkpoints accepting (issue 23),
+		// each fake.
+		`{"summary": "I pasted the bot token MTA0MjM0NTY3ODkwMTIzNDU2.GAbCdE.aB3dE5gH7jK9mN2pQ4rS6tU8vW0xY1zA3bC into the config"}`,
+		`{"summary": "alerts go through 7123456789:AAHk3mP9qR2sT5uV8wX1yZ4aB7cD0eF3gH6 now"}`,
+		`{"summary": "Mailgun: sending with key-3ax6xnjp29jd6fds4gc373sgvjxteol0 from the sandbox"}`,
+		`{"summary": "logged in with vault login hvs.CAESIJ7kLm2nP4qR6sT8vX0yZ3aB"}`,
+		`{"next": "aws configure set aws_secret_access_key wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ9vB2nL4k --profile ci"}`,
+		`{"summary": "the old aws secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ9vB2nL4k still works"}`,
+		`{"summary": "Twilio account AC0123456789abcdef0123456789abcdef with auth 9f8e7d6c5b4a39281706f5e4d3c2b1a0"}`,
+		`{"summary": "doppler run --token dp.st.dev.x7Kq2mN9pR4sT6vW8yZ1aB3cD5eF7gH9jK2lM4nP6q -- make"}`,
+		`{"summary": "the staging DB password is Tr0ub4dor&3x until Friday"}`,
+		`{"summary": "export OPENAI_API_KEY=sk-abc123def4\\\ngh5678ijkl9012mnop3456"}`,
+		`{"summary": "the access key is ＡＫＩＡＱ３ＥＧＹＷＬ２ＸＮ７ＰＡＦＤ６ for the ci user"}`,
 	} {
 		_, err := f.svc.Checkpoint(ctx, x.c, x.car, x.ref, json.RawMessage(bad))
 		e := wantCode(t, err, continuo.CodeInvalidInput, bad)

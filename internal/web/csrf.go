@@ -7,6 +7,8 @@ import (
 	"encoding/base64"
 	"net/http"
 	"strings"
+
+	"github.com/continuo-dev/continuo/internal/redact"
 )
 
 // Cross-site request forgery: every form of ours carries a hidden field
@@ -35,6 +37,7 @@ func (e *oauthEdge) csrfSecret(w http.ResponseWriter, r *http.Request) string {
 		var b [32]byte
 		_, _ = rand.Read(b[:])
 		v = base64.RawURLEncoding.EncodeToString(b[:])
+		redact.RegisterMinted(v)
 		e.setCookie(w, csrfCookie, v, http.SameSiteStrictMode, cookieAge)
 	}
 	return v

@@ -1,6 +1,8 @@
 package workflow_test
 
 import (
+	"crypto/rand"
+	"encoding/base64"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +10,7 @@ import (
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/provider"
 	"github.com/continuo-dev/continuo/internal/provider/providertest"
+	"github.com/continuo-dev/continuo/internal/redact"
 	"github.com/continuo-dev/continuo/internal/run"
 	"github.com/continuo-dev/continuo/internal/store/stores"
 	"github.com/continuo-dev/continuo/internal/workflow"
@@ -86,5 +89,87 @@ func testDelegationLimits(t *testing.T) {
 	o, err := runs.Observe(f.ctx, &c, second.Run.ID, "", 0)
 	if err != nil || !strings.Contains(o.Events[0].Text, "running") {
 		t.Errorf("the second run's log: %v %v", o, err)
+	}
+}
+
+func TestDelegationRedactsKnownKey(t *testing.T) { stores.Each(t, testDelegationRedactsKnownKey) }
+
+// A provider that echoes its API key back — in the model's text, in a
+// failure — never gets it into observe_run or into the note a run posts,
+// though the key has a shape no rule knows: provider.New registered it with
+// the redactor, which removes it by its value (issue 23).
+func testDelegationRedactsKnownKey(t *testing.T) {
+	f := setup(t, t.TempDir(), workflow.Git{})
+	var b [18]byte
+	_, _ = rand.Read(b[:])
+	key := "opaque." + base64.RawURLEncoding.EncodeToString(b[:]) // no provider's shape
+	if out, _ := redact.String("echo: " + key); out != "echo: "+key {
+		t.Fatalf("a rule knows the key's shape (%q): the test would not show redaction by value", out)
+	}
+	ok := providertest.NewServer(t, providertest.Script{Deltas: []string{"echo: ", key, "\n", "done\n"}, APIKey: key})
+	failing := providertest.NewServer(t, providertest.Script{Deltas: []string{"partial ", key, "\n"}, End: providertest.EndFailed,
+		EchoBareKey: true, APIKey: key})
+	status := providertest.NewServer(t, providertest.Script{End: providertest.EndStatus, EchoBareKey: true, APIKey: key})
+	providers := map[string]provider.Provider{}
+	var runners []workflow.Runner
+	for id, srv := range map[string]*providertest.Server{"ok": ok, "failing": failing, "status": status} {
+		p, err := provider.New(provider.Config{ID: id, Kind: provider.KindChat, BaseURL: srv.BaseURL(), Model: "m", APIKey: key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		providers[id] = p
+		runners = append(runners, workflow.Runner{ID: id, Kind: provider.KindChat, Model: "m", Available: true})
+	}
+	if out, _ := redact.String("echo: " + key); out != "echo: "+redact.Placeholder {
+		t.Fatalf("after provider.New, String = %q", out)
+	}
+	agents := &run.Agents{Providers: providers}
+	runs := run.New(f.store, f.auth, run.Options{Key: []byte("k"), Executors: map[continuo.RunKind]run.Executor{continuo.RunAgent: agents}})
+	if err := runs.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(runs.Close)
+	wf := workflow.New(f.store, f.auth, &workflow.Options{Runs: runs, Runners: runners})
+	agents.Record = wf.RecordAnswer
+	c := *f.caller
+	c.Scopes = append(c.Scopes, continuo.ScopeCodingAgent)
+	sess := f.start(t)
+	for _, tc := range []struct {
+		provider string
+		want     continuo.RunState
+	}{{"ok", continuo.RunSucceeded}, {"failing", continuo.RunFailed}, {"status", continuo.RunFailed}} {
+		started, err := wf.StartCodingAgent(f.ctx, &c, workflow.AgentInput{Project: "demo", ProviderID: tc.provider,
+			IdempotencyKey: tc.provider, Instruction: "say it back", RecordingSessionID: sess.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := runs.Wait(f.ctx, &c, started.Run.ID, 30*time.Second)
+		if err != nil || r.State != tc.want {
+			t.Fatalf("%s: run %+v, %v; want %s", tc.provider, r, err, tc.want)
+		}
+		o, err := runs.Observe(f.ctx, &c, started.Run.ID, "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var all strings.Builder
+		for _, e := range o.Events {
+			all.WriteString(e.Text)
+		}
+		if strings.Contains(all.String(), key) {
+			t.Errorf("%s: observe_run shows the key:\n%s", tc.provider, all.String())
+		}
+		if tc.provider != "status" && !strings.Contains(all.String(), redact.Placeholder) {
+			t.Errorf("%s: the echo is not in the log, redacted:\n%s", tc.provider, all.String())
+		}
+	}
+	page, err := wf.ListMessages(f.ctx, f.caller, workflow.MessageQuery{SessionID: sess.ID, Kinds: []continuo.Kind{continuo.KindNote}, Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Messages) != 1 || !strings.Contains(page.Messages[0].Text, "Answer of delegated run") {
+		t.Fatalf("the recording session's notes: %+v", page.Messages)
+	}
+	if note := page.Messages[0].Text; strings.Contains(note, key) || !strings.Contains(note, "echo: "+redact.Placeholder) {
+		t.Errorf("the note the run posted:\n%s", note)
 	}
 }

@@ -32,6 +32,14 @@ import (
 	"time"
 )
 
+// echo is how a failure quotes the Authorization header it received.
+func (sc Script) echo(auth string) string {
+	if sc.EchoBareKey {
+		return "you sent " + strings.TrimPrefix(auth, "Bearer ")
+	}
+	return "Authorization: " + auth
+}
+
 // End is how a stream ends, once its deltas are sent.
 type End int
 
@@ -112,6 +120,11 @@ type Script struct {
 	// HoldHeaders sends nothing at all, not even the status line, until
 	// the client goes away: for timeouts on the response headers.
 	HoldHeaders bool
+	// EchoBareKey makes every failure quote the key it received alone,
+	// without its scheme or a name before it ("you sent KEY"), as APIs do
+	// that say "Incorrect API key provided: …": text in which nothing but
+	// the key's value tells it is one.
+	EchoBareKey bool
 	// Raw, when set, is the whole stream's body, sent as is after the
 	// stream's headers: for dialects and broken streams. End then says
 	// only whether the connection is cut (EndDrop), hangs (EndHang) or
@@ -243,7 +256,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == "/v1/chat/completions" && r.Method == http.MethodPost:
 		api = "chat"
 	default:
-		writeError(w, http.StatusNotFound, "not_found", "no route "+r.Method+" "+r.URL.Path+"; Authorization: "+auth)
+		writeError(w, http.StatusNotFound, "not_found", "no route "+r.Method+" "+r.URL.Path+"; "+sc.echo(auth))
 		return
 	}
 	if sc.APIKey != "" && auth != "Bearer "+sc.APIKey {
@@ -258,7 +271,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		if sc.Location != "" {
 			w.Header().Set("Location", sc.Location)
 		}
-		writeError(w, status, codeOf(status), "scripted failure; Authorization: "+auth)
+		writeError(w, status, codeOf(status), "scripted failure; "+sc.echo(auth))
 		return
 	}
 	if api == "models" {
@@ -504,10 +517,10 @@ func (st *stream) responses() {
 		}
 	case EndFailed:
 		st.ev("response.failed", map[string]any{"response": st.responseObject("failed", []any{}, nil, map[string]any{
-			"error": map[string]any{"code": "server_error", "message": "scripted failure; Authorization: " + st.auth},
+			"error": map[string]any{"code": "server_error", "message": "scripted failure; " + st.sc.echo(st.auth)},
 		})})
 	case EndError:
-		st.ev("error", map[string]any{"code": "server_error", "message": "scripted error; Authorization: " + st.auth, "param": nil})
+		st.ev("error", map[string]any{"code": "server_error", "message": "scripted error; " + st.sc.echo(st.auth), "param": nil})
 	case EndMalformed:
 		st.event("response.output_text.delta", `{"type":"response.output_text.delta","delta":"cut`)
 	}
@@ -547,7 +560,7 @@ func (st *stream) chat(includeUsage bool) {
 		return
 	}
 	errorChunk := map[string]any{"error": map[string]any{
-		"message": "scripted failure; Authorization: " + st.auth, "type": "server_error", "param": nil, "code": nil,
+		"message": "scripted failure; " + st.sc.echo(st.auth), "type": "server_error", "param": nil, "code": nil,
 	}}
 	finish := ""
 	switch sc.End {
