@@ -211,8 +211,15 @@ func (m *matcher) matches(text string) ([]match, uint32) {
 	}
 	*bufp = hits[:0]
 	hitPool.Put(bufp)
+	if workHook != nil {
+		workHook(sc.work)
+	}
 	return out, commands
 }
+
+// workHook, when set (by tests only: export_test.go), is told the bytes
+// each run of the rules gave their expressions.
+var workHook func(bytes int)
 
 // active reports whether rule ri runs on a text holding the literals
 // present: it has no keywords, or one of them is there.

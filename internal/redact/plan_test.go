@@ -63,7 +63,12 @@ func TestPlansMatchRegexp(t *testing.T) {
 			for _, mm := range whole.FindAllStringSubmatchIndex(x.s, -1) {
 				want = rule.found(sc, mm, want)
 			}
-			got := m.ruleMatches(ri, &scan{text: x.s, global: m.global}, x.hits, nil)
+			// A small budget makes the tries turn to FindAll part way.
+			budget := 0
+			if r.IntN(4) == 0 {
+				budget = 1 + r.IntN(200)
+			}
+			got := m.ruleMatches(ri, &scan{text: x.s, global: m.global, budget: budget}, x.hits, nil)
 			checked++
 			matched += len(want)
 			if len(rule.plans) == 1 {

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"io"
 	"math"
 	"slices"
 	"strings"
@@ -62,7 +63,7 @@ func (a *allowlist) indexStopwords() {
 	}
 }
 
-func (a *allowlist) allows(secret, match, line string) bool {
+func (a *allowlist) allows(secret, match, line string, work *int) bool {
 	if a.never {
 		return false
 	}
@@ -75,7 +76,7 @@ func (a *allowlist) allows(secret, match, line string) bool {
 	}
 	re := false
 	for _, r := range a.regexes {
-		if r.in(target) {
+		if r.in(target, work) {
 			re = true
 			break
 		}
@@ -148,14 +149,18 @@ type match struct {
 	whole, secret span
 }
 
-// maxOpenTries bounds the full tries of a plan whose matches have no
-// bounded length ("{16,}", ".*"): a try that passed the quick test may read
-// to the end of the text (gitleaks' curl rules read the rest of the line at
-// each "curl"; "sk-" keys the rest of a run of token characters), so that
-// many of them could cost the square of its length. Past the bound, the
-// plan runs its whole expression over the rest of the text instead: FindAll,
-// in linear time, and from where the tries stopped the same matches.
-const maxOpenTries = 64
+// A plan's tries share a budget: the bytes their expressions may read, the
+// text's length (tryBudget). A text of many anchors
+// ("sk-sk-sk-…", 256 KiB of it) would otherwise make the tries read its
+// length many times over: a bounded try reads its window, an unbounded one
+// ("{16,}", ".*"; gitleaks' curl rules read the rest of the line at each
+// "curl", "sk-" keys the rest of a run of token characters) as far as its
+// expression goes, possibly to the end of the text. When the budget is
+// spent, the plan runs its whole expression over the text instead: one
+// FindAll, which RE2 does in linear time, and from where the tries stopped
+// the same matches. A plan thus reads at most about twice the text,
+// whatever the text (TestLinearWork).
+func tryBudget(n int) int { return n }
 
 // scan is the state of one run of the rules over a text.
 type scan struct {
@@ -168,6 +173,19 @@ type scan struct {
 	// present has a bit for each literal of the matcher found in the text
 	// (nil: not known).
 	present []uint64
+	// work counts the bytes given to the rules' expressions (the windows
+	// of tries, what unbounded tries read, the texts of FindAll), for
+	// TestLinearWork. budget, when not 0, replaces tryBudget (tests).
+	work   int
+	budget int
+}
+
+// planBudget is the budget of a plan's tries on sc's text.
+func (sc *scan) planBudget() int {
+	if sc.budget != 0 {
+		return sc.budget
+	}
+	return tryBudget(len(sc.text))
 }
 
 // anyOf reports whether one of the literals of set (a bitset) was found.
@@ -199,19 +217,23 @@ func (r *secretRule) matches(sc *scan, anchorAt func(i int) []int, out []match) 
 			at = anchorAt(i)
 		}
 		if p.anchors == nil {
+			sc.work += len(text)
 			for _, m := range p.compiled().whole.FindAllStringSubmatchIndex(text, -1) {
 				out = r.found(sc, m, out)
 			}
 			continue
 		}
-		prev, open := 0, maxOpenTries
+		prev, budget := 0, sc.planBudget()
 		for _, a := range at {
 			if a < prev {
 				continue
 			}
-			if open == 0 {
-				// The matches of the whole expression from here on are
-				// those FindAll finds after prev (it found ours before).
+			m, ok := p.try(text, a, &budget, &sc.work)
+			if !ok {
+				// The budget is spent. The matches of the whole expression
+				// from here on are those FindAll finds after prev (it found
+				// ours before).
+				sc.work += len(text)
 				for _, m := range p.compiled().whole.FindAllStringSubmatchIndex(text, -1) {
 					if m[0] >= prev {
 						out = r.found(sc, m, out)
@@ -219,7 +241,6 @@ func (r *secretRule) matches(sc *scan, anchorAt func(i int) []int, out []match) 
 				}
 				break
 			}
-			m := p.try(text, a, &open)
 			if m == nil || m[1] == m[0] {
 				continue
 			}
@@ -243,33 +264,101 @@ func (r *secretRule) matches(sc *scan, anchorAt func(i int) []int, out []match) 
 }
 
 // try matches the plan's anchored expression at byte at of text, with the
-// rune before it as context (for \b), and returns the submatch indexes.
+// rune before it as context (for \b), and returns the submatch indexes;
+// ok=false when the bytes it would read exceed *budget (which it then
+// leaves as it was: the caller turns to FindAll). It takes what it reads
+// from *budget and adds it to *work.
 //
-// The expression is given the bytes it can reach: for a bounded plan, the
-// context rune, maxLen bytes and a rune after them (what \b and $ look
-// at) — which gives the match it would find in all of the text — and the
-// quick test's window likewise. (Go's backtracker clears a bitmap of the
-// length of its input at every call: given the rest of the text, tries at
-// many anchors would cost its square.)
-func (p *plan) try(text string, at int, open *int) []int {
+// A bounded plan's expression is given the bytes it can reach: the context
+// rune, maxLen bytes and a rune after them (what \b and $ look at) — which
+// gives the match it would find in all of the text — and the quick test's
+// window likewise. (Go's backtracker clears a bitmap of the length of its
+// input at every call: given the rest of the text, tries at many anchors
+// would cost its square.) An unbounded plan's expression reads the rest of
+// the text through a reader that stops at the budget: the NFA reads only
+// as far as a match can still go, and a try that reaches the budget is
+// abandoned.
+func (p *plan) try(text string, at int, budget, work *int) (m []int, ok bool) {
 	if p.reach != nil && !p.reach.test(text, at) {
-		return nil
+		return nil, true
 	}
 	c := p.compiled()
 	_, size := utf8.DecodeLastRuneInString(text[:at])
 	q := at - size
 	// A reach that reads the value too (gitleaks' semi-generic rules) is
 	// as strict as the quick test, for less.
-	if c.quick != nil && (p.reach == nil || p.reach.run == 0) && !c.quick.MatchString(text[q:min(len(text), q+c.quickLen)]) {
-		return nil
+	if c.quick != nil && (p.reach == nil || p.reach.run == 0) {
+		w := min(len(text), q+c.quickLen)
+		if w-q > *budget {
+			return nil, false
+		}
+		*budget -= w - q
+		*work += w - q
+		if !c.quick.MatchString(text[q:w]) {
+			return nil, true
+		}
 	}
-	end := len(text)
-	if p.bounded {
-		end = min(end, at+p.maxLen+utf8.UTFMax)
-	} else {
-		*open--
+	if !p.bounded || p.maxLen > maxWindow {
+		return p.read(c, text, q, at, budget, work)
 	}
-	return p.anchored(c, text, q, at, end)
+	end := min(len(text), at+p.maxLen+utf8.UTFMax)
+	if end-q > *budget {
+		return nil, false
+	}
+	*budget -= end - q
+	*work += end - q
+	return p.anchored(c, text, q, at, end), true
+}
+
+// maxWindow is the largest window a bounded try is given; a plan whose
+// matches may be longer reads through a reader, as an unbounded one.
+const maxWindow = 1024
+
+// read is anchored through a reader of text from q that stops at the
+// budget.
+func (p *plan) read(c *planRE, text string, q, at int, budget, work *int) ([]int, bool) {
+	start, re := q, c.anchCtx
+	if at == 0 {
+		start, re = 0, c.anch0
+	}
+	rd := &budgetReader{s: text[start:], limit: *budget}
+	m := re.FindReaderSubmatchIndex(rd)
+	*work += rd.i
+	if rd.spent {
+		return nil, false
+	}
+	*budget -= rd.i
+	if m == nil {
+		return nil, true
+	}
+	for i := range m {
+		if m[i] >= 0 {
+			m[i] += start
+		}
+	}
+	m[0] = at
+	return m, true
+}
+
+// budgetReader reads the runes of s up to limit bytes, then reports the
+// end of the text and that it stopped early.
+type budgetReader struct {
+	s        string
+	i, limit int
+	spent    bool
+}
+
+func (r *budgetReader) ReadRune() (rune, int, error) {
+	if r.i >= len(r.s) {
+		return 0, 0, io.EOF
+	}
+	if r.i >= r.limit {
+		r.spent = true
+		return 0, 0, io.EOF
+	}
+	c, size := utf8.DecodeRuneInString(r.s[r.i:])
+	r.i += size
+	return c, size, nil
 }
 
 // anchored runs the anchored expression at byte at of text[:end], q being
@@ -396,13 +485,13 @@ func (sc *scan) line(sp span) (start, end int) {
 // allows asks the allowlist a, caching its answer for a line.
 func (sc *scan) allows(a *allowlist, secret, match, line string, lineStart int) bool {
 	if a.target != "line" {
-		return a.allows(secret, match, line)
+		return a.allows(secret, match, line, &sc.work)
 	}
 	k := lineKey{a, lineStart}
 	if v, ok := sc.lines[k]; ok {
 		return v
 	}
-	v := a.allows(secret, match, line)
+	v := a.allows(secret, match, line, &sc.work)
 	if sc.lines == nil {
 		sc.lines = map[lineKey]bool{}
 	}
@@ -450,7 +539,7 @@ func (x *search) anyPair(s string) bool {
 }
 
 // in reports whether the expression matches somewhere in s.
-func (x *search) in(s string) bool {
+func (x *search) in(s string, work *int) bool {
 	var lower string
 	anchored := false
 	for i := range x.plans {
@@ -461,8 +550,11 @@ func (x *search) in(s string) bool {
 	if anchored && !x.anyPair(s) {
 		// No anchored plan can match: only the whole ones are left.
 		for i := range x.plans {
-			if x.plans[i].anchors == nil && x.plans[i].compiled().whole.MatchString(s) {
-				return true
+			if x.plans[i].anchors == nil {
+				*work += len(s)
+				if x.plans[i].compiled().whole.MatchString(s) {
+					return true
+				}
 			}
 		}
 		return false
@@ -470,11 +562,14 @@ func (x *search) in(s string) bool {
 	for i := range x.plans {
 		p := &x.plans[i]
 		if p.anchors == nil {
+			*work += len(s)
 			if p.compiled().whole.MatchString(s) {
 				return true
 			}
 			continue
 		}
+		budget := tryBudget(len(s))
+	anchors:
 		for _, a := range p.anchors {
 			hay := s
 			if a.fold {
@@ -488,8 +583,16 @@ func (x *search) in(s string) bool {
 				if k < 0 {
 					break
 				}
-				open := maxOpenTries
-				if p.try(s, off+k, &open) != nil {
+				m, ok := p.try(s, off+k, &budget, work)
+				if !ok {
+					// The budget is spent: the whole expression decides.
+					*work += len(s)
+					if p.compiled().whole.MatchString(s) {
+						return true
+					}
+					break anchors
+				}
+				if m != nil {
 					return true
 				}
 				off += k + 1
