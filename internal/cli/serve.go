@@ -308,8 +308,10 @@ func runServe(e *env, args []string) error {
 			Dashboard:      &web.Dashboard{Workflow: a.workflow, Runs: a.runs, Swarm: a.swarm, Auth: a.auth},
 			AllowedOrigins: e.cfg.Server.AllowedOrigins, Limits: web.Limits{MaxSessions: e.cfg.Server.MaxSessions,
 				MaxSessionsPerPrincipal: e.cfg.Server.MaxSessionsPerPrincipal,
-				SessionIdle:             time.Duration(e.cfg.Server.SessionIdleSecs) * time.Second}})),
-		// Bounded header reads; no write timeout, because MCP streams
+				SessionIdle:             time.Duration(e.cfg.Server.SessionIdleSecs) * time.Second,
+				BodyTimeout:             time.Duration(e.cfg.Server.BodyTimeoutSecs) * time.Second}})),
+		// Bounded header reads (and, in web's handler, bounded body reads
+		// on every route); no write timeout, because MCP streams
 		// (server-sent events) legitimately stay open.
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
