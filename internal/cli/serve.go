@@ -234,8 +234,8 @@ func runServe(e *env, args []string) error {
 	tuneGC()
 	// One server per data directory: a second one would share its
 	// worktrees and, on SQLite, its database with the first.
-	if err := os.MkdirAll(e.dataDir, 0o700); err != nil {
-		return fmt.Errorf("create data directory: %w", err)
+	if err := e.prepareDataDir(true); err != nil {
+		return err
 	}
 	lock, err := datadir.TryLock(filepath.Join(e.dataDir, serveLockName))
 	var locked *datadir.LockedError
@@ -246,7 +246,7 @@ func runServe(e *env, args []string) error {
 		}
 		return continuo.Errorf(continuo.CodeConflict, "%s is already serving the data directory %s; stop it first, or give this server its own --data-dir", who, e.dataDir)
 	} else if err != nil {
-		return err
+		return e.dataDirError(err)
 	}
 	defer lock.Unlock()
 	// Bind before anything is created: a first start that cannot listen
