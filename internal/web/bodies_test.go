@@ -308,8 +308,8 @@ func TestBodyCaps(t *testing.T) {
 // several times that arrives whole, on a stateful session and on the
 // stateless 2026-07-28 (where the request's own context is the call's);
 // and the stateful session's standalone event stream (GET), open since the
-// session began, still carries a request of the server's (roots/list)
-// after it.
+// session began, still carries a request of the server's (a ping) after
+// it.
 func TestStreamsOutliveBodyDeadline(t *testing.T) {
 	const deadline = 200 * time.Millisecond
 	eps := mcpserver.New(mcpserver.Options{})
@@ -336,11 +336,10 @@ func TestStreamsOutliveBodyDeadline(t *testing.T) {
 	for _, v := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(v, func(t *testing.T) {
 			progress := make(chan struct{}, 8)
-			rootsAsked := make(chan struct{}, 1)
+			pinged := make(chan error, 1)
 			c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
 				ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { progress <- struct{}{} },
 			})
-			c.AddRoots(&mcp.Root{URI: "file:///tmp/r", Name: "r"})
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: hs.URL + "/mcp",
@@ -369,13 +368,12 @@ func TestStreamsOutliveBodyDeadline(t *testing.T) {
 			// began, longer than the deadline: a request of the server's,
 			// outside any request of the client's, still reaches the client
 			// on it, and its answer comes back.
-			go func() {
-				if r, err := ss.ListRoots(ctx, nil); err == nil && len(r.Roots) == 1 {
-					rootsAsked <- struct{}{}
-				}
-			}()
+			go func() { pinged <- ss.Ping(ctx, nil) }()
 			select {
-			case <-rootsAsked:
+			case err := <-pinged:
+				if err != nil {
+					t.Fatalf("the server's ping on the GET event stream after the body deadline: %v", err)
+				}
 			case <-ctx.Done():
 				t.Fatal("the GET event stream carried no request of the server's after the body deadline")
 			}
