@@ -117,6 +117,10 @@ type Run struct {
 	// run started (validation): git HEAD and a hash of the working tree.
 	SourceHead string
 	SourceTree string
+	// SourceStat, when the fingerprint took files by size and modification
+	// time instead of content (too large to read within a call), lists
+	// them: JSON {"paths": [...], "total": N}; "" when it read every file.
+	SourceStat string
 	// Owner is the process that runs it ("" while nobody has taken it) and
 	// LeaseUntil how long its claim holds without renewal; a run whose
 	// lease ran out is interrupted by whoever notices.

@@ -257,6 +257,16 @@ func (e *env) open(o openOptions) (store.Store, error) {
 		return nil, err
 	}
 	ident := databaseIdentity(driver, target)
+	// Only serve, stdio, init and import make the data directory; every
+	// command tightens one that is open to other users.
+	if err := e.prepareDataDir(o.create); err != nil {
+		return nil, err
+	}
+	if driver == "sqlite" && filepath.Dir(target) != e.dataDir {
+		if err := e.secureDatabase(target); err != nil {
+			return nil, err
+		}
+	}
 	if !o.create {
 		s, err := e.openDriver(driver, target, o, true)
 		if errors.Is(err, store.ErrNoDatabase) {
@@ -267,19 +277,19 @@ func (e *env) open(o openOptions) (store.Store, error) {
 		}
 		return s, err
 	}
-	if err := os.MkdirAll(e.dataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("create data directory: %w", err)
-	}
 	ctx, cancel := context.WithTimeout(e.ctx, initLockWait)
 	lock, err := datadir.WaitLock(ctx, filepath.Join(e.dataDir, initLockName))
 	cancel()
-	if err != nil {
+	var locked *datadir.LockedError
+	if errors.As(err, &locked) {
 		return nil, fmt.Errorf("data directory %s: waited %v for another continuo to finish creating or opening its database: %w", e.dataDir, initLockWait, err)
+	} else if err != nil {
+		return nil, e.dataDirError(err) // it could not even try: say why
 	}
 	defer lock.Unlock()
 	m, marked, err := datadir.ReadMarker(e.dataDir)
 	if err != nil {
-		return nil, err
+		return nil, e.dataDirError(err)
 	}
 	// A directory whose marker names this database must still have it.
 	mustExist := marked && m.Database == ident && !o.reinit
@@ -299,7 +309,7 @@ func (e *env) open(o openOptions) (store.Store, error) {
 	if !marked || m.Database != ident || o.reinit {
 		if err := datadir.WriteMarker(e.dataDir, ident, time.Now()); err != nil {
 			s.Close()
-			return nil, fmt.Errorf("write %s: %w", filepath.Join(e.dataDir, datadir.MarkerName), err)
+			return nil, e.dataDirError(fmt.Errorf("write %s: %w", filepath.Join(e.dataDir, datadir.MarkerName), err))
 		}
 	}
 	return s, nil
@@ -309,7 +319,11 @@ func (e *env) open(o openOptions) (store.Store, error) {
 func (e *env) openDriver(driver, target string, o openOptions, existing bool) (store.Store, error) {
 	switch driver {
 	case "sqlite":
-		return sqlite.Open(e.ctx, target, &sqlite.Options{Migrate: o.migrate, OnCommit: o.onCommit, Existing: existing})
+		s, err := sqlite.Open(e.ctx, target, &sqlite.Options{Migrate: o.migrate, OnCommit: o.onCommit, Existing: existing})
+		if err != nil {
+			return nil, e.openError(target, err)
+		}
+		return s, nil
 	case "postgres":
 		return postgres.Open(e.ctx, target, &postgres.Options{Migrate: o.migrate, OnCommit: o.onCommit, Existing: existing})
 	}

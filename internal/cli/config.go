@@ -83,6 +83,9 @@ type ServerConfig struct {
 	// none: continuity (the default), delegation, swarm, worker, or all.
 	// /mcp/x/{toolset} and the X-MCP-Toolsets header choose per client.
 	Toolsets []string `toml:"toolsets"`
+	// BodyTimeoutSecs bounds how long a client may take to send one
+	// request body, on every route (0: 30).
+	BodyTimeoutSecs int `toml:"body_timeout_secs"`
 }
 
 // DatabaseConfig is the [database] table.
@@ -377,6 +380,7 @@ func (s ServerConfig) validate(p *problems) {
 	bound("max_sessions", s.MaxSessions, 1_000_000)
 	bound("max_sessions_per_principal", s.MaxSessionsPerPrincipal, 1_000_000)
 	bound("session_idle_secs", s.SessionIdleSecs, 7*24*3600)
+	bound("body_timeout_secs", s.BodyTimeoutSecs, 3600)
 }
 
 // validate checks the [database] table.

@@ -352,6 +352,8 @@ func TestConfigValidateRules(t *testing.T) {
 		{"unknown toolset", with(func(c *Config) { c.Server.Toolsets = []string{"continuity", "owner"} }),
 			`server.toolsets[1]: "owner" is not a toolset (want one of continuity, delegation, swarm, worker, all)`},
 		{"toolsets in one item", with(func(c *Config) { c.Server.Toolsets = []string{"continuity,swarm"} }), `server.toolsets[0]: "continuity,swarm" is not a toolset`},
+		{"body timeout", with(func(c *Config) { c.Server.BodyTimeoutSecs = 5 }), ""},
+		{"body timeout too long", with(func(c *Config) { c.Server.BodyTimeoutSecs = 3601 }), "server.body_timeout_secs: must be 0 (the default) to 3600, got 3601"},
 
 		{"sqlite url", with(func(c *Config) { c.Database.URL = "sqlite://data/c.db" }), ""},
 		{"postgresql url", with(func(c *Config) { c.Database.URL = "postgresql://u@h/db" }), ""},

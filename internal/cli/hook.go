@@ -234,7 +234,9 @@ func (e *env) hookTarget(server, tokenEnv string, local bool, principal string) 
 		return []string{"--server", hook.ShellQuote(server), "--token-env", hook.ShellQuote(tokenEnv)},
 			fmt.Sprintf("The hooks call %s with the token in $%s: set it in the environment the client runs in.", server, tokenEnv), nil
 	}
-	if _, ok, err := datadir.ReadMarker(e.dataDir); err != nil || !ok {
+	if _, ok, err := datadir.ReadMarker(e.dataDir); err != nil {
+		return nil, "", e.dataDirError(err)
+	} else if !ok {
 		return nil, "", fmt.Errorf("%w: no server is running on %s and it holds no database: pass --server URL --token-env VAR, or run `continuo serve` (or init) first and --local", errUsage, e.dataDir)
 	}
 	flags := []string{"--local", "--data-dir", hook.ShellQuote(e.dataDir)}
@@ -294,7 +296,9 @@ func (e *env) dialLocal(ctx context.Context, principal string) (hook.Caller, err
 	}
 	// A hook reads and records; it never makes a data directory (stdio
 	// would, on a fresh machine).
-	if _, ok, err := datadir.ReadMarker(e.dataDir); err != nil || !ok {
+	if _, ok, err := datadir.ReadMarker(e.dataDir); err != nil {
+		return nil, e.dataDirError(err)
+	} else if !ok {
 		return nil, fmt.Errorf("no Continuo data directory at %s", e.dataDir)
 	}
 	cfg, err := LoadConfig(e.config)

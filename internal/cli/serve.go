@@ -234,8 +234,8 @@ func runServe(e *env, args []string) error {
 	tuneGC()
 	// One server per data directory: a second one would share its
 	// worktrees and, on SQLite, its database with the first.
-	if err := os.MkdirAll(e.dataDir, 0o700); err != nil {
-		return fmt.Errorf("create data directory: %w", err)
+	if err := e.prepareDataDir(true); err != nil {
+		return err
 	}
 	lock, err := datadir.TryLock(filepath.Join(e.dataDir, serveLockName))
 	var locked *datadir.LockedError
@@ -246,7 +246,7 @@ func runServe(e *env, args []string) error {
 		}
 		return continuo.Errorf(continuo.CodeConflict, "%s is already serving the data directory %s; stop it first, or give this server its own --data-dir", who, e.dataDir)
 	} else if err != nil {
-		return err
+		return e.dataDirError(err)
 	}
 	defer lock.Unlock()
 	// Bind before anything is created: a first start that cannot listen
@@ -308,8 +308,10 @@ func runServe(e *env, args []string) error {
 			Dashboard:      &web.Dashboard{Workflow: a.workflow, Runs: a.runs, Swarm: a.swarm, Auth: a.auth},
 			AllowedOrigins: e.cfg.Server.AllowedOrigins, Limits: web.Limits{MaxSessions: e.cfg.Server.MaxSessions,
 				MaxSessionsPerPrincipal: e.cfg.Server.MaxSessionsPerPrincipal,
-				SessionIdle:             time.Duration(e.cfg.Server.SessionIdleSecs) * time.Second}})),
-		// Bounded header reads; no write timeout, because MCP streams
+				SessionIdle:             time.Duration(e.cfg.Server.SessionIdleSecs) * time.Second,
+				BodyTimeout:             time.Duration(e.cfg.Server.BodyTimeoutSecs) * time.Second}})),
+		// Bounded header reads (and, in web's handler, bounded body reads
+		// on every route); no write timeout, because MCP streams
 		// (server-sent events) legitimately stay open.
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,

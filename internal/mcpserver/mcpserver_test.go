@@ -55,6 +55,8 @@ type fixtureOptions struct {
 	// engines: the store is the engine of the stores.Each subtest the
 	// test runs in (SQLite or PostgreSQL), not always SQLite.
 	engines bool
+	// git replaces the workflow's git access (its zero fields keep theirs).
+	git workflow.Git
 }
 
 func newFixtureWith(t *testing.T, o fixtureOptions) *fixture {
@@ -81,7 +83,7 @@ func newFixtureWith(t *testing.T, o fixtureOptions) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(runs.Close)
-	wf := workflow.New(st, authSvc, &workflow.Options{Runs: runs})
+	wf := workflow.New(st, authSvc, &workflow.Options{Runs: runs, Git: o.git})
 	sw := swarm.New(st, swarm.Options{})
 	if err := sw.Start(); err != nil {
 		t.Fatal(err)

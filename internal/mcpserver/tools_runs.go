@@ -32,10 +32,13 @@ type Run struct {
 	Output          RunOutput       `json:"output"`
 }
 
-// RunSource is the source fingerprint a validation run ran on.
+// RunSource is the source fingerprint a validation run ran on. ByStat
+// names the files it took by size and modification time instead of
+// content (too large to read within one call).
 type RunSource struct {
-	Head     string `json:"head"`
-	TreeHash string `json:"tree_hash"`
+	Head     string              `json:"head"`
+	TreeHash string              `json:"tree_hash"`
+	ByStat   *workflow.StatFiles `json:"by_stat,omitempty"`
 }
 
 // RunOutput counts a run's log: bytes produced, bytes kept, and whether
@@ -60,15 +63,15 @@ func runView(r *continuo.Run) Run {
 	if r.Usage != "" {
 		v.Usage = json.RawMessage(r.Usage)
 	}
-	if r.Kind == continuo.RunValidation {
-		v.Source = &RunSource{Head: r.SourceHead, TreeHash: r.SourceTree}
+	if src := workflow.RunSource(r); src != nil {
+		v.Source = &RunSource{Head: src.Head, TreeHash: src.Tree, ByStat: src.ByStat}
 	}
 	return v
 }
 
 // runSchema names a run's fields once, for the tools that return one.
 var runSchema = &jsonschema.Schema{Type: "object",
-	Description: "run_id, kind (validation|agent), state (queued|running|succeeded|failed|cancelled|timed_out|interrupted), session_id?, project_id, check?, provider_id?, created_at, started_at?, ended_at?, exit_code?, error_kind?, usage?, cancel_requested?, source? {head, tree_hash}, output {bytes, kept_bytes, truncated}"}
+	Description: "run_id, kind (validation|agent), state (queued|running|succeeded|failed|cancelled|timed_out|interrupted), session_id?, project_id, check?, provider_id?, created_at, started_at?, ended_at?, exit_code?, error_kind?, usage?, cancel_requested?, source? {head, tree_hash, by_stat? {paths, total}: files taken by size and mtime}, output {bytes, kept_bytes, truncated}"}
 
 var runEventSchema = &jsonschema.Schema{Type: "object",
 	Description: "seq, kind (output|state|text|usage|tool|permission|thought), text"}

@@ -61,7 +61,7 @@ var dashAreas []func(d *dash, handle dashRoute)
 // dashArea registers an area's routes; call it from an init.
 func dashArea(f func(d *dash, handle dashRoute)) { dashAreas = append(dashAreas, f) }
 
-func (d *dash) routes(mux *http.ServeMux, guard func(http.Handler) http.Handler) {
+func (d *dash) routes(mux *routes, guard func(http.Handler) http.Handler) {
 	d.register(func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, guard(h)) })
 }
 

@@ -18,3 +18,9 @@ func DashRoutes() []string {
 	(&dash{}).register(func(pattern string, _ http.HandlerFunc) { out = append(out, pattern) })
 	return out
 }
+
+// Routes lists the pattern of every route of the handler o makes.
+func Routes(o Options) []string {
+	_, patterns := handler(o)
+	return patterns
+}

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"bytes"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -37,6 +38,7 @@ type dashServer struct {
 	wf    *workflow.Service
 	runs  *run.Service
 	swarm *swarm.Service
+	opts  web.Options // what the handler was made with
 }
 
 // dashOptions change the services a dashServer runs.
@@ -44,6 +46,9 @@ type dashOptions struct {
 	runs  run.Options // Key is set when empty; Executors default to validation checks
 	swarm swarm.Options
 	wf    workflow.Options // Runs is set
+	web   web.Limits
+	// connState, when set, hears the server's connections change state.
+	connState func(net.Conn, http.ConnState)
 }
 
 func newDashServer(t *testing.T, opts ...func(*dashOptions)) *dashServer {
@@ -74,6 +79,7 @@ func newDashServer(t *testing.T, opts ...func(*dashOptions)) *dashServer {
 	}
 	t.Cleanup(sw.Close)
 	srv := httptest.NewUnstartedServer(nil)
+	srv.Config.ConnState = o.connState
 	s := &dashServer{t: t, url: "http://" + srv.Listener.Addr().String(), store: st, auth: a, wf: wf, runs: runs, swarm: sw}
 	a.EnableOAuth(auth.OAuthOptions{Issuer: s.url})
 	key, err := a.SessionKey(ctx)
@@ -81,8 +87,9 @@ func newDashServer(t *testing.T, opts ...func(*dashOptions)) *dashServer {
 		t.Fatal(err)
 	}
 	m := mcpserver.New(mcpserver.Options{Workflow: wf, Runs: runs, Swarm: sw})
-	srv.Config.Handler = web.Handler(web.Options{MCP: m, Auth: a, OAuth: a, Key: key,
-		Dashboard: &web.Dashboard{Workflow: wf, Runs: runs, Swarm: sw, Auth: a}})
+	s.opts = web.Options{MCP: m, Auth: a, OAuth: a, Key: key, Limits: o.web,
+		Dashboard: &web.Dashboard{Workflow: wf, Runs: runs, Swarm: sw, Auth: a}}
+	srv.Config.Handler = web.Handler(s.opts)
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return s

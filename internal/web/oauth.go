@@ -70,7 +70,7 @@ func newOAuthEdge(o Options) *oauthEdge {
 
 // routes adds the authorization server's routes to mux, each behind
 // guard (the loopback host check of /mcp).
-func (e *oauthEdge) routes(mux *http.ServeMux, guard func(http.Handler) http.Handler) {
+func (e *oauthEdge) routes(mux *routes, guard func(http.Handler) http.Handler) {
 	handle := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, guard(h)) }
 	meta := func(path string, h http.HandlerFunc) {
 		handle("GET "+path, cors(h))

@@ -112,20 +112,29 @@ func (e *oauthEdge) clientRequest(w http.ResponseWriter, r *http.Request) (url.V
 	return form, c, true
 }
 
-// readSmallBody reads a body of at most maxFormBytes; over that it answers
-// 413 with the OAuth error code given.
+// readSmallBody reads a body that bounded has read already (bounded in
+// size and time) into memory.
 func readSmallBody(w http.ResponseWriter, r *http.Request, code string) ([]byte, bool) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxFormBytes))
+	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			writeOAuthError(w, http.StatusRequestEntityTooLarge, code, fmt.Sprintf("the body exceeds %d bytes", maxFormBytes))
-		} else {
-			writeOAuthError(w, http.StatusBadRequest, code, "the body could not be read")
-		}
+		writeOAuthError(w, http.StatusBadRequest, code, "the body could not be read")
 		return nil, false
 	}
 	return body, true
+}
+
+// oauthBodyCode is the OAuth error code with which an endpoint that OAuth
+// clients call answers a body it could not take (RFC 6749 §5.2, RFC 7009
+// §2.2.1, RFC 7591 §3.2.2), so that a client reads the error as it reads
+// the endpoint's others; "" for every other path.
+func oauthBodyCode(path string) string {
+	switch path {
+	case "/oauth/token", "/oauth/revoke":
+		return "invalid_request"
+	case "/oauth/register":
+		return "invalid_client_metadata"
+	}
+	return ""
 }
 
 // protocolError writes an error of the auth service as OAuth's JSON: an

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"errors"
 	"mime"
 	"net/http"
 	"net/url"
@@ -15,9 +14,6 @@ import (
 // cannot spend it; the button posts), or on the authorize page's form with
 // a login code or a personal access token. Either way the browser gets a
 // session cookie.
-
-// maxFormBytes bounds every form post (and the token endpoint's body).
-const maxFormBytes = 16 << 10
 
 // signedIn returns the browser's signed-in caller, or nil; an error only
 // when the session could not be looked up.
@@ -119,21 +115,16 @@ func (e *oauthEdge) signOut(w http.ResponseWriter, r *http.Request) {
 	seeOther(w, safeNext(r.PostForm.Get("next")))
 }
 
-// readForm parses a page's form post (bounded) into r.PostForm, or answers
-// the request and returns false.
+// readForm parses a page's form post into r.PostForm (its body was read,
+// bounded in size and time, by bounded), or answers the request and
+// returns false.
 func (e *oauthEdge) readForm(w http.ResponseWriter, r *http.Request) bool {
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/x-www-form-urlencoded" {
 		renderError(w, http.StatusUnsupportedMediaType, "This form cannot be used", "It was not sent as a form.", "")
 		return false
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			renderError(w, http.StatusRequestEntityTooLarge, "This form cannot be used", "It is too large.", "")
-		} else {
-			renderError(w, http.StatusBadRequest, "This form cannot be used", "It could not be read.", "")
-		}
+		renderError(w, http.StatusBadRequest, "This form cannot be used", "It could not be read.", "")
 		return false
 	}
 	return true

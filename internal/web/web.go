@@ -74,6 +74,13 @@ const statelessFrom = "2026-07-28"
 
 // Handler returns the server's HTTP handler.
 func Handler(o Options) http.Handler {
+	h, _ := handler(o)
+	return h
+}
+
+// handler returns the server's HTTP handler and the pattern of each of its
+// routes.
+func handler(o Options) (http.Handler, []string) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -126,7 +133,7 @@ func Handler(o Options) http.Handler {
 			Extra: map[string]any{mcpserver.CallerKey: c}}, nil
 	}, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})
 
-	mux := http.NewServeMux()
+	mux := &routes{ServeMux: http.NewServeMux()}
 	guard := func(h http.Handler) http.Handler { return hostGuard(o.PublicHost, h) }
 	challenge := `Bearer realm="continuo"`
 	landingPage := true
@@ -174,11 +181,27 @@ func Handler(o Options) http.Handler {
 			_ = landing.Execute(w, map[string]string{"MCP": mcpURL(o.PublicURL, r), "Version": mcpserver.Version})
 		})
 	}
-	h := jsonErrors(mux)
+	h := jsonErrors(bounded(lim, mux))
 	if o.Metrics != nil {
 		h = instrument(o.Metrics, h)
 	}
-	return h
+	return h, mux.patterns
+}
+
+// routes is the server's mux. It remembers the pattern of every route, so
+// that a test can walk them all (TestBodyDeadlines).
+type routes struct {
+	*http.ServeMux
+	patterns []string
+}
+
+func (m *routes) Handle(pattern string, h http.Handler) {
+	m.patterns = append(m.patterns, pattern)
+	m.ServeMux.Handle(pattern, h)
+}
+
+func (m *routes) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
+	m.Handle(pattern, http.HandlerFunc(h))
 }
 
 var landing = template.Must(template.New("landing").Parse(`<!doctype html>
@@ -310,7 +333,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, status int, e *continuo.Error) {
-	writeJSON(w, status, map[string]any{"error": map[string]any{"code": e.Code, "message": e.Message, "retry": continuo.RetryFor(e.Code)}})
+	v := map[string]any{"code": e.Code, "message": e.Message, "retry": continuo.RetryFor(e.Code)}
+	if len(e.Details) > 0 {
+		v["details"] = e.Details
+	}
+	writeJSON(w, status, map[string]any{"error": v})
 }
 
 // instrument counts requests by route and status.

@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/continuo-dev/continuo"
@@ -49,15 +50,43 @@ type CheckEvidence struct {
 }
 
 // Source is a source fingerprint: the commit and the hash of the working
-// tree's differences from it; Clean says there were none.
+// tree's differences from it; Clean says there were none. ByStat, when
+// set, names the files it took by size and modification time instead of
+// content.
 type Source struct {
-	Head  string
-	Tree  string
-	Clean bool
+	Head   string
+	Tree   string
+	Clean  bool
+	ByStat *StatFiles
+}
+
+// StatFiles are the files a source fingerprint took by size and
+// modification time instead of content (workspace.SourceOf: too large to
+// read within one call): the first few, in git's order, and how many.
+type StatFiles struct {
+	Paths []string `json:"paths"`
+	Total int      `json:"total"`
 }
 
 func sourceOf(s workspace.Source) *Source {
-	return &Source{Head: s.Head, Tree: s.Tree, Clean: s.Clean()}
+	out := &Source{Head: s.Head, Tree: s.Tree, Clean: s.Clean()}
+	if s.ByStatTotal > 0 {
+		out.ByStat = &StatFiles{Paths: s.ByStat, Total: s.ByStatTotal}
+	}
+	return out
+}
+
+// sourceStat is a validation run's record of the files its fingerprint
+// took by stat (continuo.Run.SourceStat): "" when there are none.
+func sourceStat(s workspace.Source) string {
+	if s.ByStatTotal == 0 {
+		return ""
+	}
+	b, err := json.Marshal(StatFiles{Paths: s.ByStat, Total: s.ByStatTotal})
+	if err != nil {
+		return "" // a []string and an int always marshal
+	}
+	return string(b)
 }
 
 // RunSource is the source a validation run ran on (taken before it
@@ -66,7 +95,14 @@ func RunSource(r *continuo.Run) *Source {
 	if r == nil || r.Kind != continuo.RunValidation {
 		return nil
 	}
-	return sourceOf(workspace.Source{Head: r.SourceHead, Tree: r.SourceTree})
+	src := workspace.Source{Head: r.SourceHead, Tree: r.SourceTree}
+	if r.SourceStat != "" {
+		var st StatFiles
+		if json.Unmarshal([]byte(r.SourceStat), &st) == nil {
+			src.ByStat, src.ByStatTotal = st.Paths, st.Total
+		}
+	}
+	return sourceOf(src)
 }
 
 // Evidence bounds: a page of sessions.

@@ -10,6 +10,7 @@ import (
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/run"
 	"github.com/continuo-dev/continuo/internal/store"
+	"github.com/continuo-dev/continuo/internal/workspace"
 )
 
 // Validation runs (CONTRACT.md §6): a check the operator named runs in the
@@ -54,7 +55,15 @@ func (s *Service) RunValidation(ctx context.Context, c *continuo.Caller, ref, ch
 	if err != nil {
 		return nil, err
 	}
+	// No lock is held while the checkout is read: other calls, and other
+	// fingerprints, go on meanwhile.
 	src, err := s.git.Source(ctx, dir)
+	var over *workspace.BudgetError
+	if errors.As(err, &over) {
+		return nil, continuo.Errorf(continuo.CodeInvalidState, "fingerprinting the checkout %s took longer than its budget of %v (too many changed or untracked files to list and read); "+
+			"the check was not started. Remove or ignore (.gitignore) what need not be there, then call again", dir, over.Budget).
+			With("reason", "fingerprint_budget").With("budget_secs", over.Budget.Seconds()).Because(err)
+	}
 	if err != nil {
 		return nil, continuo.Errorf(continuo.CodeInvalidState, "cannot read the checkout %s to fingerprint its source; the server log has the details", dir).Because(err)
 	}
@@ -89,7 +98,7 @@ func (s *Service) RunValidation(ctx context.Context, c *continuo.Caller, ref, ch
 		}
 		r := s.runs.NewRun(continuo.RunValidation, c, p.ID)
 		r.SessionID, r.Check, r.Dir, r.Spec = sess.ID, check, dir, spec.JSON()
-		r.SourceHead, r.SourceTree = src.Head, src.Tree
+		r.SourceHead, r.SourceTree, r.SourceStat = src.Head, src.Tree, sourceStat(src)
 		if err := tx.RunCreate(ctx, r); err != nil {
 			return err
 		}

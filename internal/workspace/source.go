@@ -14,8 +14,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Source is what a validation run ran against: the commit checked out and a
@@ -23,7 +25,44 @@ import (
 type Source struct {
 	Head string // full commit id, "" for a repository without commits
 	Tree string // hex SHA-256 over the working tree's differences from Head
+	// ByStat lists the files (paths relative to the checkout, in git's
+	// order, at most MaxByStat) that Tree took by size and modification
+	// time instead of content; ByStatTotal counts them all. See SourceOf.
+	ByStat      []string
+	ByStatTotal int
 }
+
+// MaxByStat bounds Source.ByStat.
+const MaxByStat = 20
+
+// What one SourceOf call may read (issue 23: hashing a sparse 80 GB
+// untracked file in full held a run_validation for 30 s). A regular file
+// larger than maxFile bytes, and every file met once maxBytes bytes were
+// hashed in the call, is taken by its size and modification time and never
+// read. The whole call, git's listing included, ends after budget.
+type sourceLimits struct {
+	maxFile  int64
+	maxBytes int64
+	budget   time.Duration
+}
+
+// limits are SourceOf's bounds; tests change them.
+var limits = sourceLimits{maxFile: 8 << 20, maxBytes: 128 << 20, budget: 10 * time.Second}
+
+// BudgetError is SourceOf's failure when the call did not end within its
+// budget: a checkout with more changes to list or read than one call may
+// take. There is then no Source at all, rather than one that might equal
+// another state's.
+type BudgetError struct {
+	Budget time.Duration
+	Err    error // the context's error, with what was being done
+}
+
+func (e *BudgetError) Error() string {
+	return fmt.Sprintf("workspace: source: not done within its budget of %v: %v", e.Budget, e.Err)
+}
+
+func (e *BudgetError) Unwrap() error { return e.Err }
 
 // maxRecord bounds one record of git's status output that SourceOf keeps:
 // a path (at most 4096 bytes on Linux) and the fields before it. A longer
@@ -53,7 +92,13 @@ const sourceVersion = "continuo source 1\x00"
 //
 //   - a regular file: "file", or "exec" when its owner may execute it (the
 //     bit git records), and the SHA-256 of its content, streamed in chunks
-//     that stop when ctx is done;
+//     that stop when ctx is done; or, for a file larger than 8 MiB or one
+//     met after 128 MiB were hashed in this call (in git's order, so the
+//     same checkout always takes the same files so), "file-stat" or
+//     "exec-stat", its size and its modification time in nanoseconds,
+//     without reading it, and the path is listed in Source.ByStat. Such a
+//     file counts as changed when it is touched, and a rewrite that keeps
+//     both its size and its modification time is not seen;
 //   - a symbolic link: "symlink" and the SHA-256 of its target;
 //   - nothing: "absent" (deleted, or gone between git's listing and the
 //     read, which is what the tree is at that moment; also a path below a
@@ -93,22 +138,41 @@ const sourceVersion = "continuo source 1\x00"
 // core.worktree says (GIT_WORK_TREE); otherwise one `git rev-parse
 // --show-toplevel` finds the top level first.
 //
-// The whole call, git and the reads, is bounded by readTimeout on top of
-// ctx. It fails rather than answer with less: outside a work tree, for a
-// file it cannot read, for a nested repository git cannot read, and when
-// ctx ends. Memory is bounded: git's output is parsed as it arrives and no
-// list of paths is kept.
+// Tracked files git lists are those whose stat data differ from the
+// index's; git itself compares the content of a tracked file whose stat
+// data changed (and, with GIT_OPTIONAL_LOCKS=0, does not write the
+// refreshed stat data back: `git status` in the checkout does).
+//
+// The whole call, git and the reads, is bounded by a budget of 10 s on top
+// of ctx; past it the call fails with a *BudgetError. It fails rather than
+// answer with less: outside a work tree, for a file it cannot read, for a
+// nested repository git cannot read, and when ctx ends. Memory is bounded:
+// git's output is parsed as it arrives and no list of paths is kept beyond
+// the first MaxByStat taken by stat. Nothing is shared between calls: two
+// calls, on one checkout or two, run side by side.
 func SourceOf(ctx context.Context, dir string) (Source, error) {
 	if dir == "" {
 		return Source{}, errors.New("workspace: source: empty path")
 	}
-	ctx, cancel := context.WithTimeout(ctx, readTimeout)
+	lim := limits
+	bctx, cancel := context.WithTimeout(ctx, lim.budget)
 	defer cancel()
-	return sourceOf(ctx, dir, 0)
+	src, err := sourceOf(bctx, dir, 0, &budget{sourceLimits: lim, left: lim.maxBytes})
+	if err != nil && ctx.Err() == nil && errors.Is(bctx.Err(), context.DeadlineExceeded) {
+		return Source{}, &BudgetError{Budget: lim.budget, Err: err}
+	}
+	return src, err
+}
+
+// budget is what is left to read in one SourceOf call, shared by the
+// repositories nested in the checkout.
+type budget struct {
+	sourceLimits
+	left int64 // bytes that may still be hashed
 }
 
 // sourceOf is SourceOf for a repository nested depth levels deep.
-func sourceOf(ctx context.Context, dir string, depth int) (Source, error) {
+func sourceOf(ctx context.Context, dir string, depth int, b *budget) (Source, error) {
 	top, pinned, err := checkoutTop(ctx, dir)
 	if err != nil {
 		return Source{}, err
@@ -117,13 +181,13 @@ func sourceOf(ctx context.Context, dir string, depth int) (Source, error) {
 	if pinned {
 		env = []string{"GIT_WORK_TREE=" + top, "GIT_CEILING_DIRECTORIES=" + filepath.Dir(top)}
 	}
-	p := newSourceParser(ctx, top, depth)
+	p := newSourceParser(ctx, top, depth, b)
 	// core.fsmonitor=false: a read must not start a monitor daemon or run
 	// a configured hook program. --no-ahead-behind: --branch is here for
 	// the commit id, not for a walk of the history against the upstream.
 	// --ignore-submodules=none: a submodule's changes count whatever the
 	// configuration says.
-	err = streamGit(ctx, readTimeout, top, env, p, "-c", "core.fsmonitor=false",
+	err = streamGit(ctx, b.budget, top, env, p, "-c", "core.fsmonitor=false",
 		"status", "--porcelain=v2", "--branch", "--no-ahead-behind", "-z",
 		"--untracked-files=all", "--no-renames", "--ignore-submodules=none")
 	if err != nil {
@@ -169,11 +233,14 @@ type sourceParser struct {
 	entries  bool   // an entry was seen: no more headers
 	origNext bool   // the next record is the original path of a rename
 	plainDir string // a directory known to hold no symbolic link on its way down from top; "" for none
-	err      error  // the first failure; the rest of the output is not looked at
+	budget   *budget
+	byStat   []string // the first MaxByStat files taken by stat
+	nByStat  int
+	err      error // the first failure; the rest of the output is not looked at
 }
 
-func newSourceParser(ctx context.Context, top string, depth int) *sourceParser {
-	p := &sourceParser{ctx: ctx, top: top, depth: depth, tree: sha256.New(), content: sha256.New(), buf: make([]byte, 64<<10)}
+func newSourceParser(ctx context.Context, top string, depth int, b *budget) *sourceParser {
+	p := &sourceParser{ctx: ctx, top: top, depth: depth, budget: b, tree: sha256.New(), content: sha256.New(), buf: make([]byte, 64<<10)}
 	io.WriteString(p.tree, sourceVersion)
 	return p
 }
@@ -281,7 +348,7 @@ func (p *sourceParser) hashPath(rel string) error {
 	}
 	switch mode := fi.Mode(); {
 	case mode.IsRegular():
-		return p.file(full)
+		return p.file(full, name)
 	case mode&fs.ModeSymlink != 0:
 		target, err := os.Readlink(full)
 		if gone(err) {
@@ -312,10 +379,12 @@ func (p *sourceParser) hashPath(rel string) error {
 	return nil
 }
 
-// file hashes a regular file's kind and content. It is opened
-// non-blocking, so a file replaced by a FIFO after the Lstat cannot block
-// the open, and it is only read if it is still a regular file then.
-func (p *sourceParser) file(full string) error {
+// file hashes a regular file's kind and content, or, past the call's
+// limits, its kind, size and modification time (name is listed in
+// ByStat). It is opened non-blocking, so a file replaced by a FIFO after
+// the Lstat cannot block the open, and it is only read if it is still a
+// regular file then.
+func (p *sourceParser) file(full, name string) error {
 	f, err := os.OpenFile(full, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if gone(err) {
 		p.field("absent")
@@ -334,6 +403,18 @@ func (p *sourceParser) file(full string) error {
 		p.field(fi.Mode().Type().String())
 		return nil
 	}
+	kind := "file"
+	if fi.Mode()&0o100 != 0 {
+		kind = "exec"
+	}
+	if size := fi.Size(); size > p.budget.maxFile || size > p.budget.left {
+		p.field(kind + "-stat")
+		p.field(strconv.FormatInt(size, 10))
+		p.field(strconv.FormatInt(fi.ModTime().UnixNano(), 10))
+		p.tookByStat(name)
+		return nil
+	}
+	p.budget.left -= fi.Size()
 	p.content.Reset()
 	for {
 		if err := p.ctx.Err(); err != nil {
@@ -348,13 +429,17 @@ func (p *sourceParser) file(full string) error {
 			return fmt.Errorf("workspace: source: %w", err)
 		}
 	}
-	if fi.Mode()&0o100 != 0 {
-		p.field("exec")
-	} else {
-		p.field("file")
-	}
+	p.field(kind)
 	p.field(string(p.content.Sum(p.sum[:0])))
 	return nil
+}
+
+// tookByStat lists name among the files taken by stat.
+func (p *sourceParser) tookByStat(name string) {
+	p.nByStat++
+	if len(p.byStat) < MaxByStat {
+		p.byStat = append(p.byStat, name)
+	}
 }
 
 // repo hashes a repository inside the checkout by its own Source.
@@ -362,13 +447,19 @@ func (p *sourceParser) repo(full, name string) error {
 	if p.depth >= maxNesting {
 		return fmt.Errorf("workspace: source: %s: repositories nested more than %d deep", name, maxNesting)
 	}
-	s, err := sourceOf(p.ctx, full, p.depth+1)
+	s, err := sourceOf(p.ctx, full, p.depth+1, p.budget)
 	if err != nil {
 		return fmt.Errorf("workspace: source: repository %s in the checkout: %w", name, err)
 	}
 	p.field("repo")
 	p.field(s.Head)
 	p.field(s.Tree)
+	for _, f := range s.ByStat {
+		if len(p.byStat) < MaxByStat {
+			p.byStat = append(p.byStat, name+"/"+f)
+		}
+	}
+	p.nByStat += s.ByStatTotal
 	return nil
 }
 
@@ -438,5 +529,5 @@ func (p *sourceParser) result() (Source, error) {
 	} else if !isObjectID(head) {
 		return Source{}, fmt.Errorf("workspace: source: unexpected commit id %q", head)
 	}
-	return Source{Head: head, Tree: hex.EncodeToString(p.tree.Sum(nil))}, nil
+	return Source{Head: head, Tree: hex.EncodeToString(p.tree.Sum(nil)), ByStat: p.byStat, ByStatTotal: p.nByStat}, nil
 }

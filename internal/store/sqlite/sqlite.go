@@ -18,6 +18,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -122,6 +123,8 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 		}
 	} else if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create database directory: %w", err)
+	} else if err := createPrivate(path); err != nil {
+		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
 	writer, err := sql.Open("sqlite", dsn(path, false))
 	if err != nil {
@@ -166,6 +169,27 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	db.readers.SetMaxIdleConns(o.Readers)
 	go db.writeLoop()
 	return db, nil
+}
+
+// createPrivate creates the database file, empty, with mode 0600, when it
+// does not exist yet. SQLite would create it 0644 (less the umask), and it
+// creates the -wal and -shm with the database file's mode: made here, all
+// three are their owner's alone from their first byte (token hashes,
+// sessions, notes). The mode is set again after the create, so that no
+// umask decides it. An existing file is left as it is.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // checkPragmas verifies that the settings durability depends on took effect.

@@ -19,7 +19,7 @@ const runListDefault = 100
 // qualified: EvidenceLatest's evidence columns carry other names.
 const runCols = `id, kind, state, group_id, project_id, session_id, check_name, provider_id, dir, spec,
 	request_hash, source_head, source_tree, owner, lease_until, proc, cancel_requested, exit_code, error_kind, usage,
-	event_seq, output_bytes, kept_bytes, head_seq, dropped_through, revision, created_at, started_at, ended_at`
+	event_seq, output_bytes, kept_bytes, head_seq, dropped_through, revision, created_at, started_at, ended_at, source_stat`
 
 // notEnded keeps the runs whose state is not terminal.
 const notEnded = "state IN ('" + string(continuo.RunQueued) + "', '" + string(continuo.RunRunning) + "')"
@@ -52,7 +52,7 @@ func (x *runScan) dest() []any {
 	r := &x.r
 	return []any{&r.ID, &x.kind, &x.state, &r.GroupID, &r.ProjectID, &r.SessionID, &r.Check, &r.ProviderID, &r.Dir, &r.Spec,
 		&r.RequestHash, &r.SourceHead, &r.SourceTree, &r.Owner, &x.lease, &r.Proc, &x.cancel, &x.exit, &r.ErrorKind, &r.Usage,
-		&r.EventSeq, &r.OutputBytes, &r.KeptBytes, &r.HeadSeq, &r.DroppedThrough, &r.Revision, &x.created, &x.started, &x.ended}
+		&r.EventSeq, &r.OutputBytes, &r.KeptBytes, &r.HeadSeq, &r.DroppedThrough, &r.Revision, &x.created, &x.started, &x.ended, &r.SourceStat}
 }
 
 func (x *runScan) run() continuo.Run {
@@ -86,11 +86,12 @@ func exitCode(p *int) any {
 // RunCreate implements store.RunTx. A second running validation run of
 // one check in one directory violates runs_running_check: ErrConflict.
 func (t *Tx) RunCreate(ctx context.Context, r *continuo.Run) error {
-	_, err := t.exec(ctx, "INSERT INTO runs ("+runCols+") VALUES ("+Placeholders(29)+")",
+	_, err := t.exec(ctx, "INSERT INTO runs ("+runCols+") VALUES ("+Placeholders(30)+")",
 		r.ID, string(r.Kind), string(r.State), r.GroupID, r.ProjectID, r.SessionID, r.Check, r.ProviderID, r.Dir, r.Spec,
 		r.RequestHash, r.SourceHead, r.SourceTree, r.Owner, leaseMS(r.LeaseUntil), r.Proc, boolInt(r.CancelRequested),
 		exitCode(r.ExitCode), r.ErrorKind, r.Usage,
-		r.EventSeq, r.OutputBytes, r.KeptBytes, r.HeadSeq, r.DroppedThrough, r.Revision, ms(r.CreatedAt), msPtr(r.StartedAt), msPtr(r.EndedAt))
+		r.EventSeq, r.OutputBytes, r.KeptBytes, r.HeadSeq, r.DroppedThrough, r.Revision, ms(r.CreatedAt), msPtr(r.StartedAt), msPtr(r.EndedAt),
+		r.SourceStat)
 	return err
 }
 

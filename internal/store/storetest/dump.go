@@ -233,6 +233,7 @@ func fillRuns(t testing.TB, s store.Store, fx *Fixture) {
 	lease, started, ended, code := Base.Add(time.Minute), Base.Add(time.Second), Base.Add(3*time.Second), 1
 	done := CreateRun(t, s, fx.Group.ID, fx.Project.ID, "/src/alpha", "test", func(r *continuo.Run) {
 		r.State, r.SessionID, r.SourceHead, r.SourceTree = continuo.RunFailed, fx.Session.ID, "abc123", "tree-1"
+		r.SourceStat = `{"paths":["dump/huge.bin"],"total":1}`
 		r.Owner, r.LeaseUntil, r.Proc, r.ExitCode, r.ErrorKind = "host-1 42", lease, "host-1 42 7", &code, "exit"
 		r.StartedAt, r.EndedAt, r.Revision = &started, &ended, 3
 	})

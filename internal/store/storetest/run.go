@@ -141,6 +141,7 @@ func testRunCreateGet(t *testing.T, s store.Store) {
 	failed := CreateRun(t, s, f.Group.ID, f.Project.ID, "/src/a", "test", runEnded(continuo.RunFailed), runOwned("host-1 7", lease),
 		func(r *continuo.Run) {
 			r.SessionID, r.SourceHead, r.SourceTree, r.Proc, r.CancelRequested = f.Session.ID, "abc", "tree", "host-1 7 99", true
+			r.SourceStat = `{"paths":["big.bin"],"total":1}`
 			r.ExitCode, r.ErrorKind, r.Revision, r.CreatedAt = &zero, "timeout \"ü\"", 4, Base.Add(1500*time.Microsecond)
 			r.EventSeq, r.OutputBytes, r.KeptBytes, r.HeadSeq, r.DroppedThrough = 9, 900, 500, 2, 5
 		})
@@ -283,6 +284,7 @@ func testRunUpdate(t *testing.T, s store.Store) {
 	next := *r
 	next.Kind, next.GroupID, next.SessionID, next.Check, next.ProviderID = continuo.RunAgent, "grp_x", "", "other", "p"
 	next.Dir, next.Spec, next.RequestHash, next.SourceHead, next.SourceTree = "/elsewhere", "{}", "h", "head", "tree"
+	next.SourceStat = `{"paths":["x"],"total":1}`
 	next.EventSeq, next.OutputBytes, next.KeptBytes, next.HeadSeq, next.DroppedThrough = 5, 5, 5, 5, 5
 	next.CreatedAt = Base.Add(time.Hour)
 	runEnded(continuo.RunFailed)(&next)
