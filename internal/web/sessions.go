@@ -163,8 +163,14 @@ func (s *Sessions) admit(principal string) *continuo.Error {
 // answered with the session's ID, then closed the session).
 func (s *Sessions) adopt(id, principal string) {
 	if live := s.liveNow(); live != nil && !live[id] {
+		s.Forget(id)
 		return
 	}
+	s.record(id, principal)
+}
+
+// record holds id for principal under the caps.
+func (s *Sessions) record(id, principal string) {
 	s.mu.Lock()
 	if len(s.local) >= maxLocal {
 		for k := range s.local { // forget an arbitrary one
@@ -289,7 +295,12 @@ func (s *Sessions) route(stateful, stateless, streaming, fallback http.Handler) 
 					return
 				}
 			}
-			stateful.ServeHTTP(w, r)
+			// The session is recorded as its response's header goes out,
+			// before the client can ask for another (recording it after
+			// ServeHTTP let a fast client's second initialize in under the
+			// cap), and dropped again once the SDK has refused it.
+			aw := &adoptingWriter{ResponseWriter: w, adopt: func(id string) { s.record(id, principal) }}
+			stateful.ServeHTTP(aw, r)
 			if nid := w.Header().Get(sessionHeader); nid != "" {
 				s.adopt(nid, principal)
 			}
@@ -337,3 +348,40 @@ func (r *statusOnly) Flush() {
 }
 
 func (r *statusOnly) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// adoptingWriter calls adopt with the session ID of a response as its
+// header is written, before the client can read it.
+type adoptingWriter struct {
+	http.ResponseWriter
+	adopt func(id string)
+	done  bool
+}
+
+func (w *adoptingWriter) WriteHeader(code int) {
+	if !w.done {
+		w.done = true
+		if id := w.Header().Get(sessionHeader); id != "" {
+			w.adopt(id)
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *adoptingWriter) Write(b []byte) (int, error) {
+	if !w.done {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *adoptingWriter) Flush() {
+	if !w.done {
+		w.WriteHeader(http.StatusOK)
+	}
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *adoptingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
