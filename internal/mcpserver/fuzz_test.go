@@ -40,7 +40,8 @@ func TestEnumSets(t *testing.T) {
 		"listkind": listKindsEnum, "order": orderEnum, "goallifecycle": goalLifecycle, "goalend": goalEndEnum,
 		"decision":  {"requeue", "failed", "result_ready"},
 		"taskstate": strs(continuo.TaskStates()), "disposition": {"no_effect", "applied", "unknown"}, "effect": {"none", "unknown"},
-		"contdecision": {"no_effect", "applied"}, "reportsource": {"host_exact", "estimate"}}
+		"contdecision": {"no_effect", "applied"}, "reportsource": {"host_exact", "estimate"},
+		"nextstate": {"task", "idle", "compact_required", "continued", "closed"}}
 	if len(enumSets) != len(want) {
 		t.Errorf("enumSets has %d sets, want %d", len(enumSets), len(want))
 	}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/continuo-dev/continuo"
@@ -270,18 +271,18 @@ func (s *server) errorResult(ctx context.Context, name string, err error) *mcp.C
 // be a third of a small tool's bytes, in every model's context): the server
 // instructions and CONTRACT.md §9 list it once.
 var errorSchema = &jsonschema.Schema{Type: "object", Required: []string{"code", "message", "retry"},
-	Description: "on failure only: {code, message, retry, details?}; code is one of CONTRACT §9's, retry says what to do"}
+	Description: "on failure only: {code, message, retry, details?} (codes: CONTRACT §9); retry says what to do"}
 
 // outputSchema infers Out's schema. A failed call carries only "error", so
 // the schema lists it as an alternative property and requires nothing at
 // the top level beyond what every success has in common: clients that
 // validate structuredContent of error results must not reject them.
 func outputSchema[Out any]() *jsonschema.Schema {
-	s, err := jsonschema.For[Out](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+	fixed := map[reflect.Type]*jsonschema.Schema{
 		reflect.TypeFor[json.RawMessage]():      briefSchema,
 		reflect.TypeFor[workflow.Diagnostic]():  diagnosticSchema,
 		reflect.TypeFor[Message]():              messageSchema,
-		reflect.TypeFor[workflow.Material]():    {Type: "object", Description: "key, status (available|not_found|unavailable), source?, text?, truncated?, redacted?"},
+		reflect.TypeFor[workflow.Material]():    materialSchema,
 		reflect.TypeFor[Provider]():             {Type: "object", Description: "provider_id, kind, model, description, available"},
 		reflect.TypeFor[Goal]():                 goalSchema,
 		reflect.TypeFor[Run]():                  runSchema,
@@ -296,14 +297,38 @@ func outputSchema[Out any]() *jsonschema.Schema {
 		reflect.TypeFor[JSONObject]():           capsuleSchema,
 		reflect.TypeFor[Worker]():               workerSchema,
 		reflect.TypeFor[Task]():                 taskSchema,
-	}})
+	}
+	s, err := jsonschema.For[Out](&jsonschema.ForOptions{TypeSchemas: fixed})
 	if err != nil {
 		panic(err)
 	}
+	withTags(s, reflect.TypeFor[Out](), false, fixed)
 	s.Properties["error"] = errorSchema
 	s.Required = nil
 	portable(s, true)
 	compact(s)
+	return s
+}
+
+// described stands for a result object in output schemas: desc names its
+// fields (a typed schema of each would cost every tool that returns one
+// most of its bytes), and each field with a closed set of values has it as
+// the enum of its property (CONTRACT.md §1: never prose only). A set's name
+// "a[].b" is field b of the items of array a.
+func described(desc string, sets map[string][]string) *jsonschema.Schema {
+	s := &jsonschema.Schema{Type: "object", Description: desc, Properties: map[string]*jsonschema.Schema{}}
+	for name, values := range sets {
+		p := &jsonschema.Schema{}
+		for _, v := range values {
+			p.Enum = append(p.Enum, v)
+		}
+		if array, item, ok := strings.Cut(name, "[]."); ok {
+			s.Properties[array] = &jsonschema.Schema{Type: "array", Items: &jsonschema.Schema{Type: "object",
+				Properties: map[string]*jsonschema.Schema{item: p}}}
+			continue
+		}
+		s.Properties[name] = p
+	}
 	return s
 }
 
@@ -327,6 +352,9 @@ var workingSetSchema = &jsonschema.Schema{Type: "object",
 // tools return messages, and a model reads the names.
 var messageSchema = &jsonschema.Schema{Type: "object",
 	Description: "message_id, session_id, seq, kind, text, redacted?, status, priority, tags, reply_to?, supersedes?, superseded_by?, resolution?, resolved_by?, created_at, resolved_at?"}
+
+var materialSchema = described("key, status, source?, text?, truncated?, redacted?",
+	map[string][]string{"status": {"available", "not_found", "unavailable"}})
 
 var diagnosticSchema = &jsonschema.Schema{Type: "object",
 	Description: "with diagnostic=true: the session's full tallies and more of its open work"}

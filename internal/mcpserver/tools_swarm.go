@@ -122,12 +122,13 @@ func taskView(t *continuo.Task, a *continuo.Attempt, withResult bool) Task {
 }
 
 var (
-	swarmSchema = &jsonschema.Schema{Type: "object",
-		Description: "swarm_id, state (active|closed), worker_limit, policy, invite_expires_at?, created_at"}
-	workerSchema = &jsonschema.Schema{Type: "object",
-		Description: "worker_id, swarm_id, label, epoch, state (idle|busy), carrier_state (active|lost|retired), carrier_source, continuity_state, current_task_id?, checkpoint_at?, last_seen_at, pressure? {tokens, ratio, exact} (chat_swarm_status)"}
-	taskSchema = &jsonschema.Schema{Type: "object",
-		Description: "task_id, task_key, state (queued|claimed|running|cancel_requested|result_ready|collected|failed|cancelled|reconcile_required), attempt, attempt_id?, worker_id?, preferred_worker_id?, prompt?, payload?, reason?, detail?, result?, updated_at"}
+	swarmSchema = described("swarm_id, state, worker_limit, policy, invite_expires_at?, created_at",
+		map[string][]string{"state": strs(continuo.SwarmStates())})
+	workerSchema = described("worker_id, swarm_id, label, epoch, state, carrier_state, carrier_source, continuity_state, current_task_id?, checkpoint_at?, last_seen_at, pressure? {tokens, ratio, exact} (chat_swarm_status)",
+		map[string][]string{"state": strs(continuo.WorkerStates()), "carrier_state": strs(continuo.CarrierStates()),
+			"carrier_source": strs(continuo.CarrierSources()), "continuity_state": strs(continuo.ContinuityStates())})
+	taskSchema = described("task_id, task_key, state, attempt, attempt_id?, worker_id?, preferred_worker_id?, prompt?, payload?, reason?, detail?, result?, updated_at",
+		map[string][]string{"state": strs(continuo.TaskStates())})
 )
 
 func (s *server) registerSwarmTools(srv *mcp.Server) {
@@ -256,7 +257,7 @@ type SwarmStatusArgs struct {
 	After   string `json:"after,omitempty" limit:"1,64" jsonschema:"with state: next_after of the last page"`
 }
 
-// SwarmStatusResult is the result of chat_swarm_status and chat_swarm_close.
+// SwarmStatusResult is the result of chat_swarm_status.
 type SwarmStatusResult struct {
 	Swarm   *Swarm         `json:"swarm,omitempty"`
 	Workers []Worker       `json:"workers,omitempty"`
@@ -387,15 +388,27 @@ func (s *server) swarmReconcile(srv *mcp.Server) {
 		})
 }
 
+// SwarmClosedResult is the result of chat_swarm_close: the swarm and its
+// task counts, all settled.
+type SwarmClosedResult struct {
+	Swarm    Swarm          `json:"swarm"`
+	Tasks    map[string]int `json:"task_counts"`
+	Replayed bool           `json:"replayed,omitempty"`
+}
+
 func (s *server) swarmClose(srv *mcp.Server) {
 	add(s, srv, tool{name: "chat_swarm_close", title: "Close a swarm", idempotent: true,
 		desc: "Owner: close a swarm whose tasks are all settled; waiting workers are told it closed."},
-		func(ctx context.Context, c *continuo.Caller, in *SwarmArgs) (*SwarmStatusResult, error) {
+		func(ctx context.Context, c *continuo.Caller, in *SwarmArgs) (*SwarmClosedResult, error) {
 			st, err := s.opts.Swarm.CloseSwarm(ctx, c, s.ownerCarrier(ctx), in.SwarmID)
 			if err != nil {
 				return nil, err
 			}
-			return statusView(st), nil
+			out := &SwarmClosedResult{Swarm: swarmView(&st.Swarm), Tasks: map[string]int{}, Replayed: st.Replayed}
+			for k, n := range st.Counts {
+				out.Tasks[string(k)] = n
+			}
+			return out, nil
 		})
 }
 
@@ -468,14 +481,14 @@ type SwarmNextArgs struct {
 
 // SwarmNextResult is the result of chat_swarm_next.
 type SwarmNextResult struct {
-	State      string `json:"state"`
+	State      string `json:"state" enum:"nextstate"`
 	Task       *Task  `json:"task,omitempty"`
 	Redelivery bool   `json:"redelivery,omitempty"`
 }
 
 func (s *server) swarmNext(srv *mcp.Server) {
 	add(s, srv, tool{name: "chat_swarm_next", title: "Wait for a task",
-		desc: "Worker: your current task again, or the next one; waits up to wait_secs. state: task|idle|closed."},
+		desc: "Worker: your current task again, or the next one; waits up to wait_secs."},
 		func(ctx context.Context, c *continuo.Caller, in *SwarmNextArgs) (*SwarmNextResult, error) {
 			car, ref, err := s.worker(ctx, in.WorkerID, *in.Epoch, in.CarrierKey)
 			if err != nil {

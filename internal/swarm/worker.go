@@ -134,6 +134,11 @@ const (
 	NextClosed          NextState = "closed"
 )
 
+// NextStates lists every state next returns, in order.
+func NextStates() []NextState {
+	return []NextState{NextTask, NextIdle, NextCompactRequired, NextContinued, NextClosed}
+}
+
 // Progress is told, while next waits, how long it has waited of how long.
 type Progress func(waited, of time.Duration)
 
