@@ -76,6 +76,9 @@ func (s *Service) carrierOf(ctx context.Context, tx store.Tx, c *continuo.Caller
 	if w.PrincipalID != c.PrincipalID && sw.GroupID != c.GroupID {
 		return nil, continuo.NotFound("worker", ref.WorkerID)
 	}
+	if w.Retired() {
+		return nil, retiredErr(w)
+	}
 	if hash != w.CarrierHash || w.CarrierState == continuo.CarrierRetired || ref.Epoch != w.Epoch {
 		why := "this conversation is not the worker's bound carrier"
 		if hash == w.CarrierHash && ref.Epoch != w.Epoch {
