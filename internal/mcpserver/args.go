@@ -57,6 +57,7 @@ var enumSets = map[string][]string{
 	"disposition":   strs(swarm.Dispositions()),
 	"effect":        {string(swarm.EffectNone), string(swarm.EffectMaybe)},
 	"nextstate":     strs(swarm.NextStates()),
+	"runtime":       {swarm.RuntimeManual, swarm.RuntimeProcess},
 }
 
 // checkEnum checks a value of a nested argument (which the tags of the
@@ -315,6 +316,9 @@ func (f field) check(name string, v reflect.Value) error {
 			return continuo.Invalid(name, "must be %d..%d, got %d", f.min, f.max, n).With("limit", f.max)
 		}
 	case reflect.Slice:
+		if v.Len() == 0 && !f.required {
+			return nil // absent: an optional list
+		}
 		if f.hasLimit && (int64(v.Len()) < f.min || int64(v.Len()) > f.max) {
 			return continuo.Invalid(name, "must have %d..%d items, got %d", f.min, f.max, v.Len()).With("limit", f.max)
 		}

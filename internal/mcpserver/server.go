@@ -234,6 +234,16 @@ type ErrorBody struct {
 }
 
 func (s *server) errorResult(ctx context.Context, name string, err error) *mcp.CallToolResult {
+	body := s.errorBody(ctx, name, err)
+	b, _ := json.Marshal(map[string]ErrorBody{"error": body})
+	return &mcp.CallToolResult{IsError: true, StructuredContent: json.RawMessage(b),
+		Content: []mcp.Content{&mcp.TextContent{Text: string(body.Code) + ": " + body.Message}}}
+}
+
+// errorBody is err as a failed call's structuredContent.error (or a
+// result's nested error, as submit's next_error), logged as errorResult
+// logs it.
+func (s *server) errorBody(ctx context.Context, name string, err error) ErrorBody {
 	e := continuo.AsError(err)
 	retry := continuo.RetryFor(e.Code)
 	if errors.Is(err, store.ErrAmbiguous) {
@@ -260,10 +270,7 @@ func (s *server) errorResult(ctx context.Context, name string, err error) *mcp.C
 		d, _ := redact.Value(e.Details) // a field name or value quoted back is redacted too
 		details, _ = d.(map[string]any)
 	}
-	body := map[string]ErrorBody{"error": {Code: e.Code, Message: msg, Retry: retry, Details: details}}
-	b, _ := json.Marshal(body)
-	return &mcp.CallToolResult{IsError: true, StructuredContent: json.RawMessage(b),
-		Content: []mcp.Content{&mcp.TextContent{Text: string(e.Code) + ": " + msg}}}
+	return ErrorBody{Code: e.Code, Message: msg, Retry: retry, Details: details}
 }
 
 // errorSchema is the shape of every failed call's structuredContent.error.
@@ -271,7 +278,11 @@ func (s *server) errorResult(ctx context.Context, name string, err error) *mcp.C
 // be a third of a small tool's bytes, in every model's context): the server
 // instructions and CONTRACT.md §9 list it once.
 var errorSchema = &jsonschema.Schema{Type: "object", Required: []string{"code", "message", "retry"},
-	Description: "on failure only: {code, message, retry, details?} (codes: CONTRACT §9); retry says what to do"}
+	Description: "on failure only: {code, message, retry, details?} (CONTRACT §9)"}
+
+// nestedErrorSchema is an error carried inside a success (submit's
+// next_error: the submit stands, its next half failed).
+var nestedErrorSchema = &jsonschema.Schema{Type: "object", Description: "as error, when next failed"}
 
 // outputSchema infers Out's schema. A failed call carries only "error", so
 // the schema lists it as an alternative property and requires nothing at
@@ -297,6 +308,7 @@ func outputSchema[Out any]() *jsonschema.Schema {
 		reflect.TypeFor[JSONObject]():           capsuleSchema,
 		reflect.TypeFor[Worker]():               workerSchema,
 		reflect.TypeFor[Task]():                 taskSchema,
+		reflect.TypeFor[ErrorBody]():            nestedErrorSchema,
 	}
 	s, err := jsonschema.For[Out](&jsonschema.ForOptions{TypeSchemas: fixed})
 	if err != nil {
@@ -312,8 +324,9 @@ func outputSchema[Out any]() *jsonschema.Schema {
 
 // described stands for a result object in output schemas: desc names its
 // fields (a typed schema of each would cost every tool that returns one
-// most of its bytes), and each field with a closed set of values has it as
-// the enum of its property (CONTRACT.md §1: never prose only). A set's name
+// most of its bytes) — all of them, or ("also: …") those besides its
+// properties — and each field with a closed set of values has it as the
+// enum of its property (CONTRACT.md §1: never prose only). A set's name
 // "a[].b" is field b of the items of array a.
 func described(desc string, sets map[string][]string) *jsonschema.Schema {
 	s := &jsonschema.Schema{Type: "object", Description: desc, Properties: map[string]*jsonschema.Schema{}}
