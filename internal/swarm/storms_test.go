@@ -3,11 +3,13 @@ package swarm_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/metrics"
 	"github.com/continuo-dev/continuo/internal/store/stores"
 	"github.com/continuo-dev/continuo/internal/swarm"
 )
@@ -176,5 +178,45 @@ func testNotRedeemed(t *testing.T) {
 	if b, err := f.svc.Redeem(ctx, x.c, f.carrier(), inv.Swarm.ID, p.Ticket); err != nil || b.Worker.Epoch != x.ref.Epoch+1 ||
 		b.Worker.ContinuityState != continuo.ContinuitySteady {
 		t.Fatalf("the owner's continuation of the blocked worker: %+v %v", b, err)
+	}
+}
+
+// TestSwarmMetrics: /metrics shows compact_blocked workers (a gauge read
+// from the database), the planner's rollovers, retries and carrier starts,
+// and the workers retired by reason.
+func TestSwarmMetrics(t *testing.T) { stores.Each(t, testSwarmMetrics) }
+
+func testSwarmMetrics(t *testing.T) {
+	reg := metrics.NewRegistry()
+	rt, mint := &fakeRuntime{}, &fakeMinter{}
+	f := newFixture(t, func(o *swarm.Options) { o.Runtime, o.Minter, o.Metrics = rt, mint, reg })
+	ctx := t.Context()
+	inv := f.create(4, smallBudget(1000, 0, 0.5))
+	x, y := f.checkpointed(inv, "x"), f.checkpointed(inv, "y")
+	if _, err := f.svc.Checkpoint(ctx, y.c, y.car, y.ref, json.RawMessage(fmt.Sprintf(`{"summary":%q}`, strings.Repeat("s", 1200)))); err != nil {
+		t.Fatal(err)
+	}
+	f.compacting(x)
+	f.compacting(y)
+	if err := swarm.PlanPass(ctx, f.svc); err != nil {
+		t.Fatal(err)
+	}
+	gone := f.join(inv, "gone")
+	if _, err := f.svc.Leave(ctx, gone.c, gone.car, gone.ref); err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	reg.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, want := range []string{
+		"continuo_swarm_workers_compact_blocked 1",
+		`continuo_swarm_compact_blocked_total{reason="capsule_too_large"} 1`,
+		"continuo_swarm_rollovers_total 1",
+		"continuo_swarm_carrier_retries_total 0",
+		`continuo_swarm_carrier_starts_total{outcome="started"} 1`,
+		`continuo_swarm_workers_retired_total{reason="left"} 1`,
+	} {
+		if !strings.Contains(rec.Body.String(), want+"\n") {
+			t.Errorf("/metrics lacks %q:\n%s", want, rec.Body.String())
+		}
 	}
 }
