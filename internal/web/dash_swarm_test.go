@@ -446,3 +446,32 @@ func testDashSwarmRetiredBlocked(t *testing.T) {
 	swarmHas(t, "the removed worker", swarmRow(t, page.body, removed.ref.WorkerID), "badge-retired", "you removed it")
 	swarmHas(t, "the blocked worker", swarmRow(t, page.body, big.ref.WorkerID), "badge-compact_blocked", "its checkpoint leaves no room to work")
 }
+
+// TestDashSwarmSettleCancelled: a task cancelled while its worker holds it
+// (cancel_requested) can be settled from its page — failed, or with its
+// result; never requeued — and the swarm then closes.
+func TestDashSwarmSettleCancelled(t *testing.T) { stores.Each(t, testDashSwarmSettleCancelled) }
+
+func testDashSwarmSettleCancelled(t *testing.T) {
+	s := newDashServer(t)
+	w := newSwarmWorld(t, s, "alice", nil)
+	x := w.join("xavier")
+	task := w.dispatch("slow", "do it slowly", x.ref.WorkerID)
+	d := w.next(x)
+	if _, err := s.swarm.Cancel(t.Context(), w.owner, w.car, w.id(), task.ID); err != nil {
+		t.Fatal(err)
+	}
+	page := w.b.page("/w/" + w.id() + "/tasks/" + task.ID)
+	swarmHas(t, "the cancel_requested task's page", page.body, "the worker settles it when it answers", `id="fail-`+task.ID+`"`, `id="result-`+task.ID+`"`)
+	swarmLacks(t, "the cancel_requested task's page", page.body, `id="requeue-`+task.ID+`"`)
+	r := w.b.submit(page, "fail-"+task.ID, url.Values{"disposition": {"unknown"}, "evidence": {"the worker never answered"}})
+	if r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("settle as failed: %d %s", r.StatusCode, r.body)
+	}
+	if st := w.task(task.ID); st.Task.State != continuo.TaskFailed || st.Attempt.ID != d.Attempt.ID || st.Attempt.State != continuo.AttemptSettled {
+		t.Fatalf("after settling: %+v %+v", st.Task, st.Attempt)
+	}
+	if _, err := s.swarm.CloseSwarm(t.Context(), w.owner, w.car, w.id()); err != nil {
+		t.Fatalf("close once every task is settled: %v", err)
+	}
+}
