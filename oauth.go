@@ -127,6 +127,9 @@ type OAuthToken struct {
 	ExpiresAt time.Time
 	UsedAt    *time.Time // refresh tokens: when rotated
 	RevokedAt *time.Time
+	// Scopes are an access token's own when a refresh narrowed them (RFC
+	// 6749 §6), a subset of its grant's; nil means the grant's.
+	Scopes []Scope
 }
 
 // LoginLink is a single-use sign-in link the operator made for a

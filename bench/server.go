@@ -86,9 +86,12 @@ type announcement struct {
 // must not be a git checkout, so that no project is bootstrapped) and waits
 // for its announcement line.
 // A non-empty cpuprofile is passed to a profserver binary; extra arguments
-// (--database-url URL) are appended to the command line.
+// (--database-url URL) are appended to the command line. Its /mcp lists
+// every tool (--toolsets all), as it did before toolsets: the bench
+// measures the server, and its swarm phases call the owner's and the
+// worker's tools on one endpoint.
 func startServer(bin, dataDir, workDir, cpuprofile string, extra ...string) (*server, error) {
-	cmd := exec.Command(bin, append([]string{"serve", "--json", "--listen", "127.0.0.1:0", "--data-dir", dataDir}, extra...)...)
+	cmd := exec.Command(bin, append([]string{"serve", "--json", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--toolsets", "all"}, extra...)...)
 	cmd.Dir = workDir
 	cmd.Env = childEnv()
 	if serverGOGC != "" {

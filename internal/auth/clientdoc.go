@@ -67,9 +67,10 @@ type HostResolver interface {
 // ClientDocFetcher fetches and validates Client ID Metadata Documents. It
 // is safe for concurrent use.
 type ClientDocFetcher struct {
-	client   *http.Client
-	timeout  time.Duration
-	maxBytes int64
+	client        *http.Client
+	timeout       time.Duration
+	maxBytes      int64
+	allowLoopback bool // TestCAFile: a loopback literal passes too
 }
 
 // NewClientDocFetcher returns a fetcher with its own transport: no proxy,
@@ -81,6 +82,7 @@ func NewClientDocFetcher(o FetcherOptions) (*ClientDocFetcher, error) {
 		f.maxBytes = maxMetadataBytes
 	}
 	allowLoopback := o.TestCAFile != ""
+	f.allowLoopback = allowLoopback
 	var roots *x509.CertPool // nil: the system roots
 	if o.TestCAFile != "" {
 		pem, err := os.ReadFile(o.TestCAFile)
@@ -186,6 +188,11 @@ func (f *ClientDocFetcher) fetch(ctx context.Context, clientID string) (*ClientD
 	u, e := parseClientIDURL(clientID)
 	if e != nil {
 		return nil, e
+	}
+	// An address literal is checked as the dialer would check what a name
+	// resolves to, here, before any traffic: no lookup, no connection.
+	if a, err := netip.ParseAddr(u.Hostname()); err == nil && !publicAddr(a, f.allowLoopback) {
+		return nil, docError("its host is an address that is not public")
 	}
 	tctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
@@ -312,6 +319,8 @@ func parseClientIDURL(clientID string) (*url.URL, *OAuthError) {
 		return nil, docError("the client_id must have a host")
 	case u.EscapedPath() == "" || u.EscapedPath() == "/":
 		return nil, docError("the client_id must have a path")
+	case !plainHost(u.Hostname()):
+		return nil, docError("the client_id's host must be a DNS name, a dotted-decimal IPv4 address or a bracketed IPv6 address")
 	}
 	for _, seg := range strings.Split(u.EscapedPath(), "/") {
 		if s, err := url.PathUnescape(seg); err != nil || s == "." || s == ".." {
@@ -319,6 +328,52 @@ func parseClientIDURL(clientID string) (*url.URL, *OAuthError) {
 		}
 	}
 	return u, nil
+}
+
+// plainHost reports whether a client_id's host is spelt in a way every
+// parser reads alike: a DNS name, an IPv4 address in four decimal parts
+// without leading zeros, or an IPv6 address. A host that ends in a number
+// is read as IPv4 by URL parsers (WHATWG), by inet_aton and by the
+// system's getaddrinfo, in forms netip does not accept — 2130706433,
+// 0x7f000001, 0177.0.0.1, 127.1, 127.0.0.1. — which the fetcher would hand
+// to the resolver as a name: the system resolver may read it as an
+// address nobody checked, or send it out as a DNS query. Those are
+// refused, as is anything with a colon that is not an IPv6 address.
+func plainHost(host string) bool {
+	if _, err := netip.ParseAddr(host); err == nil {
+		return true
+	}
+	if strings.Contains(host, ":") {
+		return false
+	}
+	labels := strings.Split(host, ".")
+	last := labels[len(labels)-1]
+	if last == "" && len(labels) > 1 { // a trailing dot
+		last = labels[len(labels)-2]
+	}
+	return !numericLabel(last)
+}
+
+// numericLabel reports whether a host label is a number as WHATWG's IPv4
+// parser reads one: decimal digits, or 0x followed by hexadecimal digits
+// (none at all included).
+func numericLabel(l string) bool {
+	digits := "0123456789"
+	if len(l) >= 2 && l[0] == '0' && (l[1] == 'x' || l[1] == 'X') {
+		l, digits = l[2:], "0123456789abcdefABCDEF"
+		if l == "" {
+			return true
+		}
+	}
+	if l == "" {
+		return false
+	}
+	for _, c := range l {
+		if !strings.ContainsRune(digits, c) {
+			return false
+		}
+	}
+	return true
 }
 
 // parseClientDoc validates a fetched document against its URL.

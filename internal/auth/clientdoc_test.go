@@ -298,6 +298,74 @@ func TestFetchClientDocBadURL(t *testing.T) {
 	}
 }
 
+// TestFetchClientDocNumericHosts (issue 23): a client_id whose host is a
+// number is never handed to a resolver. One spelt as the address parsers
+// agree on (dotted decimal IPv4, bracketed IPv6) is checked as the dialer
+// checks a resolved address, before any traffic; one in any other numeric
+// spelling (decimal, hexadecimal or octal integers, short or
+// leading-zero forms, a trailing dot), which a system resolver may read as
+// an address, is refused as malformed. Neither is looked up, and the
+// loopback server behind them is never asked.
+func TestFetchClientDocNumericHosts(t *testing.T) {
+	s := newDocSite(t)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(docBody("https://" + r.Host + r.URL.RequestURI()))
+	})
+	r := resolveTo("example.com", "127.0.0.1")
+	f := newFetcher(t, auth.FetcherOptions{Resolver: r})
+	port := ":" + s.port()
+	const odd, private = "must be a DNS name, a dotted-decimal IPv4 address or a bracketed IPv6 address", "its host is an address that is not public"
+	for _, c := range []struct{ url, want string }{
+		{"https://2130706433" + port + "/c.json", odd},     // 127.0.0.1 as one decimal number
+		{"https://0x7f000001" + port + "/c.json", odd},     // … in hexadecimal
+		{"https://0X7F000001" + port + "/c.json", odd},     // … in capitals
+		{"https://017700000001" + port + "/c.json", odd},   // … in octal
+		{"https://0177.0.0.1" + port + "/c.json", odd},     // an octal part
+		{"https://0x7f.0.0.1" + port + "/c.json", odd},     // a hexadecimal part
+		{"https://127.1" + port + "/c.json", odd},          // two parts
+		{"https://127.0.1" + port + "/c.json", odd},        // three parts
+		{"https://127.0.0.01" + port + "/c.json", odd},     // a leading zero
+		{"https://127.0.0.1." + port + "/c.json", odd},     // a trailing dot
+		{"https://169.254.169.254.0/c.json", odd},          // five parts
+		{"https://3232235777/c.json", odd},                 // 192.168.1.1
+		{"https://0xa9fea9fe/latest/meta-data", odd},       // 169.254.169.254
+		{"https://example.0x1/c.json", odd},                // ends in a number
+		{"https://example.123/c.json", odd},                // ends in a number
+		{"https://0x/c.json", odd},                         // "0x" is zero to WHATWG
+		{"https://%31%32%37.0.0.1" + port + "/c.json", ""}, // escaped digits: refused either way
+		{"https://127.0.0.1" + port + "/c.json", private},
+		{"https://10.0.0.1/c.json", private},
+		{"https://169.254.169.254/latest/meta-data", private},
+		{"https://100.64.0.1/c.json", private},
+		{"https://0.0.0.0" + port + "/c.json", private},
+		{"https://[::1]" + port + "/c.json", private},
+		{"https://[::ffff:127.0.0.1]" + port + "/c.json", private},
+		{"https://[::ffff:a9fe:a9fe]/c.json", private},
+		{"https://[fe80::1%25eth0]" + port + "/c.json", private},
+		{"https://[fd00::1]/c.json", private},
+		{"https://[64:ff9b::a00:1]/c.json", private}, // NAT64 of 10.0.0.1
+	} {
+		_, err := f.Fetch(context.Background(), c.url)
+		wantOAuthErr(t, err, invalidClient, http.StatusBadRequest, c.want)
+	}
+	if n := r.calls.Load(); n != 0 {
+		t.Errorf("numeric hosts reached the resolver %d times", n)
+	}
+	if n := s.hits.Load(); n != 0 {
+		t.Errorf("the loopback server was asked %d times", n)
+	}
+	// A literal that passes the check is dialled as it is, without a
+	// lookup: with the test CA, loopback passes.
+	f = newFetcher(t, auth.FetcherOptions{TestCAFile: s.caFile, Resolver: r})
+	if _, err := f.Fetch(context.Background(), "https://127.0.0.1"+port+"/c.json"); err != nil {
+		t.Fatalf("a loopback literal with the test CA: %v", err)
+	}
+	if n := r.calls.Load(); n != 0 {
+		t.Errorf("an address literal was looked up %d times", n)
+	}
+}
+
 // The longest client_id allowed is fetched: 512 bytes.
 func TestFetchClientDocLongestURL(t *testing.T) {
 	s := newDocSite(t)

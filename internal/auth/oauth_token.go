@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/continuo-dev/continuo"
@@ -197,7 +198,7 @@ func (s *Service) exchangeCode(ctx context.Context, form url.Values, client *con
 				return false, err
 			}
 		}
-		r, err := s.issueTokens(ctx, tx, g, now)
+		r, err := s.issueTokens(ctx, tx, g, nil, now)
 		resp, replayed = r, false
 		return false, err
 	})
@@ -229,6 +230,9 @@ func (s *Service) refresh(ctx context.Context, form url.Values, client *continuo
 		if asked, ok = parseScopeParam(sc); !ok {
 			return nil, oauthErr("invalid_scope", "unknown scope")
 		}
+		if len(asked) == 0 {
+			return nil, oauthErr("invalid_scope", "scope names no scope")
+		}
 	}
 	var resp *TokenResponse
 	var reused bool
@@ -259,6 +263,9 @@ func (s *Service) refresh(ctx context.Context, form url.Values, client *continuo
 		if !subset(asked, g.Scopes) {
 			return false, oauthErr("invalid_scope", "scope must be a subset of the grant's: "+joinScopes(g.Scopes))
 		}
+		if subset(g.Scopes, asked) {
+			asked = nil // all of the grant's: what no scope asks for
+		}
 		if _, err := liveClient(ctx, tx, client.ID); err != nil {
 			return false, err
 		}
@@ -267,7 +274,7 @@ func (s *Service) refresh(ctx context.Context, form url.Values, client *continuo
 		} else if err != nil {
 			return false, err
 		}
-		r, err := s.issueTokens(ctx, tx, g, now)
+		r, err := s.issueTokens(ctx, tx, g, asked, now)
 		resp, reused = r, false
 		return false, err
 	})
@@ -293,15 +300,21 @@ func liveClient(ctx context.Context, tx store.Tx, id string) (*continuo.OAuthCli
 	return c, nil
 }
 
-// issueTokens adds an access and a refresh token to a grant. Their scope
-// is the grant's: tokens carry no scopes of their own, so a refresh that
-// asks for fewer (RFC 6749 §6) is answered with the grant's scope, which
-// §3.3 allows and the response states.
-func (s *Service) issueTokens(ctx context.Context, tx store.Tx, g *continuo.OAuthGrant, now time.Time) (*TokenResponse, error) {
+// issueTokens adds an access and a refresh token to a grant. The access
+// token holds narrowed, the subset of the grant's scopes a refresh asked
+// for (RFC 6749 §6), or, when nil, the grant's; the response states the
+// scope it holds (§5.1). The refresh token's ceiling stays the grant's: a
+// later refresh may ask for any of the grant's scopes again (§6: never
+// more than "originally granted by the resource owner").
+func (s *Service) issueTokens(ctx context.Context, tx store.Tx, g *continuo.OAuthGrant, narrowed []continuo.Scope, now time.Time) (*TokenResponse, error) {
+	scopes := g.Scopes
+	if narrowed != nil {
+		scopes = narrowed
+	}
 	access, refresh := accessSecret.new(), refreshSecret.new()
 	for _, t := range []*continuo.OAuthToken{
 		{ID: continuo.NewID(continuo.PrefixOAuthToken, now), Hash: accessSecret.hash(access), GrantID: g.ID,
-			Kind: continuo.TokenAccess, CreatedAt: now, ExpiresAt: now.Add(s.oauth.AccessTTL)},
+			Kind: continuo.TokenAccess, CreatedAt: now, ExpiresAt: now.Add(s.oauth.AccessTTL), Scopes: narrowed},
 		{ID: continuo.NewID(continuo.PrefixOAuthToken, now), Hash: refreshSecret.hash(refresh), GrantID: g.ID,
 			Kind: continuo.TokenRefresh, CreatedAt: now, ExpiresAt: now.Add(s.oauth.RefreshTTL)},
 	} {
@@ -309,7 +322,7 @@ func (s *Service) issueTokens(ctx context.Context, tx store.Tx, g *continuo.OAut
 			return nil, err
 		}
 	}
-	return &TokenResponse{AccessToken: access, TokenType: "Bearer", RefreshToken: refresh, Scope: joinScopes(g.Scopes),
+	return &TokenResponse{AccessToken: access, TokenType: "Bearer", RefreshToken: refresh, Scope: joinScopes(scopes),
 		ExpiresIn: int64(s.oauth.AccessTTL.Seconds())}, nil
 }
 
@@ -392,7 +405,10 @@ func (s *Service) RevokeOAuthToken(ctx context.Context, form url.Values, c Clien
 
 // oauthCaller is the tokenLookup of OAuth access tokens: the token
 // unexpired and unrevoked, its grant unrevoked and for this server's
-// resource, its client unrevoked. The caller holds the grant's scopes.
+// resource, its client unrevoked. The caller holds the token's scopes: its
+// own when a refresh narrowed them, never more than its grant's (the grant
+// is read again: scopes a narrowed token names that its grant lacks are
+// not held), else the grant's.
 func (s *Service) oauthCaller(ctx context.Context, tx store.Tx, hash string, now time.Time) (*continuo.Caller, *time.Time, error) {
 	if s.Resource() == "" {
 		return nil, nil, ErrBadToken
@@ -422,6 +438,10 @@ func (s *Service) oauthCaller(ctx context.Context, tx store.Tx, hash string, now
 	if err != nil {
 		return nil, nil, err
 	}
-	return &continuo.Caller{PrincipalID: p.ID, Principal: p.Name, GroupID: p.GroupID, Scopes: g.Scopes, TokenID: t.ID},
+	scopes := g.Scopes
+	if t.Scopes != nil {
+		scopes = slices.DeleteFunc(slices.Clone(t.Scopes), func(sc continuo.Scope) bool { return !slices.Contains(g.Scopes, sc) })
+	}
+	return &continuo.Caller{PrincipalID: p.ID, Principal: p.Name, GroupID: p.GroupID, Scopes: scopes, TokenID: t.ID},
 		&t.ExpiresAt, nil
 }

@@ -137,6 +137,55 @@ func testRefreshRotation(t *testing.T) {
 	}
 }
 
+// TestRefreshNarrows (issue 23): a refresh that asks for a subset of its
+// grant's scopes gets an access token holding exactly that subset, and a
+// response that says so (RFC 6749 §5.1, §6); asking for all of them, or
+// for none, is the grant's scope. Asking for more, an unknown scope or an
+// empty one is invalid_scope and spends nothing. The grant stays the
+// ceiling: the next refresh may ask for all of it again.
+func TestRefreshNarrows(t *testing.T) { stores.Each(t, testRefreshNarrows) }
+
+func testRefreshNarrows(t *testing.T) {
+	e := setupOAuth(t, auth.OAuthOptions{})
+	id := e.register(`{"redirect_uris":["` + cb + `"],"token_endpoint_auth_method":"none","scope":"sessions:read sessions:write swarm:own"}`).Client.ClientID
+	pub := auth.ClientAuth{ID: id}
+	holds := func(access string) string {
+		t.Helper()
+		c, err := e.a.Authenticate(e.ctx, access)
+		if err != nil {
+			t.Fatalf("authenticate: %v", err)
+		}
+		out := make([]string, len(c.Scopes))
+		for i, sc := range c.Scopes {
+			out[i] = string(sc)
+		}
+		return strings.Join(out, " ")
+	}
+	full := "sessions:read sessions:write swarm:own"
+	rt := e.tokens(id, cb).RefreshToken
+	for _, c := range []struct{ ask, want string }{
+		{"sessions:read", "sessions:read"},
+		{"swarm:own  sessions:read", "sessions:read swarm:own"}, // the grant's order; extra spaces are empty fields
+		{"", full},   // the grant's again: the ceiling is the grant
+		{full, full}, // all of it: the grant's
+		{"sessions:write", "sessions:write"},
+	} {
+		for _, bad := range []string{"sessions:read admin", "runtime:read", "bogus", "   "} {
+			if _, err := e.refresh(pub, rt, bad); oerr(err) != "invalid_scope" {
+				t.Fatalf("refresh asking %q: %v, want invalid_scope", bad, err)
+			}
+		}
+		r, err := e.refresh(pub, rt, c.ask) // the refused asks spent nothing
+		if err != nil {
+			t.Fatalf("refresh asking %q: %v", c.ask, err)
+		}
+		if r.Scope != c.want || holds(r.AccessToken) != c.want {
+			t.Errorf("refresh asking %q: response scope %q, the token holds %q; want %q", c.ask, r.Scope, holds(r.AccessToken), c.want)
+		}
+		rt = r.RefreshToken
+	}
+}
+
 func TestTokenExpiry(t *testing.T) { stores.Each(t, testTokenExpiry) }
 
 func testTokenExpiry(t *testing.T) {

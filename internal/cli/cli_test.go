@@ -189,3 +189,28 @@ func TestProjectAddRoot(t *testing.T) {
 		t.Fatalf("a refused root was registered: %v", ps)
 	}
 }
+
+// TestToolsetsFlag: --toolsets of serve and stdio, and [server] toolsets,
+// are checked with the rest of the configuration: an unknown toolset is
+// an error naming it and the known ones, before anything starts or is
+// created.
+func TestToolsetsFlag(t *testing.T) {
+	d := filepath.Join(t.TempDir(), "data")
+	cfg := filepath.Join(t.TempDir(), "continuo.toml")
+	if err := os.WriteFile(cfg, []byte("[server]\ntoolsets = [\"worker\", \"owner\"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"stdio", "--toolsets", "continuity,bogus"},
+		{"serve", "--toolsets", "bogus", "--listen", "127.0.0.1:0"},
+		{"stdio", "--config", cfg},
+	} {
+		code, _, errs := run(t, append(args, "--data-dir", d)...)
+		if code != 1 || !strings.Contains(errs, "server.toolsets[") || !strings.Contains(errs, "continuity, delegation, swarm, worker, all") {
+			t.Errorf("continuo %v: exit %d: %s", args, code, errs)
+		}
+	}
+	if _, err := os.Stat(d); !os.IsNotExist(err) {
+		t.Errorf("a refused configuration made the data directory: %v", err)
+	}
+}

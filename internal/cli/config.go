@@ -15,6 +15,7 @@ import (
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/auth"
+	"github.com/continuo-dev/continuo/internal/mcpserver"
 
 	toml "github.com/pelletier/go-toml/v2"
 )
@@ -78,6 +79,10 @@ type ServerConfig struct {
 	MaxSessions             int `toml:"max_sessions"`
 	MaxSessionsPerPrincipal int `toml:"max_sessions_per_principal"`
 	SessionIdleSecs         int `toml:"session_idle_secs"`
+	// Toolsets are what /mcp and `continuo stdio` list when a client names
+	// none: continuity (the default), delegation, swarm, worker, or all.
+	// /mcp/x/{toolset} and the X-MCP-Toolsets header choose per client.
+	Toolsets []string `toml:"toolsets"`
 }
 
 // DatabaseConfig is the [database] table.
@@ -250,8 +255,9 @@ func LoadConfig(path string) (Config, error) {
 }
 
 // ApplyEnv overrides settings from the environment: CONTINUO_LISTEN
-// (server.listen), CONTINUO_DATABASE_URL (database.url) and
-// CONTINUO_PUBLIC_URL (server.public_url). A variable that is unset or empty
+// (server.listen), CONTINUO_DATABASE_URL (database.url),
+// CONTINUO_PUBLIC_URL (server.public_url) and CONTINUO_TOOLSETS
+// (server.toolsets, comma-separated). A variable that is unset or empty
 // leaves the setting alone. getenv is normally os.Getenv (nil means
 // os.Getenv); tests pass a map lookup. It does not validate; call Validate
 // afterwards.
@@ -268,6 +274,19 @@ func (c *Config) ApplyEnv(getenv func(string) string) {
 	if v := getenv("CONTINUO_PUBLIC_URL"); v != "" {
 		c.Server.PublicURL = v
 	}
+	if v := getenv("CONTINUO_TOOLSETS"); v != "" {
+		c.Server.Toolsets = strings.Split(v, ",")
+	}
+}
+
+// DefaultToolsets returns the toolsets of server.toolsets (Validate has
+// checked the names): the default continuity when it names none.
+func (c Config) DefaultToolsets() mcpserver.Toolsets {
+	sets, _ := mcpserver.ParseToolsets(c.Server.Toolsets...)
+	if sets == 0 {
+		sets = mcpserver.DefaultToolsets
+	}
+	return sets
 }
 
 // Validate checks c and reports every problem at once, joined with
@@ -348,6 +367,11 @@ func (s ServerConfig) validate(p *problems) {
 	bound := func(key string, v, max int) {
 		if v < 0 || v > max {
 			p.add("server."+key, fmt.Sprintf("must be 0 (the default) to %d, got %d", max, v))
+		}
+	}
+	for i, name := range s.Toolsets {
+		if _, err := mcpserver.ParseToolsets(name); err != nil || strings.Contains(name, ",") {
+			p.add(fmt.Sprintf("server.toolsets[%d]", i), fmt.Sprintf("%q is not a toolset (want one of %s)", name, strings.Join(mcpserver.ToolsetNames(), ", ")))
 		}
 	}
 	bound("max_sessions", s.MaxSessions, 1_000_000)

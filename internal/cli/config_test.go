@@ -2,13 +2,15 @@ package cli
 
 import (
 	"errors"
-	"github.com/continuo-dev/continuo"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/mcpserver"
 )
 
 // Every test in this file has "Config" in its name so that
@@ -49,6 +51,7 @@ func TestConfigLoadFullExample(t *testing.T) {
 listen = "0.0.0.0:8080"
 public_url = "https://continuo.example.com"   # what OAuth metadata and links use
 trusted_carrier_meta_keys = ["chat.example/conversation_id"]
+toolsets = ["continuity", "swarm"]
 
 [database]
 url = "postgres://user@host/db"
@@ -100,6 +103,7 @@ process_command = ["/usr/local/bin/continuo", "worker", "--quiet"]
 			Listen:                 "0.0.0.0:8080",
 			PublicURL:              "https://continuo.example.com",
 			TrustedCarrierMetaKeys: []string{"chat.example/conversation_id"},
+			Toolsets:               []string{"continuity", "swarm"},
 		},
 		Database: DatabaseConfig{URL: "postgres://user@host/db"},
 		Stdio:    StdioConfig{Principal: "admin"},
@@ -138,6 +142,12 @@ process_command = ["/usr/local/bin/continuo", "worker", "--quiet"]
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("LoadConfig =\n%#v\nwant\n%#v", got, want)
+	}
+	if sets := got.DefaultToolsets(); sets != mcpserver.ToolsetContinuity|mcpserver.ToolsetSwarm {
+		t.Errorf("DefaultToolsets = %s, want continuity,swarm", sets)
+	}
+	if sets := DefaultConfig().DefaultToolsets(); sets != mcpserver.DefaultToolsets {
+		t.Errorf("DefaultToolsets of the defaults = %s, want continuity", sets)
 	}
 }
 
@@ -336,6 +346,12 @@ func TestConfigValidateRules(t *testing.T) {
 			c.Server.MaxSessions, c.Server.MaxSessionsPerPrincipal, c.Server.SessionIdleSecs = 10, 2, 60
 		}), ""},
 		{"negative session cap", with(func(c *Config) { c.Server.MaxSessionsPerPrincipal = -1 }), "server.max_sessions_per_principal: must be 0 (the default) to 1000000, got -1"},
+		{"toolsets", with(func(c *Config) { c.Server.Toolsets = []string{"worker", "delegation"} }), ""},
+		{"toolsets all", with(func(c *Config) { c.Server.Toolsets = []string{"all"} }), ""},
+		{"toolsets none", with(func(c *Config) { c.Server.Toolsets = []string{} }), ""},
+		{"unknown toolset", with(func(c *Config) { c.Server.Toolsets = []string{"continuity", "owner"} }),
+			`server.toolsets[1]: "owner" is not a toolset (want one of continuity, delegation, swarm, worker, all)`},
+		{"toolsets in one item", with(func(c *Config) { c.Server.Toolsets = []string{"continuity,swarm"} }), `server.toolsets[0]: "continuity,swarm" is not a toolset`},
 
 		{"sqlite url", with(func(c *Config) { c.Database.URL = "sqlite://data/c.db" }), ""},
 		{"postgresql url", with(func(c *Config) { c.Database.URL = "postgresql://u@h/db" }), ""},
@@ -394,10 +410,12 @@ func TestConfigApplyEnv(t *testing.T) {
 		"CONTINUO_LISTEN":       "0.0.0.0:9000",
 		"CONTINUO_DATABASE_URL": "postgres://u@h/db",
 		"CONTINUO_PUBLIC_URL":   "https://c.example",
+		"CONTINUO_TOOLSETS":     "worker, delegation",
 	}
 	c := DefaultConfig()
 	c.ApplyEnv(func(k string) string { return env[k] })
-	if c.Server.Listen != "0.0.0.0:9000" || c.Database.URL != "postgres://u@h/db" || c.Server.PublicURL != "https://c.example" {
+	if c.Server.Listen != "0.0.0.0:9000" || c.Database.URL != "postgres://u@h/db" || c.Server.PublicURL != "https://c.example" ||
+		c.Validate() != nil || c.DefaultToolsets() != mcpserver.ToolsetWorker|mcpserver.ToolsetDelegation {
 		t.Errorf("ApplyEnv did not apply every override: %+v", c)
 	}
 

@@ -22,6 +22,8 @@ const (
 	hookInstallUsage = "hook install claude|codex [--project-dir DIR] [--server URL --token-env VAR | --local [--principal NAME]] [--project NAME]"
 	// defaultTokenEnv is the variable a hook reads its token from.
 	defaultTokenEnv = "CONTINUO_TOKEN"
+	// hookToolsets are the toolsets of the tools a hook calls.
+	hookToolsets = "continuity"
 )
 
 // runHook is `continuo hook EVENT` and `continuo hook install CLIENT`.
@@ -82,7 +84,9 @@ func runHook(e *env, args []string) error {
 			case tok == "":
 				return nil, fmt.Errorf("no token: set %s", *tokenEnv)
 			}
-			return hook.Dial(ctx, url, tok, mcpserver.Version)
+			// The hooks call session tools only: they ask for continuity,
+			// whatever the server's default.
+			return hook.Dial(ctx, url, tok, hookToolsets, mcpserver.Version)
 		}
 	}
 	if f := openHookLog(o.Spool.Dir); f != nil {
@@ -301,7 +305,7 @@ func (e *env) dialLocal(ctx context.Context, principal string) (hook.Caller, err
 	if principal == "" {
 		principal = "admin"
 	}
-	args := []string{"stdio", "--data-dir", e.dataDir, "--principal", principal, "--scopes", "sessions:read,sessions:write"}
+	args := []string{"stdio", "--data-dir", e.dataDir, "--principal", principal, "--scopes", "sessions:read,sessions:write", "--toolsets", hookToolsets}
 	if e.config != "" {
 		args = append(args, "--config", e.config)
 	}

@@ -213,11 +213,12 @@ func tuneGC() {
 }
 
 func runServe(e *env, args []string) error {
-	fs := e.flags("serve", "serve [--listen 127.0.0.1:7300] [--database-url sqlite://PATH | postgres://USER@HOST/DB] [--project DIR|none] [--init]")
+	fs := e.flags("serve", "serve [--listen 127.0.0.1:7300] [--database-url sqlite://PATH | postgres://USER@HOST/DB] [--project DIR|none] [--toolsets T1,T2] [--init]")
 	listen := fs.String("listen", "", "`address` to listen on (default 127.0.0.1:7300)")
 	dbURL := fs.String("database-url", "", "database `url`: sqlite://PATH (default DATA_DIR/continuo.db) or postgres://USER@HOST/DB")
 	project := fs.String("project", "", "on a first start, register the git checkout `DIR` as the first project (none: no project; default: the checkout the command runs in)")
 	reinit := fs.Bool("init", false, "create a new, empty database even though this data directory's database was lost")
+	toolsets := toolsetsFlag(fs)
 	if _, err := e.parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -227,7 +228,7 @@ func runServe(e *env, args []string) error {
 	if *dbURL != "" {
 		e.cfg.Database.URL = *dbURL
 	}
-	if err := e.cfg.Validate(); err != nil {
+	if err := e.applyToolsets(*toolsets); err != nil {
 		return err
 	}
 	tuneGC()
@@ -287,8 +288,14 @@ func runServe(e *env, args []string) error {
 		e.log.Warn("CONTINUO_TEST_CLIENT_METADATA_CA is set: client metadata documents on loopback addresses are allowed (tests only)")
 	}
 	a.auth.EnableOAuth(auth.OAuthOptions{Issuer: oauthIssuer(e.cfg.Server.PublicURL, ln.Addr()), Fetcher: fetcher})
+	base := e.cfg.Server.PublicURL
+	if base == "" {
+		base = "http://" + ln.Addr().String()
+	}
+	mcpURL := strings.TrimSuffix(base, "/") + "/mcp"
 	mcpSrv := mcpserver.New(mcpserver.Options{Workflow: a.workflow, Runs: a.runs, Swarm: a.swarm,
-		TrustedCarrierMeta: e.cfg.Swarm.TrustedCarrierMeta, Metrics: a.metrics, Logger: e.log, SessionID: sessions.NewID})
+		TrustedCarrierMeta: e.cfg.Swarm.TrustedCarrierMeta, Metrics: a.metrics, Logger: e.log, SessionID: sessions.NewID,
+		Toolsets: e.cfg.DefaultToolsets(), MCPURL: mcpURL})
 	var publicHost string
 	if u, err := url.Parse(e.cfg.Server.PublicURL); err == nil {
 		publicHost = u.Host
@@ -308,11 +315,6 @@ func runServe(e *env, args []string) error {
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 	}
-	base := e.cfg.Server.PublicURL
-	if base == "" {
-		base = "http://" + ln.Addr().String()
-	}
-	mcpURL := strings.TrimSuffix(base, "/") + "/mcp"
 	a.agents.Attach = attachContinuo(a.auth, mcpURL)
 	e.announce(mcpURL, ln.Addr().String(), a.auth.Issuer(), &first)
 	// Other commands on this data directory (hook install, login-link)
@@ -422,7 +424,7 @@ func runInit(e *env, args []string) error {
 // JSON object (scripts and tests read it); otherwise a short text.
 func (e *env) announce(mcpURL, addr, issuer string, first *firstStart) {
 	if e.json {
-		v := map[string]any{"mcp_url": mcpURL, "listen": addr, "data_dir": e.dataDir}
+		v := map[string]any{"mcp_url": mcpURL, "listen": addr, "data_dir": e.dataDir, "toolsets": e.cfg.DefaultToolsets().Names()}
 		if issuer != "" {
 			v["oauth_issuer"] = issuer
 		}
@@ -439,7 +441,8 @@ func (e *env) announce(mcpURL, addr, issuer string, first *firstStart) {
 		return
 	}
 	w := e.stdout
-	fmt.Fprintf(w, "Continuo is running.\n  MCP endpoint:   %s\n  Data directory: %s\n", mcpURL, e.dataDir)
+	fmt.Fprintf(w, "Continuo is running.\n  MCP endpoint:   %s (toolsets: %s)\n  Other toolsets: %s/x/TOOLSET (%s)\n  Data directory: %s\n",
+		mcpURL, e.cfg.DefaultToolsets(), mcpURL, strings.Join(mcpserver.ToolsetNames(), ", "), e.dataDir)
 	if issuer != "" {
 		fmt.Fprintf(w, "  OAuth issuer:   %s\n", issuer)
 	} else {

@@ -16,6 +16,12 @@ const workerUsage = "worker --swarm ID --provider PROVIDER_ID --project P [--ser
 // listen address.
 const defaultServer = "http://127.0.0.1:7300/mcp"
 
+// workerToolsets are the toolsets of the tools the reference worker calls:
+// the worker loop, and start_coding_agent and observe_coding_agent for each
+// task. It asks for them on whatever endpoint it is given (a path's
+// toolset and the header's add up).
+const workerToolsets = "worker,delegation"
+
 // runWorker is `continuo worker`: the reference Chat Swarm worker. Its
 // invite, token and continuation ticket come from the environment, never
 // from argv (a process list shows argv), and so does its carrier key when
@@ -46,7 +52,8 @@ func runWorker(e *env, args []string) error {
 	if token == "" {
 		return fmt.Errorf("%w: no token in $%s", errUsage, *tokenEnv)
 	}
-	c, err := hook.Dial(e.ctx, url, token, mcpserver.Version)
+	// The worker loop, and the provider's runs that do each task.
+	c, err := hook.Dial(e.ctx, url, token, workerToolsets, mcpserver.Version)
 	if err != nil {
 		return fmt.Errorf("connect to %s: %w", url, err)
 	}

@@ -62,13 +62,13 @@ func autoCompact(t *testing.T, compaction map[string]any, minEpochs int) {
 	f.Close()
 	dd := dataDir(t, "sqlite")
 	srv := startEnv(t, dd, gitRepo(t), []string{"E2E_MODEL_KEY=" + fakeKey}, "--config", config)
-	owner := connectAt(t, srv.URL, srv.Admin, "2025-11-25")
+	owner := connectAt(t, at(srv.URL, "swarm"), srv.Admin, "2025-11-25")
 	created := must(t, owner, "chat_swarm_create", map[string]any{"worker_limit": 1, "policy": map[string]any{"compaction": compaction}})
 	swarmID := created["swarm"].(map[string]any)["swarm_id"].(string)
 	// The test names the first carrier's key, so that it can speak as that
 	// carrier once the carrier is retired.
 	keyA := carrierKey()
-	first := startWorker(t, dd, srv, swarmID, "CONTINUO_INVITE="+created["invite"].(string), "CONTINUO_CARRIER_KEY="+keyA)
+	first := startWorker(t, dd, srv, created["worker_endpoint"].(string), swarmID, "CONTINUO_INVITE="+created["invite"].(string), "CONTINUO_CARRIER_KEY="+keyA)
 	const tasks = 6
 	keys := make([]string, 0, tasks+1)
 	ids := map[string]string{} // task_key → task_id
@@ -113,7 +113,7 @@ func autoCompact(t *testing.T, compaction map[string]any, minEpochs int) {
 	// lost, and a changed one at the worker's current epoch — is refused
 	// with carrier_fenced, leaving the task as it was collected.
 	o := &swarmOwner{cs: owner, swarmID: swarmID}
-	a := &swarmWorker{cs: connectAt(t, srv.URL, srv.Admin, "2026-07-28"), id: workerID, key: keyA}
+	a := &swarmWorker{cs: connectAt(t, at(srv.URL, "worker"), srv.Admin, "2026-07-28"), id: workerID, key: keyA}
 	onlyCarrier(t, o, &swarmWorker{id: workerID, epoch: epoch}, false, []*swarmWorker{a}, nil)
 	for _, submit := range []struct {
 		epoch  float64

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/continuo-dev/continuo/internal/mcpserver"
 	"github.com/continuo-dev/continuo/internal/modelstub"
-	"github.com/continuo-dev/continuo/internal/workflow"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -25,7 +25,9 @@ import (
 // the session the conversation works on (not a decoy's); PreCompact, Stop
 // and SessionEnd kept the newest instruction in that session; and a second
 // conversation in the project found the session, read the working set
-// because the brief was cut, and resumed it.
+// because the brief was cut, and resumed it. Over HTTP the clients use the
+// default endpoint (continuity); over stdio every tool (--toolsets all),
+// so that both lists, and both sets of instructions, reach real clients.
 func TestRealClients(t *testing.T) {
 	for _, client := range []string{"claude", "codex"} {
 		for _, transport := range []string{"http", "stdio"} {
@@ -44,6 +46,7 @@ type story struct {
 	decoys    []string
 	logPath   string // the hooks' log
 	recordDir string // CONTINUO_RECORD_CLIENTS: where the hook inputs go
+	toolsets  mcpserver.Toolsets
 }
 
 // Prompts of the story, each selecting a plan of the scripted model.
@@ -65,6 +68,7 @@ func clientStory(t *testing.T, name, transport string) {
 	var env []string
 	switch transport {
 	case "http":
+		st.toolsets = mcpserver.DefaultToolsets
 		s := start(t, data, repo)
 		st.project, st.cs = s.Project, connect(t, s.URL, s.Admin)
 		env = append(env, "CONTINUO_TOKEN="+s.Admin)
@@ -86,12 +90,9 @@ func clientStory(t *testing.T, name, transport string) {
 		if err := json.Unmarshal(out, &init); err != nil || init.ProjectID == "" {
 			t.Fatalf("continuo init: %s (%v)", out, err)
 		}
-		st.project, st.cs = init.ProjectID, connectStdio(t, data, repo, "--principal", "admin")
-		if name == "claude" {
-			mcpAdd = []string{"mcp", "add", "continuo", "--", binary, "stdio", "--data-dir", data, "--principal", "admin"}
-		} else {
-			mcpAdd = []string{"mcp", "add", "continuo", "--", binary, "stdio", "--data-dir", data, "--principal", "admin"}
-		}
+		st.toolsets = mcpserver.AllToolsets
+		st.project, st.cs = init.ProjectID, connectStdio(t, data, repo, "--principal", "admin", "--toolsets", "all")
+		mcpAdd = []string{"mcp", "add", "continuo", "--", binary, "stdio", "--data-dir", data, "--principal", "admin", "--toolsets", "all"}
 	}
 	st.client = newClient(t, name, repo, st.stub, env...)
 	st.client.run(mcpAdd...)
@@ -317,8 +318,8 @@ func (st *story) checkFirstTurn() {
 		}
 	}
 	last := reqs[len(reqs)-1]
-	if !strings.Contains(last.Text()+last.ToolDocs, workflow.WorkflowGuide) {
-		t.Errorf("the server's instructions (%d characters) did not reach the model whole", len([]rune(workflow.WorkflowGuide)))
+	if ins := mcpserver.Instructions(st.toolsets); !strings.Contains(last.Text()+last.ToolDocs, ins) {
+		t.Errorf("the server's instructions (%s: %d characters) did not reach the model whole", st.toolsets, len([]rune(ins)))
 	}
 	for _, tool := range []string{"list_projects", "work_on_project", "post_session_message"} {
 		if len(last.Results(tool)) == 0 {

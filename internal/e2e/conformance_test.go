@@ -22,7 +22,8 @@ var conformanceSets = []string{"2025-11-25", "2026-07-28"}
 
 // TestConformance runs the MCP conformance suite
 // (@modelcontextprotocol/conformance, installed in interop/conformance by
-// .ci/run) against a real `continuo serve`. Its CLI cannot send headers, so
+// .ci/run) against a real `continuo serve`, at its default endpoint and at
+// the endpoint of every tool (/mcp/x/all). Its CLI cannot send headers, so
 // interop/conformance/proxy.mjs adds the bearer token. A failing check must
 // be listed in interop/conformance/expected-failures.txt with its reason;
 // a listed check that passes is reported, to be taken off the list.
@@ -45,49 +46,53 @@ func TestConformance(t *testing.T) {
 
 	data := filepath.Join(t.TempDir(), "data")
 	srv := start(t, data, t.TempDir())
-	url := proxy(t, node, dir, srv.Base, srv.Admin) + "/mcp"
+	base := proxy(t, node, dir, srv.Base, srv.Admin)
 
 	var unexpected, newlyPassing []string
 	seen := map[*expectedFailure]bool{}
-	for _, set := range conformanceSets {
-		out := filepath.Join(t.TempDir(), set)
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		cmd := exec.CommandContext(ctx, node, suite, "server", "--url", url, "--requirements", set, "-o", out)
-		cmd.Dir = dir
-		cmd.WaitDelay = 5 * time.Second
-		log, err := cmd.CombinedOutput() // exit status 1 whenever a check fails: judged below
-		timedOut := ctx.Err() != nil
-		cancel()
-		if timedOut {
-			t.Fatalf("conformance %s did not finish within 5 minutes: %v\n%s", set, err, log)
-		}
-		results, err := readConformanceResults(out)
-		if err != nil || len(results) == 0 {
-			t.Fatalf("conformance %s: no results (%v); exit: %v\n%s", set, err, cmd.ProcessState, log)
-		}
-		failed := map[string]bool{} // scenario → some check failed
-		for _, r := range results {
-			e := expected.match(set, r.scenario, r.check)
-			if e != nil {
-				seen[e] = true
+	// The default endpoint (continuity) and every tool (all): the suite
+	// judges the protocol, which both serve alike.
+	for _, url := range []string{base + "/mcp", at(base+"/mcp", "all")} {
+		for _, set := range conformanceSets {
+			out := filepath.Join(t.TempDir(), set)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			cmd := exec.CommandContext(ctx, node, suite, "server", "--url", url, "--requirements", set, "-o", out)
+			cmd.Dir = dir
+			cmd.WaitDelay = 5 * time.Second
+			log, err := cmd.CombinedOutput() // exit status 1 whenever a check fails: judged below
+			timedOut := ctx.Err() != nil
+			cancel()
+			if timedOut {
+				t.Fatalf("conformance %s at %s did not finish within 5 minutes: %v\n%s", set, url, err, log)
 			}
-			switch {
-			case r.status == "FAILURE" && e == nil:
-				unexpected = append(unexpected, fmt.Sprintf("%s %s %s: %s", set, r.scenario, r.check, r.message))
-			case r.status == "FAILURE":
-				failed[r.scenario] = true
-			case r.status == "SUCCESS" && e != nil && e.check != "*":
-				newlyPassing = append(newlyPassing, fmt.Sprintf("%s %s %s", set, r.scenario, r.check))
-			case r.status == "WARNING":
-				t.Logf("warning: %s %s %s: %s", set, r.scenario, r.check, r.message)
+			results, err := readConformanceResults(out)
+			if err != nil || len(results) == 0 {
+				t.Fatalf("conformance %s at %s: no results (%v); exit: %v\n%s", set, url, err, cmd.ProcessState, log)
 			}
-		}
-		for _, e := range expected {
-			if e.check == "*" && e.matchesSet(set) && seen[e] && !failed[e.scenario] {
-				newlyPassing = append(newlyPassing, fmt.Sprintf("%s %s * (every check)", set, e.scenario))
+			failed := map[string]bool{} // scenario → some check failed
+			for _, r := range results {
+				e := expected.match(set, r.scenario, r.check)
+				if e != nil {
+					seen[e] = true
+				}
+				switch {
+				case r.status == "FAILURE" && e == nil:
+					unexpected = append(unexpected, fmt.Sprintf("%s %s %s %s: %s", url, set, r.scenario, r.check, r.message))
+				case r.status == "FAILURE":
+					failed[r.scenario] = true
+				case r.status == "SUCCESS" && e != nil && e.check != "*":
+					newlyPassing = append(newlyPassing, fmt.Sprintf("%s %s %s (at %s)", set, r.scenario, r.check, url))
+				case r.status == "WARNING":
+					t.Logf("warning: %s %s %s %s: %s", url, set, r.scenario, r.check, r.message)
+				}
 			}
+			for _, e := range expected {
+				if e.check == "*" && e.matchesSet(set) && seen[e] && !failed[e.scenario] {
+					newlyPassing = append(newlyPassing, fmt.Sprintf("%s %s * (every check, at %s)", set, e.scenario, url))
+				}
+			}
+			t.Logf("conformance %s at %s: %d checks in %d scenarios", set, url, len(results), len(scenarios(results)))
 		}
-		t.Logf("conformance %s: %d checks in %d scenarios", set, len(results), len(scenarios(results)))
 	}
 	for _, e := range expected {
 		if !seen[e] {

@@ -478,11 +478,11 @@ func (s *stress) spawn(ticket string) *carrierProc {
 }
 
 // serve starts the server on the run's data, and tells the carriers
-// where it listens.
+// where it listens: the worker endpoint.
 func (s *stress) serve() {
 	s.srv = start(s.t, s.data, s.work)
 	tmp := s.urlFile + ".new"
-	if err := os.WriteFile(tmp, []byte(s.srv.URL), 0o644); err != nil {
+	if err := os.WriteFile(tmp, []byte(at(s.srv.URL, "worker")), 0o644); err != nil {
 		s.t.Fatal(err)
 	}
 	if err := os.Rename(tmp, s.urlFile); err != nil {
@@ -493,8 +493,8 @@ func (s *stress) serve() {
 // connect opens the owner's connection and the one the test calls as a
 // carrier on, both stateless, to the running server.
 func (s *stress) connect() {
-	s.o.cs = connectAt(s.t, s.srv.URL, s.ownerTok, "2026-07-28")
-	s.ws = connectAt(s.t, s.srv.URL, s.workerTok, "2026-07-28")
+	s.o.cs = connectAt(s.t, at(s.srv.URL, "swarm"), s.ownerTok, "2026-07-28")
+	s.ws = connectAt(s.t, at(s.srv.URL, "worker"), s.workerTok, "2026-07-28")
 }
 
 // restart SIGKILLs the server and starts it again on the same data.

@@ -30,10 +30,10 @@ func TestContinuityReplicas(t *testing.T) {
 	r1 := start(t, d1, t.TempDir())
 	r2 := start(t, d2, t.TempDir())
 	ownerTok, workerTok := swarmTokens(t, d1)
-	o := createSwarm(t, connectAt(t, r1.URL, ownerTok, "2025-11-25"), nil, 1, nil)
+	o := createSwarm(t, connectAt(t, at(r1.URL, "swarm"), ownerTok, "2025-11-25"), nil, 1, nil)
 
 	// (a) A worker on replica 1 works a task.
-	a := joinSwarm(t, connectAt(t, r1.URL, workerTok, "2025-11-25"), o.swarmID, o.invite, 0, "")
+	a := joinSwarm(t, connectAt(t, at(r1.URL, "worker"), workerTok, "2025-11-25"), o.swarmID, o.invite, 0, "")
 	t1 := must(t, o.cs, "chat_swarm_dispatch", map[string]any{"swarm_id": o.swarmID, "task_key": "before",
 		"prompt": "summarise the design", "preferred_worker_id": a.id})["task"].(map[string]any)["task_id"].(string)
 	if d := must(t, a.cs, "chat_swarm_next", a.args("wait_secs", 0)); d["state"] != "task" || d["task"].(map[string]any)["task_id"] != t1 {
@@ -52,7 +52,7 @@ func TestContinuityReplicas(t *testing.T) {
 	}
 
 	ticket, cn := prepare(t, o, a.id, 0)
-	csB, waitingB := waitingSession(t, r2.URL, workerTok)
+	csB, waitingB := waitingSession(t, at(r2.URL, "worker"), workerTok)
 	b := carrierFor(a, csB, "")
 	// Until the ticket is redeemed the old carrier is the worker's, told to
 	// take no more work.
@@ -89,8 +89,8 @@ func TestContinuityReplicas(t *testing.T) {
 	losses := map[string]int{}
 	for trial := range trials {
 		ticket, _ := prepare(t, o, cur.id, cur.epoch)
-		racers := []*swarmWorker{carrierFor(cur, connectAt(t, r1.URL, workerTok, "2025-11-25"), ""),
-			carrierFor(cur, connectAt(t, r2.URL, workerTok, "2025-11-25"), "")}
+		racers := []*swarmWorker{carrierFor(cur, connectAt(t, at(r1.URL, "worker"), workerTok, "2025-11-25"), ""),
+			carrierFor(cur, connectAt(t, at(r2.URL, "worker"), workerTok, "2025-11-25"), "")}
 		answers := make([]answer, len(racers))
 		gate := make(chan struct{})
 		var wg sync.WaitGroup
@@ -165,10 +165,10 @@ func continuityKillRestart(t *testing.T, engine string) {
 	srv := start(t, data, t.TempDir())
 	ownerTok, workerTok := swarmTokens(t, data)
 	var routes []*route
-	dial := func(tok string) *mcp.ClientSession {
+	dial := func(tok, toolset string) *mcp.ClientSession {
 		r := newRoute(t.Context(), srv.Base, tok)
 		routes = append(routes, r)
-		return dialRoute(t, r, srv.Base)
+		return dialRoute(t, r, srv.Base, toolset)
 	}
 	restart := func() {
 		cut(srv.kill, routes...)
@@ -177,13 +177,13 @@ func continuityKillRestart(t *testing.T, engine string) {
 			r.restore(srv.Base)
 		}
 	}
-	o := createSwarm(t, dial(ownerTok), nil, 1, nil)
-	a := joinSwarm(t, dial(workerTok), o.swarmID, o.invite, 0, "")
+	o := createSwarm(t, dial(ownerTok, "swarm"), nil, 1, nil)
+	a := joinSwarm(t, dial(workerTok, "worker"), o.swarmID, o.invite, 0, "")
 	checkpoint(t, a, "joined")
 	oneCarrier(t, o, a, "idle", nil, nil)
 
 	t1, _ := prepare(t, o, a.id, 0)
-	b := carrierFor(a, dial(workerTok), "")
+	b := carrierFor(a, dial(workerTok, "worker"), "")
 	oneCarrier(t, o, a, "compact_required", nil, []*swarmWorker{b})
 	restart()
 	oneCarrier(t, o, a, "compact_required", nil, []*swarmWorker{b})
@@ -196,12 +196,12 @@ func continuityKillRestart(t *testing.T, engine string) {
 
 	checkpoint(t, b, "continued once")
 	t2, _ := prepare(t, o, b.id, 1)
-	c := carrierFor(b, dial(workerTok), "")
+	c := carrierFor(b, dial(workerTok, "worker"), "")
 	redeem(t, c, o.swarmID, t2, false)
 	restart() // the redeem's answer is lost with its server
 	oneCarrier(t, o, c, "idle", []*swarmWorker{a, b}, nil)
 	redeem(t, c, o.swarmID, t2, true)
-	d := carrierFor(b, dial(workerTok), "")
+	d := carrierFor(b, dial(workerTok, "worker"), "")
 	for i, tk := range []string{t1, t2} {
 		if r := call(t, d.cs, "chat_swarm_join", redeemArgs(o.swarmID, tk, d)); r.code() != "ticket_invalid" {
 			t.Fatalf("another conversation redeeming used ticket %d: %v", i+1, r.Data)
@@ -228,8 +228,8 @@ func TestContinuityRollovers(t *testing.T) {
 	data := dataDir(t, "sqlite")
 	srv := start(t, data, t.TempDir())
 	ownerTok, workerTok := swarmTokens(t, data)
-	o := createSwarm(t, connectAt(t, srv.URL, ownerTok, "2026-07-28"), nil, 1, nil)
-	ws := connectAt(t, srv.URL, workerTok, "2026-07-28")
+	o := createSwarm(t, connectAt(t, at(srv.URL, "swarm"), ownerTok, "2026-07-28"), nil, 1, nil)
+	ws := connectAt(t, at(srv.URL, "worker"), workerTok, "2026-07-28")
 	cur := joinSwarm(t, ws, o.swarmID, o.invite, 0, carrierKey())
 	checkpoint(t, cur, "joined")
 	epochs := map[float64]int{}

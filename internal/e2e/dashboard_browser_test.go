@@ -45,7 +45,7 @@ timeout_secs = %d
 	}
 	dd := dataDir(t, "sqlite")
 	srv := start(t, dd, gitRepo(t), "--config", config)
-	admin := connect(t, srv.URL, srv.Admin)
+	admin := connect(t, at(srv.URL, "all"), srv.Admin)
 
 	// A session with a brief and notes; one note holds a credential, which
 	// is redacted where it is stored and so shown nowhere.
@@ -65,8 +65,9 @@ timeout_secs = %d
 	// request to continue it.
 	created := must(t, admin, "chat_swarm_create", map[string]any{"worker_limit": 2})
 	swarmID := created["swarm"].(map[string]any)["swarm_id"].(string)
+	cliJSON(t, dd, "principal", "create", "crew", "--group", "admin")
 	workerTok := token(t, dd, "crew", "swarm:work")
-	ws := connectAt(t, srv.URL, workerTok, "2026-07-28")
+	ws := connectAt(t, at(srv.URL, "worker"), workerTok, "2026-07-28")
 	w := joinSwarm(t, ws, swarmID, created["invite"].(string), 0, carrierKey())
 	checkpoint(t, w, "joined")
 	taskID := must(t, admin, "chat_swarm_dispatch", map[string]any{"swarm_id": swarmID, "task_key": "migrate", "prompt": "migrate the schema",

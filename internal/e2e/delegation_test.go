@@ -91,7 +91,7 @@ func delegationOpenAI(t *testing.T, engine string) {
 	env := []string{"E2E_MODEL_KEY=" + fakeKey}
 	srv := startEnv(t, dd, repo, env, "--config", config)
 	admin := srv.Admin
-	cs := connect(t, srv.URL, admin)
+	cs := connect(t, at(srv.URL, "all"), admin)
 	sid := must(t, cs, "work_on_project", map[string]any{"project": "demo", "instruction": "review the parser"})["session_id"].(string)
 	must(t, cs, "post_session_message", map[string]any{"session_id": sid, "kind": "decision", "text": "Keep the AST immutable."})
 	// The answer goes to another session: one quoted as context must stay
@@ -179,7 +179,7 @@ func delegationOpenAI(t *testing.T, engine string) {
 	if tl := start("chat", "k6", strings.Repeat("x", 65530), map[string]any{"context_session_id": sid}); tl.code() != "too_large" {
 		t.Errorf("a prompt over 64 KiB = %v", tl.code())
 	}
-	other := connect(t, srv.URL, token(t, dd, "mallory", "sessions:read,sessions:write,project:write,coding_agent:run,runtime:read"))
+	other := connect(t, at(srv.URL, "all"), token(t, dd, "mallory", "sessions:read,sessions:write,project:write,coding_agent:run,runtime:read"))
 	cli(t, dd, "project", "grant", "demo", "mallory:write")
 	if fr := call(t, other, "start_coding_agent", map[string]any{"project": "demo", "provider_id": "chat", "idempotency_key": "m1",
 		"instruction": "x", "context_session_id": sid}); fr.code() != "not_found" {
@@ -203,7 +203,7 @@ func delegationOpenAI(t *testing.T, engine string) {
 	before := len(slow.Requests())
 	srv.stop()
 	srv = startEnv(t, dd, repo, env, "--config", config)
-	cs = connect(t, srv.URL, admin)
+	cs = connect(t, at(srv.URL, "all"), admin)
 	if r := untilNotRunning(t, cs, midID, midTok, 30*time.Second); r["state"] != "interrupted" {
 		t.Errorf("the run streaming at the restart = %v", r)
 	}
@@ -270,7 +270,7 @@ mcp = true
 	repo := gitRepo(t)
 	dd := dataDir(t, "sqlite")
 	srv := startEnv(t, dd, repo, []string{"E2E_ACP_MCP=1"}, "--config", path)
-	cs := connect(t, srv.URL, srv.Admin)
+	cs := connect(t, at(srv.URL, "all"), srv.Admin)
 	startOn := func(provider, key, instruction string) string {
 		return must(t, cs, "start_coding_agent", map[string]any{"project": "demo", "provider_id": provider, "idempotency_key": key,
 			"instruction": instruction})["run"].(map[string]any)["run_id"].(string)

@@ -284,7 +284,8 @@ func TestREADMEFirstRun(t *testing.T) {
 	if want := filepath.Join(home, ".local", "share", "continuo"); dataLine[1] != want {
 		t.Errorf("data directory %s, want %s", dataLine[1], want)
 	}
-	for _, want := range []string{"Project:        myrepo", "Admin token (shown once", "continuo project remove myrepo",
+	for _, want := range []string{"MCP endpoint:   " + mcpURL[1] + " (toolsets: continuity)", "Other toolsets: " + mcpURL[1] + "/x/TOOLSET",
+		"Project:        myrepo", "Admin token (shown once", "continuo project remove myrepo",
 		"continuo token create --principal alice --scopes sessions:read,sessions:write --grant myrepo:write"} {
 		if !strings.Contains(announce, want) {
 			t.Errorf("the first start does not say %q:\n%s", want, announce)

@@ -265,6 +265,10 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
+// at is the endpoint of one toolset under the MCP endpoint url
+// (CONTRACT.md §4): url itself lists continuity, the default.
+func at(url, toolset string) string { return url + "/x/" + toolset }
+
 // connect opens an MCP client session over streamable HTTP.
 func connect(t *testing.T, url, tok string) *mcp.ClientSession {
 	t.Helper()

@@ -136,7 +136,9 @@ func freePort(t *testing.T) string {
 // TestHookServerDownThenBack: with the server down, PreCompact and
 // SessionEnd exit 0 within their budgets, keep the note in the spool and
 // tell the user; SessionStart tells the model. Once the server is back,
-// the next hook (a new conversation's SessionStart) posts the note.
+// the next hook (a new conversation's SessionStart) posts the note — on
+// the same URL, though the server came back listing another toolset by
+// default: the hooks ask for continuity.
 func TestHookServerDownThenBack(t *testing.T) {
 	repo := gitRepo(t)
 	data := dataDir(t, "sqlite")
@@ -172,8 +174,8 @@ func TestHookServerDownThenBack(t *testing.T) {
 		t.Errorf("SessionStart with the server down told the model: %q", ctx)
 	}
 
-	s2 := start(t, data, repo, "--listen", addr)
-	cs = connect(t, s2.URL, s.Admin)
+	s2 := start(t, data, repo, "--listen", addr, "--toolsets", "swarm")
+	cs = connect(t, at(s2.URL, "continuity"), s.Admin)
 	if r := runHook(t, s.Admin, rc.input(t, "SessionStart-startup", repo), env, "SessionStart", "--server", s.URL); r.code != 0 || r.stdout != "" || r.stderr != "" {
 		t.Errorf("startup with the server back: %+v", r)
 	}

@@ -35,8 +35,8 @@ func TestReplicasRuns(t *testing.T) {
 	repo := gitRepo(t)
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	r1, r2 := runReplicas(t, repo, validationConfig(t, pidFile))
-	a := connect(t, r1.URL, r1.Admin)
-	b := connect(t, r2.URL, r1.Admin)
+	a := connect(t, at(r1.URL, "all"), r1.Admin)
+	b := connect(t, at(r2.URL, "all"), r1.Admin)
 	s1 := must(t, a, "work_on_project", map[string]any{"project": "demo", "instruction": "one"})["session_id"].(string)
 	s2 := must(t, b, "work_on_project", map[string]any{"project": "demo", "instruction": "two"})["session_id"].(string)
 
@@ -85,8 +85,8 @@ func TestReplicasGoalRace(t *testing.T) {
 	pgtest.BaseURL(t)
 	repo := gitRepo(t)
 	r1, r2 := runReplicas(t, repo, validationConfig(t, filepath.Join(t.TempDir(), "pid")))
-	c1 := connect(t, r1.URL, r1.Admin)
-	c2 := connect(t, r2.URL, r1.Admin)
+	c1 := connect(t, at(r1.URL, "all"), r1.Admin)
+	c2 := connect(t, at(r2.URL, "all"), r1.Admin)
 	sid := must(t, c1, "work_on_project", map[string]any{"project": "demo", "instruction": "race"})["session_id"].(string)
 	g := must(t, c1, "create_goal", map[string]any{"session_id": sid, "title": "race", "objective": "one winner each time",
 		"completion_conditions": []any{}, "steps": []any{map[string]any{"id": "s1", "title": "step"}}, "idempotency_key": "create"})["goal"].(map[string]any)
@@ -156,8 +156,8 @@ func TestReplicasDelegation(t *testing.T) {
 	env := []string{"E2E_MODEL_KEY=" + fakeKey}
 	r1 := startEnv(t, d1, repo, env, "--config", config)
 	r2 := startEnv(t, d2, repo, env, "--config", config)
-	a := connect(t, r1.URL, r1.Admin)
-	b := connect(t, r2.URL, r1.Admin)
+	a := connect(t, at(r1.URL, "all"), r1.Admin)
+	b := connect(t, at(r2.URL, "all"), r1.Admin)
 
 	startSlow := func(key string) (string, string) {
 		res := must(t, a, "start_coding_agent", map[string]any{"project": "demo", "provider_id": "slow", "idempotency_key": key, "instruction": "go"})

@@ -171,13 +171,13 @@ func swarmKillRestart(t *testing.T, engine string) {
 	ownerRoute := newRoute(c.ctx, srv.Base, ownerTok)
 	// Leases outlast the run: what goes into doubt does so because its
 	// server died.
-	o := createSwarm(t, dialRoute(t, ownerRoute, srv.Base), ownerRoute, swarmWorkers, map[string]any{"lease_ttl_secs": 3600})
+	o := createSwarm(t, dialRoute(t, ownerRoute, srv.Base, "swarm"), ownerRoute, swarmWorkers, map[string]any{"lease_ttl_secs": 3600})
 	routes := []*route{ownerRoute}
 	var workers []*swarmWorker
 	ids := map[string]bool{}
 	for i := range swarmWorkers {
 		r := newRoute(c.ctx, srv.Base, workerTok)
-		w := joinSwarm(t, dialRoute(t, r, srv.Base), o.swarmID, o.invite, i, "")
+		w := joinSwarm(t, dialRoute(t, r, srv.Base, "worker"), o.swarmID, o.invite, i, "")
 		w.route, w.faults, w.short = r, true, i%2 == 1
 		workers, routes, ids[w.id] = append(workers, w), append(routes, r), true
 	}

@@ -18,10 +18,14 @@ import (
 // every result collected as its worker submitted it.
 
 // swarmTokens makes the token of a swarm's owner (swarm:own) and the one
-// its workers share (swarm:work; each worker is its own session).
+// its workers share (swarm:work; each worker is its own session), of a
+// principal of the owner's group: only the group's members join its
+// swarms.
 func swarmTokens(t *testing.T, dataDir string) (owner, worker string) {
 	t.Helper()
-	return token(t, dataDir, "owner", "swarm:own"), token(t, dataDir, "worker", "swarm:work")
+	owner = token(t, dataDir, "owner", "swarm:own")
+	cliJSON(t, dataDir, "principal", "create", "worker", "--group", "owner")
+	return owner, token(t, dataDir, "worker", "swarm:work")
 }
 
 // swarmPrompt is the prompt of task i.

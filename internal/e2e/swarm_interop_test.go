@@ -19,11 +19,11 @@ func TestSwarmTypeScriptWorker(t *testing.T) {
 	data := dataDir(t, "sqlite")
 	srv := start(t, data, t.TempDir())
 	ownerTok, workerTok := swarmTokens(t, data)
-	o := createSwarm(t, connectAt(t, srv.URL, ownerTok, "2025-11-25"), nil, 2, nil)
+	o := createSwarm(t, connectAt(t, at(srv.URL, "swarm"), ownerTok, "2025-11-25"), nil, 2, nil)
 	owned := make(chan error, 1)
 	go func() { owned <- ownTypeScriptRun(t.Context(), o, tasks) }()
 	// Two lines per worker besides the tasks: the swarm closed, for each.
-	node.run(t, "swarm-worker.mjs", tasks+2, "--url", srv.URL, "--token", workerTok, "--swarm", o.swarmID, "--invite", o.invite)
+	node.run(t, "swarm-worker.mjs", tasks+2, "--url", at(srv.URL, "worker"), "--token", workerTok, "--swarm", o.swarmID, "--invite", o.invite)
 	if err := <-owned; err != nil {
 		t.Fatal(err)
 	}

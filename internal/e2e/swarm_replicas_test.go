@@ -33,13 +33,13 @@ func TestSwarmReplicas(t *testing.T) {
 	wakeAcrossReplicas(t, r1, r2, ownerTok, workerTok)
 
 	c := newCrew(t, 4*time.Minute)
-	o := createSwarm(t, connectAt(t, r1.URL, ownerTok, "2025-11-25"), nil, swarmWorkers, map[string]any{"lease_ttl_secs": 3600})
+	o := createSwarm(t, connectAt(t, at(r1.URL, "swarm"), ownerTok, "2025-11-25"), nil, swarmWorkers, map[string]any{"lease_ttl_secs": 3600})
 	var workers, onR2 []*swarmWorker
 	r2ids := map[string]bool{}
 	for i := range swarmWorkers {
 		srv := []*server{r1, r2}[i%2]
 		r := newRoute(c.ctx, srv.Base, workerTok)
-		w := joinSwarm(t, dialRoute(t, r, srv.Base), o.swarmID, o.invite, i, "")
+		w := joinSwarm(t, dialRoute(t, r, srv.Base, "worker"), o.swarmID, o.invite, i, "")
 		w.route, w.faults, w.short = r, true, i%2 == 1
 		workers = append(workers, w)
 		if srv == r2 {
@@ -112,7 +112,7 @@ func TestSwarmReplicas(t *testing.T) {
 // on replica 1, before its wait ends.
 func wakeAcrossReplicas(t *testing.T, r1, r2 *server, ownerTok, workerTok string) {
 	t.Helper()
-	o := createSwarm(t, connectAt(t, r1.URL, ownerTok, "2025-11-25"), nil, 1, nil)
+	o := createSwarm(t, connectAt(t, at(r1.URL, "swarm"), ownerTok, "2025-11-25"), nil, 1, nil)
 	waiting := make(chan struct{}, 1)
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-swarm", Version: "1"}, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
@@ -121,7 +121,7 @@ func wakeAcrossReplicas(t *testing.T, r1, r2 *server, ownerTok, workerTok string
 			default:
 			}
 		}})
-	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: r2.URL,
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: at(r2.URL, "worker"),
 		HTTPClient: &http.Client{Transport: bearerTransport{workerTok}}, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)

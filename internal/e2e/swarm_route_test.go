@@ -150,17 +150,18 @@ func (r *route) call(cs *mcp.ClientSession, tool string, args map[string]any) (r
 }
 
 // dialRoute opens a stateful (2025-11-25) MCP client session through a
-// route. It opens no standalone SSE stream: when the server dies, the end
+// route, on the endpoint of a toolset (swarm for an owner, worker for a
+// worker). It opens no standalone SSE stream: when the server dies, the end
 // of that stream fails the whole client session (the SDK, told not to
 // retry, gives up on it), while without it the session outlives its
 // server — its ID is signed, so a restarted server and every replica serve
 // it, and the worker it carries stays the same worker.
-func dialRoute(t *testing.T, r *route, base string) *mcp.ClientSession {
+func dialRoute(t *testing.T, r *route, base, toolset string) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	c := mcp.NewClient(&mcp.Implementation{Name: "e2e-swarm", Version: "1"}, nil)
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: r},
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: at(base+"/mcp", toolset), HTTPClient: &http.Client{Transport: r},
 		MaxRetries: -1, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatalf("connect %s: %v", base, err)

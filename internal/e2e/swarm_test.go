@@ -28,10 +28,10 @@ func swarmExactlyOnce(t *testing.T, engine string) {
 	data := dataDir(t, engine)
 	srv := start(t, data, t.TempDir())
 	ownerTok, workerTok := swarmTokens(t, data)
-	o := createSwarm(t, connectAt(t, srv.URL, ownerTok, "2025-11-25"), nil, swarmWorkers, nil)
+	o := createSwarm(t, connectAt(t, at(srv.URL, "swarm"), ownerTok, "2025-11-25"), nil, swarmWorkers, nil)
 	var workers []*swarmWorker
 	for i := range swarmWorkers {
-		w := joinSwarm(t, connectAt(t, srv.URL, workerTok, "2025-11-25"), o.swarmID, o.invite, i, "")
+		w := joinSwarm(t, connectAt(t, at(srv.URL, "worker"), workerTok, "2025-11-25"), o.swarmID, o.invite, i, "")
 		w.short = i%2 == 1
 		workers = append(workers, w)
 	}
@@ -86,8 +86,8 @@ func TestSwarmStatelessLoop(t *testing.T) {
 	data := dataDir(t, "sqlite")
 	srv := start(t, data, t.TempDir())
 	ownerTok, workerTok := swarmTokens(t, data)
-	o := createSwarm(t, connectAt(t, srv.URL, ownerTok, "2026-07-28"), nil, workers, nil)
-	stateless := func() *mcp.ClientSession { return connectAt(t, srv.URL, workerTok, "2026-07-28") }
+	o := createSwarm(t, connectAt(t, at(srv.URL, "swarm"), ownerTok, "2026-07-28"), nil, workers, nil)
+	stateless := func() *mcp.ClientSession { return connectAt(t, at(srv.URL, "worker"), workerTok, "2026-07-28") }
 
 	join := map[string]any{"swarm_id": o.swarmID, "invite": o.invite, "label": "worker 0"}
 	r := call(t, stateless(), "chat_swarm_join", join)

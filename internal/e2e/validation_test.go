@@ -90,7 +90,7 @@ func validationEvidence(t *testing.T, engine string) {
 	write("good\n")
 	dd := dataDir(t, engine)
 	srv := startEnv(t, dd, repo, []string{"LEAK=" + leakedSecret}, "--config", validationConfig(t, filepath.Join(t.TempDir(), "pid")))
-	cs := connect(t, srv.URL, srv.Admin)
+	cs := connect(t, at(srv.URL, "all"), srv.Admin)
 	sid := must(t, cs, "work_on_project", map[string]any{"project": "demo", "instruction": "keep state.txt good"})["session_id"].(string)
 
 	st, _, next := briefValidation(t, cs, sid)
@@ -139,7 +139,7 @@ func validationEvidence(t *testing.T, engine string) {
 
 	// Bad input: a structured error, and no run is made.
 	before := tableRows(t, dd, "runs")
-	readOnly := connect(t, srv.URL, token(t, dd, "admin", "sessions:read,runtime:read"))
+	readOnly := connect(t, at(srv.URL, "all"), token(t, dd, "admin", "sessions:read,runtime:read"))
 	for _, bad := range []struct {
 		cs   *mcp.ClientSession
 		tool string
@@ -220,7 +220,7 @@ func validationCancelAndCrash(t *testing.T, engine string) {
 	dd := dataDir(t, engine)
 	config := validationConfig(t, pidFile)
 	srv := start(t, dd, repo, "--config", config)
-	cs := connect(t, srv.URL, srv.Admin)
+	cs := connect(t, at(srv.URL, "all"), srv.Admin)
 	sid := must(t, cs, "work_on_project", map[string]any{"project": "demo", "instruction": "run the slow check"})["session_id"].(string)
 
 	slow := func() (string, string, int) {
@@ -246,7 +246,7 @@ func validationCancelAndCrash(t *testing.T, engine string) {
 	srv.kill()
 	admin := srv.Admin
 	srv = start(t, dd, repo, "--config", config)
-	cs = connect(t, srv.URL, admin)
+	cs = connect(t, at(srv.URL, "all"), admin)
 	r := untilNotRunning(t, cs, id, tok, 30*time.Second)
 	if r["state"] != "interrupted" {
 		t.Fatalf("after the restart the run is %v", r)

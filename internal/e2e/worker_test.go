@@ -23,10 +23,11 @@ type workerProcess struct {
 	done chan error
 }
 
-// startWorker runs `continuo worker` against srv with env (NAME=value).
-func startWorker(t *testing.T, dd string, srv *server, swarmID string, env ...string) *workerProcess {
+// startWorker runs `continuo worker` against the MCP endpoint url of srv
+// with env (NAME=value).
+func startWorker(t *testing.T, dd string, srv *server, url, swarmID string, env ...string) *workerProcess {
 	t.Helper()
-	cmd := command(dd, "worker", "--server", srv.URL, "--swarm", swarmID, "--provider", "chat", "--project", "demo")
+	cmd := command(dd, "worker", "--server", url, "--swarm", swarmID, "--provider", "chat", "--project", "demo")
 	cmd.Env = append(cmd.Env, append([]string{"CONTINUO_TOKEN=" + srv.Admin}, env...)...)
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
@@ -134,10 +135,16 @@ func TestReferenceWorker(t *testing.T) {
 	config := delegationConfig(t, map[string]string{"chat": "openai-chat " + model.BaseURL()})
 	dd := dataDir(t, "sqlite")
 	srv := startEnv(t, dd, gitRepo(t), []string{"E2E_MODEL_KEY=" + fakeKey}, "--config", config)
-	owner := connectAt(t, srv.URL, srv.Admin, "2025-11-25")
+	owner := connectAt(t, at(srv.URL, "swarm"), srv.Admin, "2025-11-25")
 	created := must(t, owner, "chat_swarm_create", map[string]any{"worker_limit": 2})
 	swarmID := created["swarm"].(map[string]any)["swarm_id"].(string)
-	a := startWorker(t, dd, srv, swarmID, "CONTINUO_INVITE="+created["invite"].(string))
+	// The invite names the worker endpoint, where the worker asks for
+	// delegation too (its provider's runs).
+	endpoint, _ := created["worker_endpoint"].(string)
+	if endpoint != at(srv.URL, "worker") {
+		t.Fatalf("worker_endpoint = %q, want %s", endpoint, at(srv.URL, "worker"))
+	}
+	a := startWorker(t, dd, srv, endpoint, swarmID, "CONTINUO_INVITE="+created["invite"].(string))
 	for _, k := range []string{"one", "two", "three"} {
 		must(t, owner, "chat_swarm_dispatch", map[string]any{"swarm_id": swarmID, "task_key": k, "prompt": "Review change " + k})
 	}
@@ -155,7 +162,7 @@ func TestReferenceWorker(t *testing.T) {
 
 	// The owner rolls the worker over to a new carrier.
 	p := must(t, owner, "chat_swarm_prepare_continuation", map[string]any{"swarm_id": swarmID, "worker_id": workerID, "reason": "fresh context"})
-	b := startWorker(t, dd, srv, swarmID, "CONTINUO_CONTINUATION_TICKET="+p["ticket"].(string))
+	b := startWorker(t, dd, srv, endpoint, swarmID, "CONTINUO_CONTINUATION_TICKET="+p["ticket"].(string))
 	out, err := a.exited(t)
 	if err != nil || !strings.Contains(out, "stopped (continued)") {
 		t.Fatalf("the first worker: %v\n%s", err, out)
@@ -200,16 +207,17 @@ func TestWorkerOutlivesServer(t *testing.T) {
 	env := []string{"E2E_MODEL_KEY=" + fakeKey}
 	srv := startEnv(t, dd, work, env, "--config", config, "--listen", addr)
 	admin := srv.Admin
-	owner := connectAt(t, srv.URL, admin, "2026-07-28")
+	owner := connectAt(t, at(srv.URL, "swarm"), admin, "2026-07-28")
 	created := must(t, owner, "chat_swarm_create", map[string]any{"worker_limit": 1})
 	swarmID := created["swarm"].(map[string]any)["swarm_id"].(string)
-	a := startWorker(t, dd, srv, swarmID, "CONTINUO_INVITE="+created["invite"].(string))
+	// The default endpoint: the worker asks for its toolsets itself.
+	a := startWorker(t, dd, srv, srv.URL, swarmID, "CONTINUO_INVITE="+created["invite"].(string))
 	must(t, owner, "chat_swarm_dispatch", map[string]any{"swarm_id": swarmID, "task_key": "before", "prompt": "Review change one"})
 	collectAll(t, owner, swarmID, 1)
 
 	srv.kill()
 	srv = startEnv(t, dd, work, env, "--config", config, "--listen", addr)
-	owner = connectAt(t, srv.URL, admin, "2026-07-28")
+	owner = connectAt(t, at(srv.URL, "swarm"), admin, "2026-07-28")
 	must(t, owner, "chat_swarm_dispatch", map[string]any{"swarm_id": swarmID, "task_key": "after", "prompt": "Review change two"})
 	if r := collectAll(t, owner, swarmID, 1); r[0] != "Looks good." {
 		t.Errorf("the result after the restart is %q", r[0])

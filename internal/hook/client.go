@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"time"
 
+	"github.com/continuo-dev/continuo/internal/mcpserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -38,17 +39,22 @@ func IsCode(err error, code string) bool {
 // 401): a wrong, expired or revoked token, which no retry mends.
 var ErrUnauthorized = errors.New("the server refused the token (401 Unauthorized)")
 
-// bearer adds the token to every request, and makes a 401 answer
-// ErrUnauthorized (the SDK's own error for it says only "Unauthorized").
+// bearer adds the token (and the toolsets the caller needs) to every
+// request, and makes a 401 answer ErrUnauthorized (the SDK's own error for
+// it says only "Unauthorized").
 type bearer struct {
-	token string
-	next  http.RoundTripper
+	token    string
+	toolsets string
+	next     http.RoundTripper
 }
 
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	if b.token != "" {
 		r.Header.Set("Authorization", "Bearer "+b.token)
+	}
+	if b.toolsets != "" {
+		r.Header.Set(mcpserver.ToolsetsHeader, b.toolsets)
 	}
 	resp, err := b.next.RoundTrip(r)
 	if err == nil && resp.StatusCode == http.StatusUnauthorized {
@@ -62,11 +68,12 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // SDK's client, so protocol negotiation and SSE responses are the SDK's).
 type sdkCaller struct{ cs *mcp.ClientSession }
 
-// Dial connects to the MCP endpoint url with a bearer token. ctx bounds
-// the connection and every call made with it.
-func Dial(ctx context.Context, url, token, version string) (Caller, error) {
+// Dial connects to the MCP endpoint url with a bearer token, asking for
+// the toolsets (comma-separated) whose tools it calls, whatever the
+// server's default. ctx bounds the connection and every call made with it.
+func Dial(ctx context.Context, url, token, toolsets, version string) (Caller, error) {
 	c := mcp.NewClient(&mcp.Implementation{Name: "continuo-hook", Version: version}, nil)
-	hc := &http.Client{Transport: bearer{token: token, next: http.DefaultTransport}}
+	hc := &http.Client{Transport: bearer{token: token, toolsets: toolsets, next: http.DefaultTransport}}
 	if d, ok := ctx.Deadline(); ok {
 		hc.Timeout = time.Until(d)
 	}

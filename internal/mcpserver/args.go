@@ -25,6 +25,8 @@ import (
 // the tool's input schema:
 //
 //	limit:"MIN,MAX"  strings: UTF-8 bytes; slices: items; integers: value
+//	                 (published, except a string's minimum of 1 and an
+//	                 integer's maximum of guardMax or more)
 //	each:"MAX"       bytes per string item of a slice
 //	enum:"NAME"      allowed values (strings and string items): the closed
 //	                 set NAME of enumSets, in its order
@@ -397,7 +399,7 @@ func withTags(s *jsonschema.Schema, t reflect.Type, bounds bool, fixed map[refle
 			}
 			target = p.Items
 			if bounds && f.each > 0 {
-				target.MinLength, target.MaxLength = intp(1), intp(int64(f.each))
+				target.MaxLength = intp(int64(f.each))
 			}
 			if ft.Kind() == reflect.Slice {
 				withTags(p.Items, ft.Elem(), bounds, fixed)
@@ -406,11 +408,20 @@ func withTags(s *jsonschema.Schema, t reflect.Type, bounds bool, fixed map[refle
 			switch p.Type {
 			case "string":
 				// Schema lengths count characters; the server counts bytes,
-				// which is never looser.
-				p.MinLength, p.MaxLength = intp(f.min), intp(f.max)
+				// which is never looser. A minimum of 1 is not published:
+				// an empty string is an absent one (a required one is
+				// refused by name), and the bytes of "minLength":1 on
+				// every argument sit in every model's context.
+				p.MaxLength = intp(f.max)
+				if f.min > 1 {
+					p.MinLength = intp(f.min)
+				}
 			case "integer":
 				lo, hi := float64(f.min), float64(f.max)
-				p.Minimum, p.Maximum = &lo, &hi
+				p.Minimum = &lo
+				if f.max < guardMax {
+					p.Maximum = &hi
+				}
 			}
 		}
 		if ft.Kind() == reflect.Struct {
@@ -425,6 +436,12 @@ func withTags(s *jsonschema.Schema, t reflect.Type, bounds bool, fixed map[refle
 }
 
 func intp(n int64) *int { i := int(n); return &i }
+
+// guardMax: an integer's maximum this large (an epoch's, a revision's, a
+// token count's) only guards the arithmetic and is never met by a caller;
+// it is enforced, not published, so that its digits do not sit in every
+// model's context.
+const guardMax = 1_000_000_000
 
 // portable rewrites, in place, every list of types that schema inference
 // gives Go slices, maps and pointers (["null", "array"]): clients that map

@@ -254,7 +254,7 @@ func TestCancelledCallNotAnswered(t *testing.T) {
 		}
 		reg := metrics.NewRegistry() // the HTTP server's registry has the names already
 		srv := mcpserver.New(mcpserver.Options{Workflow: cf.wf, Caller: caller, Metrics: reg,
-			Logger: slog.New(slog.NewTextHandler(cf.logs, nil))})
+			Logger: slog.New(slog.NewTextHandler(cf.logs, nil))}).Server(0)
 		sID := cf.connect(cf.token("std", sessionScopes...)).ok("work_on_project", obj{"project": pID, "instruction": "task"}).str("session_id")
 		before := cf.fingerprint()
 		inR, inW := io.Pipe()

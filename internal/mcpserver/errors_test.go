@@ -19,7 +19,7 @@ import (
 // mutation may be retried with its key. The cause stays in the log.
 func TestAmbiguousCommit(t *testing.T) {
 	var log strings.Builder
-	s := &server{opts: Options{Logger: slog.New(slog.NewTextHandler(&log, nil))}}
+	s := &server{core: &core{opts: Options{Logger: slog.New(slog.NewTextHandler(&log, nil))}}}
 	cause := errors.Join(store.ErrAmbiguous, errors.New("commit: read tcp 10.0.0.1:5432: connection reset"))
 	res := s.errorResult(t.Context(), "post_session_message", fmt.Errorf("post to session ~s1: %w", cause))
 	var body struct {
@@ -44,7 +44,7 @@ func TestAmbiguousCommit(t *testing.T) {
 // credential is never echoed.
 func TestRedactedTagsAndDetails(t *testing.T) {
 	secret := "glpat-" + strings.Repeat("x1Y2", 5)
-	s := &server{opts: Options{Logger: slog.New(slog.DiscardHandler)}}
+	s := &server{core: &core{opts: Options{Logger: slog.New(slog.DiscardHandler)}}}
 	_, err := decode[ListProjectsArgs]([]byte(`{"` + secret + `": 1}`))
 	if err == nil {
 		t.Fatal("an unknown argument was accepted")

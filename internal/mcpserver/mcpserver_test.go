@@ -21,6 +21,7 @@ import (
 	"github.com/continuo-dev/continuo/internal/run"
 	"github.com/continuo-dev/continuo/internal/store"
 	"github.com/continuo-dev/continuo/internal/store/sqlite"
+	"github.com/continuo-dev/continuo/internal/store/stores"
 	"github.com/continuo-dev/continuo/internal/swarm"
 	"github.com/continuo-dev/continuo/internal/web"
 	"github.com/continuo-dev/continuo/internal/workflow"
@@ -33,7 +34,7 @@ import (
 type fixture struct {
 	t    *testing.T
 	ctx  context.Context
-	db   *sqlite.DB
+	db   store.Store
 	auth *auth.Service
 	wf   *workflow.Service
 	runs *run.Service
@@ -51,17 +52,26 @@ type fixtureOptions struct {
 	metrics *metrics.Registry
 	// trustedMeta is the _meta key trusted as a swarm carrier.
 	trustedMeta string
+	// engines: the store is the engine of the stores.Each subtest the
+	// test runs in (SQLite or PostgreSQL), not always SQLite.
+	engines bool
 }
 
 func newFixtureWith(t *testing.T, o fixtureOptions) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "continuo.db"), nil)
-	if err != nil {
-		t.Fatalf("sqlite.Open: %v", err)
+	var db store.Store
+	if o.engines {
+		db = stores.Open(t)
+	} else {
+		sq, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "continuo.db"), nil)
+		if err != nil {
+			t.Fatalf("sqlite.Open: %v", err)
+		}
+		t.Cleanup(func() { sq.Close() })
+		db = sq
 	}
-	t.Cleanup(func() { db.Close() })
-	var st store.Store = db
+	st := db
 	if o.store != nil {
 		st = o.store(db)
 	}
@@ -80,7 +90,9 @@ func newFixtureWith(t *testing.T, o fixtureOptions) *fixture {
 	srv := mcpserver.New(mcpserver.Options{Workflow: wf, Runs: runs, Swarm: sw, TrustedCarrierMeta: o.trustedMeta, Logger: o.logger, Metrics: o.metrics})
 	hs := httptest.NewServer(web.Handler(web.Options{MCP: srv, Auth: authSvc, Ready: db.Ping, Logger: o.logger, Metrics: o.metrics}))
 	t.Cleanup(hs.Close)
-	return &fixture{t: t, ctx: ctx, db: db, auth: authSvc, wf: wf, runs: runs, sw: sw, url: hs.URL + "/mcp", base: hs.URL}
+	// The tests of the tools' behaviour reach every tool; the toolsets'
+	// own tests name their endpoints.
+	return &fixture{t: t, ctx: ctx, db: db, auth: authSvc, wf: wf, runs: runs, sw: sw, url: hs.URL + "/mcp/x/all", base: hs.URL}
 }
 
 var sessionScopes = []continuo.Scope{continuo.ScopeSessionsRead, continuo.ScopeSessionsWrite}
@@ -970,6 +982,16 @@ func TestToolsList(t *testing.T) {
 		})
 	}
 	for _, tl := range res.Tools {
+		if tl.Name == "chat_swarm_next" {
+			var in map[string]any
+			_ = json.Unmarshal([]byte(mustJSON(t, tl.InputSchema)), &in)
+			if v := dig(in, "properties", "carrier_key", "minLength"); v != float64(continuo.MinCarrierKey) {
+				t.Errorf("carrier_key.minLength = %v, want %d", v, continuo.MinCarrierKey)
+			}
+			if v := dig(in, "properties", "epoch", "maximum"); v != nil {
+				t.Errorf("epoch.maximum = %v: a guard of the arithmetic is not published", v)
+			}
+		}
 		if tl.Name != "post_session_message" {
 			continue
 		}
@@ -978,7 +1000,9 @@ func TestToolsList(t *testing.T) {
 		if v := dig(in, "properties", "text", "maxLength"); v != float64(8000) {
 			t.Errorf("text.maxLength = %v", v)
 		}
-		if v := dig(in, "properties", "text", "minLength"); v != float64(1) {
+		// A minimum of 1 is not published (an empty string is an absent
+		// one); a larger one is (carrier_key, below).
+		if v := dig(in, "properties", "text", "minLength"); v != nil {
 			t.Errorf("text.minLength = %v", v)
 		}
 		if v := dig(in, "properties", "tags", "maxItems"); v != float64(16) {
@@ -990,7 +1014,7 @@ func TestToolsList(t *testing.T) {
 		if v, _ := dig(in, "properties", "kind", "enum").([]any); len(v) != 8 {
 			t.Errorf("kind.enum = %v", v)
 		}
-		if v := dig(in, "properties", "tags", "items", "minLength"); v != float64(1) {
+		if v := dig(in, "properties", "tags", "items", "minLength"); v != nil {
 			t.Errorf("tags.items.minLength = %v", v)
 		}
 		req, _ := in["required"].([]any)

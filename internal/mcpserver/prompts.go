@@ -22,16 +22,23 @@ const (
 )
 
 func (s *server) registerPrompts(srv *mcp.Server) {
-	srv.AddPrompt(&mcp.Prompt{Name: "continue_work", Title: "Continue earlier work",
+	s.addPrompt(srv, &mcp.Prompt{Name: "continue_work", Title: "Continue earlier work",
 		Description: "The recovery sequence: the candidate sessions of your projects (or the one named), and how to read its handoff and resume it.",
 		Arguments: []*mcp.PromptArgument{
 			{Name: "project", Description: "project id or name (default: every project you can reach)"},
 			{Name: "session", Description: "session id or ~sN, when you know which one"},
 		}}, s.continueWork)
-	srv.AddPrompt(&mcp.Prompt{Name: "save_handoff", Title: "Save the current state",
+	s.addPrompt(srv, &mcp.Prompt{Name: "save_handoff", Title: "Save the current state",
 		Description: "Asks the model to post the session's current state (a progress note tagged handoff) before the conversation ends or its context is compacted.",
 		Arguments:   []*mcp.PromptArgument{{Name: "session", Description: "session id or ~sN (default: the one you are working on)"}},
 	}, s.saveHandoff)
+}
+
+// addPrompt registers a prompt on the endpoints of its toolsets.
+func (s *server) addPrompt(srv *mcp.Server, p *mcp.Prompt, h mcp.PromptHandler) {
+	if serves(promptToolsets, "prompt", p.Name, s.sets) {
+		srv.AddPrompt(p, h)
+	}
 }
 
 func promptText(desc, text string) *mcp.GetPromptResult {

@@ -25,7 +25,7 @@ const (
 func handoffURI(sessionID string) string { return handoffScheme + sessionID + handoffSuffix }
 
 func (s *server) registerResources(srv *mcp.Server) {
-	srv.AddResourceTemplate(&mcp.ResourceTemplate{Name: "handoff", Title: "Session handoff brief",
+	s.addTemplate(srv, &mcp.ResourceTemplate{Name: "handoff", Title: "Session handoff brief",
 		URITemplate: handoffScheme + "{session_id}" + handoffSuffix, MIMEType: "application/json",
 		Description: "The deterministic handoff brief of a session (session_id: ses_… or ~sN)."},
 		s.readSessionResource(handoffSuffix, func(ctx context.Context, c *continuo.Caller, ref string) ([]byte, error) {
@@ -35,7 +35,7 @@ func (s *server) registerResources(srv *mcp.Server) {
 			}
 			return h.BriefJSON, nil
 		}))
-	srv.AddResourceTemplate(&mcp.ResourceTemplate{Name: "working-set", Title: "Session working set",
+	s.addTemplate(srv, &mcp.ResourceTemplate{Name: "working-set", Title: "Session working set",
 		URITemplate: handoffScheme + "{session_id}" + workingSetSuffix, MIMEType: "application/json",
 		Description: "Everything in force in a session, in full (session_id: ses_… or ~sN): the first page; read_session_working_set's next_cursor reads on."},
 		s.readSessionResource(workingSetSuffix, func(ctx context.Context, c *continuo.Caller, ref string) ([]byte, error) {
@@ -45,6 +45,14 @@ func (s *server) registerResources(srv *mcp.Server) {
 			}
 			return json.Marshal(ws)
 		}))
+}
+
+// addTemplate registers a resource template on the endpoints of its
+// toolsets.
+func (s *server) addTemplate(srv *mcp.Server, t *mcp.ResourceTemplate, h mcp.ResourceHandler) {
+	if serves(resourceToolsets, "resource template", t.Name, s.sets) {
+		srv.AddResourceTemplate(t, h)
+	}
 }
 
 // readSessionResource serves continuo://sessions/{session_id}{suffix} with
@@ -96,7 +104,7 @@ func (s *server) resourceList(next mcp.MethodHandler) mcp.MethodHandler {
 		// The list is the caller's own and changes as it works: private,
 		// stale at once.
 		out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
-		out.TTLMs, out.CacheScope = 0, "private"
+		out.TTLMs, out.CacheScope = 0, cachePrivate
 		for _, p := range projects {
 			page, err := wf.ListSessions(ctx, c, p.ProjectID, continuo.LifecycleActive, 0, 50)
 			if err != nil {

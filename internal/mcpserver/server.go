@@ -10,8 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/continuo-dev/continuo"
@@ -55,39 +58,124 @@ type Options struct {
 	// SessionID, when set, issues the IDs of stateful HTTP sessions (see
 	// web.Sessions).
 	SessionID func() string
+	// Toolsets are what an endpoint that names none lists (0: Continuity).
+	Toolsets Toolsets
+	// MCPURL, when known, is the URL clients reach the MCP endpoint at
+	// (http://host:port/mcp): a swarm's invite names the worker endpoint
+	// under it. Without it the invite names the path /mcp/x/worker.
+	MCPURL string
 }
 
-type server struct {
+// core is what every endpoint of one process shares: the services, the
+// stdio connection's carrier and the metrics.
+type core struct {
 	opts         Options
 	stdioCarrier string // the carrier of a stdio server's one connection
 	calls        *metrics.Counter
 	duration     *metrics.Histogram
 }
 
-// New returns an MCP server with every Continuo tool registered.
-func New(opts Options) *mcp.Server {
+// server is one endpoint's registration: its toolsets, over the shared
+// core.
+type server struct {
+	*core
+	sets Toolsets
+}
+
+// Endpoints are a process's MCP servers, one per combination of toolsets,
+// each made when first asked for and then kept: an endpoint's tools/list
+// is the same for every caller (CONTRACT.md §4).
+type Endpoints struct {
+	core    *core
+	servers [AllToolsets + 1]struct {
+		once  sync.Once
+		srv   *mcp.Server
+		ready atomic.Bool // srv is set
+	}
+}
+
+// New returns the MCP endpoints of one process. Each tool, prompt and
+// resource is served by the endpoints of its toolsets (toolsets.go).
+func New(opts Options) *Endpoints {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &server{opts: opts}
+	if opts.Toolsets == 0 {
+		opts.Toolsets = DefaultToolsets
+	}
+	c := &core{opts: opts}
 	if opts.Caller != nil {
-		s.stdioCarrier = newStdioCarrier()
+		c.stdioCarrier = newStdioCarrier()
 	}
 	if opts.Metrics != nil {
-		s.calls = opts.Metrics.Counter("continuo_tool_calls_total", "Tool calls by tool and outcome (ok or an error code).", "tool", "outcome")
-		s.duration = opts.Metrics.Histogram("continuo_tool_duration_seconds", "Tool call latency.", metrics.DefBuckets, "tool")
+		c.calls = opts.Metrics.Counter("continuo_tool_calls_total", "Tool calls by tool and outcome (ok or an error code).", "tool", "outcome")
+		c.duration = opts.Metrics.Histogram("continuo_tool_duration_seconds", "Tool call latency.", metrics.DefBuckets, "tool")
+	}
+	return &Endpoints{core: c}
+}
+
+// Server returns the MCP server of an endpoint listing the toolsets sets;
+// 0 means the default.
+func (e *Endpoints) Server(sets Toolsets) *mcp.Server {
+	sets &= AllToolsets
+	if sets == 0 {
+		sets = e.core.opts.Toolsets
+	}
+	x := &e.servers[sets]
+	x.once.Do(func() { x.srv = e.core.build(sets); x.ready.Store(true) })
+	return x.srv
+}
+
+// SessionIDs returns the IDs of the stateful sessions every endpoint made
+// so far holds now.
+func (e *Endpoints) SessionIDs() map[string]bool {
+	ids := map[string]bool{}
+	for i := range e.servers {
+		x := &e.servers[i]
+		if !x.ready.Load() {
+			continue
+		}
+		for ss := range x.srv.Sessions() {
+			if id := ss.ID(); id != "" {
+				ids[id] = true
+			}
+		}
+	}
+	return ids
+}
+
+// build makes the MCP server of the toolsets sets.
+func (c *core) build(sets Toolsets) *mcp.Server {
+	s := &server{core: c, sets: sets}
+	prompts, resources := anyServed(promptToolsets, sets), anyServed(resourceToolsets, sets)
+	// Declared is what is served: tools, and the prompts and resources of
+	// the endpoint's toolsets, whose lists never change (no listChanged,
+	// no subscriptions). The SDK would also declare logging, which we
+	// never send.
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
+	undeclared := maps.Clone(alwaysUndeclared)
+	if prompts {
+		caps.Prompts = &mcp.PromptCapabilities{}
+	} else {
+		undeclared["prompts/list"], undeclared["prompts/get"] = true, true
+	}
+	if resources {
+		caps.Resources = &mcp.ResourceCapabilities{}
+	} else {
+		undeclared["resources/list"], undeclared["resources/read"], undeclared["resources/templates/list"] = true, true, true
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "continuo", Title: "Continuo", Version: Version}, &mcp.ServerOptions{
-		Instructions: workflow.WorkflowGuide,
-		Logger:       opts.Logger,
-		GetSessionID: opts.SessionID,
-		// Declared is what is served: tools, prompts and resources, whose
-		// lists never change (no listChanged, no subscriptions). The SDK
-		// would also declare logging, which we never send.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Prompts: &mcp.PromptCapabilities{},
-			Resources: &mcp.ResourceCapabilities{}},
+		Instructions: Instructions(sets),
+		Logger:       c.opts.Logger,
+		GetSessionID: c.opts.SessionID,
+		Capabilities: caps,
+		SetCacheable: cacheScope,
 	})
-	srv.AddReceivingMiddleware(onlyDeclared, s.resourceList)
+	mw := []mcp.Middleware{onlyDeclared(undeclared)}
+	if resources {
+		mw = append(mw, s.resourceList)
+	}
+	srv.AddReceivingMiddleware(mw...)
 	s.registerSessionTools(srv)
 	s.registerGoalTools(srv)
 	s.registerRunTools(srv)
@@ -97,21 +185,42 @@ func New(opts Options) *mcp.Server {
 	return srv
 }
 
-// undeclared are the methods the SDK answers whatever the capabilities say
-// (empty lists, "unknown prompt"), for the capabilities we do not declare.
-var undeclared = map[string]bool{
+// cacheScope settles the cache fields (ttlMs, cacheScope) of the results
+// that carry them, after their handler: whatever a resource holds — a
+// session's brief, its working set — is one group's, so every
+// resources/read is private and stale at once, never left to the
+// protocol's default, which is public (a shared cache could serve one
+// group's brief to another). resources/list is the caller's own list
+// (resourceList marks it private itself). The lists of tools, prompts and
+// resource templates are the same for every caller: public.
+func cacheScope(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
+	if _, ok := req.(*mcp.ReadResourceRequest); ok {
+		c.TTLMs, c.CacheScope = 0, cachePrivate
+	}
+}
+
+// cachePrivate is the cacheScope of what only the requesting user's client
+// may cache.
+const cachePrivate = "private"
+
+// alwaysUndeclared are the methods the SDK answers whatever the
+// capabilities say (empty lists, "unknown prompt"), of the capabilities no
+// endpoint declares; an endpoint without prompts or resources adds theirs.
+var alwaysUndeclared = map[string]bool{
 	"logging/setLevel": true, "completion/complete": true,
 	"resources/subscribe": true, "resources/unsubscribe": true,
 }
 
 // onlyDeclared answers a method of an undeclared capability "method not
 // found", so that nothing looks served that is not.
-func onlyDeclared(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if undeclared[method] {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method not found: %q (not a capability of this server)", method)}
+func onlyDeclared(undeclared map[string]bool) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if undeclared[method] {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method not found: %q (not a capability of this endpoint)", method)}
+			}
+			return next(ctx, method, req)
 		}
-		return next(ctx, method, req)
 	}
 }
 
@@ -149,7 +258,13 @@ type tool struct {
 // add registers a tool whose handler takes decoded, validated arguments.
 // Every result carries structuredContent and a JSON text mirror; every error
 // is the structured error of CONTRACT.md §1.
+//
+// A tool is registered only on the endpoints of its toolsets
+// (toolToolsets); one that is in no toolset panics.
 func add[In, Out any](s *server, srv *mcp.Server, t tool, h func(ctx context.Context, c *continuo.Caller, in *In) (*Out, error)) {
+	if !serves(toolToolsets, "tool", t.name, s.sets) {
+		return
+	}
 	destructive := t.destructive
 	openWorld := false
 	srv.AddTool(&mcp.Tool{
@@ -278,7 +393,7 @@ func (s *server) errorBody(ctx context.Context, name string, err error) ErrorBod
 // be a third of a small tool's bytes, in every model's context): the server
 // instructions and CONTRACT.md §9 list it once.
 var errorSchema = &jsonschema.Schema{Type: "object", Required: []string{"code", "message", "retry"},
-	Description: "on failure only: {code, message, retry, details?} (CONTRACT §9)"}
+	Description: "on failure only: {code, message, retry (what to do next), details?}"}
 
 // nestedErrorSchema is an error carried inside a success (submit's
 // next_error: the submit stands, its next half failed).
@@ -309,6 +424,7 @@ func outputSchema[Out any]() *jsonschema.Schema {
 		reflect.TypeFor[Worker]():               workerSchema,
 		reflect.TypeFor[Task]():                 taskSchema,
 		reflect.TypeFor[ErrorBody]():            nestedErrorSchema,
+		reflect.TypeFor[ListedTask]():           listedTaskSchema,
 	}
 	s, err := jsonschema.For[Out](&jsonschema.ForOptions{TypeSchemas: fixed})
 	if err != nil {

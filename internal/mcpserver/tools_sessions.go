@@ -375,7 +375,7 @@ type ReadSessionHandoffResult struct {
 
 func (s *server) readSessionHandoff(srv *mcp.Server) {
 	add(s, srv, tool{name: "read_session_handoff", title: "Read a session's handoff brief", readOnly: true, idempotent: true,
-		desc: "Use before continuing a session: its deterministic brief (≤ 8 KiB) — task, constraints, decisions in force, current state, open work, workspace, next actions. If it cut anything, next_actions[0] is the read_session_working_set call to make before acting. Check basis.complete; notes are reports, not proof."},
+		desc: "Use before continuing a session: its deterministic brief (≤ 8 KiB) — task, constraints, decisions in force, current state, open work, workspace, next actions. If it cut anything, next_actions[0] is the read_session_working_set call to make before acting. Check basis.complete."},
 		func(ctx context.Context, c *continuo.Caller, in *ReadSessionHandoffArgs) (*ReadSessionHandoffResult, error) {
 			h, err := s.opts.Workflow.ReadHandoff(ctx, c, in.SessionID, in.Project, in.Diagnostic)
 			if err != nil {
@@ -402,9 +402,8 @@ type ReadSessionWorkingSetResult struct {
 func (s *server) readSessionWorkingSet(srv *mcp.Server) {
 	add(s, srv, tool{name: "read_session_working_set", title: "Read a session's working set", readOnly: true, idempotent: true,
 		desc: "Use right after read_session_handoff whenever the brief cut anything (its next_actions[0] is then this exact call), before acting: " +
-			"everything still in force, in full — constraints verbatim, every decision in force (with what it supersedes), answered questions, " +
-			"open questions, todos and risks, active goals with completion conditions, current state, changed files, commits since start, " +
-			"validation. Pages of ≤ 32 KiB: follow next_cursor until null."},
+			"everything still in force, in full — constraints verbatim, decisions in force, answered and open questions, todos, risks, " +
+			"active goals, current state, workspace, validation. Pages of ≤ 32 KiB: follow next_cursor until null."},
 		func(ctx context.Context, c *continuo.Caller, in *ReadSessionWorkingSetArgs) (*ReadSessionWorkingSetResult, error) {
 			ws, err := s.opts.Workflow.ReadWorkingSet(ctx, c, in.SessionID, in.Cursor)
 			if err != nil {

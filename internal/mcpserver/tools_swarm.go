@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/continuo-dev/continuo"
@@ -130,8 +131,14 @@ func taskView(t *continuo.Task, a *continuo.Attempt, withResult bool) Task {
 	return v
 }
 
+// ListedTask is a task in a list (chat_swarm_status, the batch forms of
+// dispatch and collect, submit's next): the fields of Task, which its
+// schema names once (task), not twice.
+type ListedTask Task
+
 var (
-	swarmSchema = described("also: swarm_id, worker_limit, policy, invite_expires_at?, created_at",
+	listedTaskSchema = &jsonschema.Schema{Type: "object", Description: "as task"}
+	swarmSchema      = described("also: swarm_id, worker_limit, policy, invite_expires_at?, created_at",
 		map[string][]string{"state": strs(continuo.SwarmStates())})
 	workerSchema = described("also: worker_id, swarm_id, label, epoch, retired_at?, current_task_id?, checkpoint_at?, last_seen_at, pressure? {tokens, ratio, exact}",
 		map[string][]string{"state": strs(continuo.WorkerStates()), "carrier_state": strs(continuo.CarrierStates()),
@@ -180,18 +187,31 @@ type SwarmInvited struct {
 	Swarm           Swarm  `json:"swarm"`
 	Invite          string `json:"invite"`
 	InviteExpiresAt string `json:"invite_expires_at"`
+	// WorkerEndpoint is where a worker conversation connects: the worker
+	// toolset's endpoint, which lists its loop and nothing else.
+	WorkerEndpoint string `json:"worker_endpoint"`
 }
 
-func invited(v *swarm.Invited, err error) (*SwarmInvited, error) {
+func (s *server) invited(v *swarm.Invited, err error) (*SwarmInvited, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &SwarmInvited{Swarm: swarmView(&v.Swarm), Invite: v.Invite, InviteExpiresAt: ts(v.ExpiresAt)}, nil
+	return &SwarmInvited{Swarm: swarmView(&v.Swarm), Invite: v.Invite, InviteExpiresAt: ts(v.ExpiresAt),
+		WorkerEndpoint: s.workerEndpoint()}, nil
+}
+
+// workerEndpoint is the URL of the worker endpoint when the server knows
+// its own, else its path.
+func (s *server) workerEndpoint() string {
+	if u := s.opts.MCPURL; u != "" {
+		return strings.TrimSuffix(u, "/") + workerPath
+	}
+	return "/mcp" + workerPath
 }
 
 func (s *server) swarmCreate(srv *mcp.Server) {
 	add(s, srv, tool{name: "chat_swarm_create", title: "Create a swarm",
-		desc: "Owner: to split work across other conversations. Returns the swarm and an invite (shown once) for workers to join."},
+		desc: "Owner: to split work across other conversations. Returns the swarm, an invite (shown once) and the worker_endpoint where workers connect to join."},
 		func(ctx context.Context, c *continuo.Caller, in *SwarmCreateArgs) (*SwarmInvited, error) {
 			input := swarm.CreateInput{WorkerLimit: in.WorkerLimit, InviteTTL: secs(in.InviteTTLSecs)}
 			if p := in.Policy; p != nil {
@@ -208,7 +228,7 @@ func (s *server) swarmCreate(srv *mcp.Server) {
 				policy.RequeueUnacked, policy.AutoApproveManaged = p.RequeueUnacked, p.AutoApproveManaged
 				input.Policy = &policy
 			}
-			return invited(s.opts.Swarm.Create(ctx, c, s.ownerCarrier(ctx), input))
+			return s.invited(s.opts.Swarm.Create(ctx, c, s.ownerCarrier(ctx), input))
 		})
 }
 
@@ -227,7 +247,7 @@ func (s *server) swarmInvite(srv *mcp.Server) {
 	add(s, srv, tool{name: "chat_swarm_invite", title: "Re-issue a swarm invite",
 		desc: "Owner: a new invite for more workers; the previous invite stops admitting joins."},
 		func(ctx context.Context, c *continuo.Caller, in *SwarmInviteArgs) (*SwarmInvited, error) {
-			return invited(s.opts.Swarm.Invite(ctx, c, s.ownerCarrier(ctx), in.SwarmID, secs(in.InviteTTLSecs)))
+			return s.invited(s.opts.Swarm.Invite(ctx, c, s.ownerCarrier(ctx), in.SwarmID, secs(in.InviteTTLSecs)))
 		})
 }
 
@@ -268,9 +288,9 @@ func taskResult(r *swarm.TaskResult, err error, withResult bool) (*SwarmTaskResu
 // when the call changed nothing (in a batch dispatch: when every item
 // replayed).
 type SwarmTasksResult struct {
-	Task     *Task  `json:"task,omitempty"`
-	Tasks    []Task `json:"tasks,omitempty"`
-	Replayed bool   `json:"replayed,omitempty"`
+	Task     *Task        `json:"task,omitempty"`
+	Tasks    []ListedTask `json:"tasks,omitempty"`
+	Replayed bool         `json:"replayed,omitempty"`
 }
 
 func (s *server) swarmDispatch(srv *mcp.Server) {
@@ -305,9 +325,9 @@ func (s *server) swarmDispatch(srv *mcp.Server) {
 			if err != nil {
 				return nil, err
 			}
-			out := &SwarmTasksResult{Tasks: make([]Task, len(rs)), Replayed: true}
+			out := &SwarmTasksResult{Tasks: make([]ListedTask, len(rs)), Replayed: true}
 			for i := range rs {
-				out.Tasks[i] = taskView(&rs[i].Task, nil, false)
+				out.Tasks[i] = ListedTask(taskView(&rs[i].Task, nil, false))
 				out.Replayed = out.Replayed && rs[i].Replayed
 			}
 			return out, nil
@@ -328,7 +348,7 @@ type SwarmStatusResult struct {
 	Workers []Worker       `json:"workers,omitempty"`
 	Tasks   map[string]int `json:"task_counts,omitempty"`
 	Task    *Task          `json:"task,omitempty"`
-	List    []Task         `json:"tasks,omitempty"`
+	List    []ListedTask   `json:"tasks,omitempty"`
 	Next    string         `json:"next_after,omitempty"`
 	// Continuations are the open ones: what awaits the owner (approve,
 	// revoke, reconcile).
@@ -369,9 +389,9 @@ func (s *server) swarmStatus(srv *mcp.Server) {
 				if err != nil {
 					return nil, err
 				}
-				out := &SwarmStatusResult{List: make([]Task, len(p.Tasks)), Next: p.Next}
+				out := &SwarmStatusResult{List: make([]ListedTask, len(p.Tasks)), Next: p.Next}
 				for i := range p.Tasks {
-					out.List[i] = taskView(&p.Tasks[i], nil, false)
+					out.List[i] = ListedTask(taskView(&p.Tasks[i], nil, false))
 				}
 				return out, nil
 			}
@@ -439,9 +459,9 @@ func (s *server) swarmCollect(srv *mcp.Server) {
 			if err != nil {
 				return nil, err
 			}
-			out := &SwarmTasksResult{Tasks: make([]Task, len(r.Tasks)), Replayed: r.Replayed}
+			out := &SwarmTasksResult{Tasks: make([]ListedTask, len(r.Tasks)), Replayed: r.Replayed}
 			for i := range r.Tasks {
-				out.Tasks[i] = taskView(&r.Tasks[i], nil, true)
+				out.Tasks[i] = ListedTask(taskView(&r.Tasks[i], nil, true))
 			}
 			return out, nil
 		})
@@ -548,7 +568,7 @@ type SwarmJoinArgs struct {
 	SwarmID            string `json:"swarm_id" limit:"1,64"`
 	Invite             string `json:"invite,omitempty" limit:"1,128" jsonschema:"a new worker: the owner's invite"`
 	ContinuationTicket string `json:"continuation_ticket,omitempty" limit:"1,128" jsonschema:"or continue a worker: its one-time ticket"`
-	Label              string `json:"label,omitempty" limit:"1,256" jsonschema:"what this worker is, for the owner; with a ticket, the worker's own"`
+	Label              string `json:"label,omitempty" limit:"1,256" jsonschema:"for the owner (with a ticket: the worker's)"`
 	CarrierKey         string `json:"carrier_key,omitempty" limit:"22,128" jsonschema:"stateless clients: a random value this conversation keeps"`
 }
 
@@ -561,7 +581,7 @@ type SwarmJoinResult struct {
 
 func (s *server) swarmJoin(srv *mcp.Server) {
 	add(s, srv, tool{name: "chat_swarm_join", title: "Join a swarm", idempotent: true,
-		desc: "Worker: join with the owner's invite (or continue a worker with its ticket). Then chat_swarm_next(ack=true), and for each task: work, then chat_swarm_submit(result, next={ack: true}) — one call per task."},
+		desc: "Worker: join with the owner's invite, or continue a worker with its ticket. Then chat_swarm_next(ack=true), and per task chat_swarm_submit(next={ack:true})."},
 		func(ctx context.Context, c *continuo.Caller, in *SwarmJoinArgs) (*SwarmJoinResult, error) {
 			car, err := s.carrier(ctx, in.CarrierKey)
 			if err != nil {
@@ -603,7 +623,7 @@ type SwarmNextArgs struct {
 	Epoch      *int64 `json:"epoch" limit:"0,1000000000"`
 	CarrierKey string `json:"carrier_key,omitempty" limit:"22,128" jsonschema:"as given to chat_swarm_join"`
 	WaitSecs   *int   `json:"wait_secs,omitempty" limit:"0,25" jsonschema:"default 20"`
-	Ack        bool   `json:"ack,omitempty" jsonschema:"claim and start it in one call (you act on it at once)"`
+	Ack        bool   `json:"ack,omitempty"`
 }
 
 // SwarmNextResult is the result of chat_swarm_next.
@@ -615,7 +635,7 @@ type SwarmNextResult struct {
 
 func (s *server) swarmNext(srv *mcp.Server) {
 	add(s, srv, tool{name: "chat_swarm_next", title: "Wait for a task",
-		desc: "Worker: your current task again, or the next one; waits up to wait_secs. ack=true also starts it. compact_required: take no work; continued or closed: stop."},
+		desc: "Worker: your current task again, or the next; waits up to wait_secs; ack=true starts it. compact_required: take no work; continued, closed: stop."},
 		func(ctx context.Context, c *continuo.Caller, in *SwarmNextArgs) (*SwarmNextResult, error) {
 			car, ref, err := s.worker(ctx, in.WorkerID, *in.Epoch, in.CarrierKey)
 			if err != nil {
@@ -708,12 +728,12 @@ type SwarmSubmitArgs struct {
 	CarrierKey string    `json:"carrier_key,omitempty" limit:"22,128" jsonschema:"as given to chat_swarm_join"`
 	TaskID     string    `json:"task_id" limit:"1,64"`
 	Result     string    `json:"result" limit:"1,262144"`
-	Next       *NextArgs `json:"next,omitempty" jsonschema:"then answer as chat_swarm_next would, in next"`
+	Next       *NextArgs `json:"next,omitempty"`
 }
 
 // NextArgs are submit's next: what chat_swarm_next takes, after the submit.
 type NextArgs struct {
-	WaitSecs *int `json:"wait_secs,omitempty" limit:"0,25" jsonschema:"default 20"`
+	WaitSecs *int `json:"wait_secs,omitempty" limit:"0,25"`
 	Ack      bool `json:"ack,omitempty"`
 }
 
@@ -721,15 +741,24 @@ type NextArgs struct {
 // with next the answer chat_swarm_next would give, or why it could not
 // (the submit stands either way).
 type SwarmSubmitResult struct {
-	Task      Task             `json:"task"`
-	Replayed  bool             `json:"replayed,omitempty"`
-	Next      *SwarmNextResult `json:"next,omitempty"`
-	NextError *ErrorBody       `json:"next_error,omitempty"`
+	Task      Task        `json:"task"`
+	Replayed  bool        `json:"replayed,omitempty"`
+	Next      *NextAnswer `json:"next,omitempty"`
+	NextError *ErrorBody  `json:"next_error,omitempty"`
+}
+
+// NextAnswer is chat_swarm_next's answer inside submit's result; its task
+// is described by reference to the submitted task's schema (the bytes of a
+// second copy would sit in every worker's context).
+type NextAnswer struct {
+	State      string      `json:"state" enum:"nextstate"`
+	Task       *ListedTask `json:"task,omitempty"`
+	Redelivery bool        `json:"redelivery,omitempty"`
 }
 
 func (s *server) swarmSubmit(srv *mcp.Server) {
 	add(s, srv, tool{name: "chat_swarm_submit", title: "Submit a result", idempotent: true,
-		desc: "Worker: hand in the task's result; the same result again is a safe replay. With next, also get your next task in this call (next_error says why not; the submit stands)."},
+		desc: "Worker: hand in the task's result (the same again is a safe replay); with next, also chat_swarm_next's answer (next_error: why not; the submit stands)."},
 		func(ctx context.Context, c *continuo.Caller, in *SwarmSubmitArgs) (*SwarmSubmitResult, error) {
 			car, ref, err := s.worker(ctx, in.WorkerID, *in.Epoch, in.CarrierKey)
 			if err != nil {
@@ -752,7 +781,8 @@ func (s *server) swarmSubmit(srv *mcp.Server) {
 				body := s.errorBody(ctx, "chat_swarm_submit", r.NextErr)
 				out.NextError = &body
 			} else {
-				out.Next = nextView(r.Next)
+				n := nextView(r.Next)
+				out.Next = &NextAnswer{State: n.State, Task: (*ListedTask)(n.Task), Redelivery: n.Redelivery}
 			}
 			return out, nil
 		})
@@ -790,7 +820,7 @@ type SwarmLeaveArgs struct {
 
 func (s *server) swarmLeave(srv *mcp.Server) {
 	add(s, srv, tool{name: "chat_swarm_leave", title: "Leave a swarm", idempotent: true,
-		desc: "Worker: stop working in the swarm for good, holding no task: the worker is retired and its slot freed."},
+		desc: "Worker: leave the swarm for good (holding no task); its slot is freed."},
 		func(ctx context.Context, c *continuo.Caller, in *SwarmLeaveArgs) (*SwarmRetiredResult, error) {
 			car, ref, err := s.worker(ctx, in.WorkerID, *in.Epoch, in.CarrierKey)
 			if err != nil {

@@ -99,12 +99,14 @@ func TestSwarmBadInput(t *testing.T) {
 	// Continuity in swarm S: WC's pending request comes from carrier REQ;
 	// WT has a pending ticket; WB was continued to NB (its ticket used);
 	// WR's ticket was revoked. Eve's EC has a ticket of its own.
-	checkpointed := func(swarmID, invite, label string) *worker {
-		x := &worker{c: sl, key: carrierKey()}
+	eveSl := f.connectAt(eveTok, stateless).at(t)
+	checkpointedBy := func(c *client, swarmID, invite, label string) *worker {
+		x := &worker{c: c, key: carrierKey()}
 		x.join(swarmID, invite, label)
 		x.ok("chat_swarm_checkpoint", x.args("checkpoint", obj{"summary": label + " at a boundary"}))
 		return x
 	}
+	checkpointed := func(swarmID, invite, label string) *worker { return checkpointedBy(sl, swarmID, invite, label) }
 	prepare := func(owner *client, swarmID string, x *worker) (id, ticket string) {
 		r := owner.ok("chat_swarm_prepare_continuation", obj{"swarm_id": swarmID, "worker_id": x.id, "reason": "context full"})
 		return r.str("continuation", "continuation_id"), r.str("ticket")
@@ -121,10 +123,16 @@ func TestSwarmBadInput(t *testing.T) {
 	wr := checkpointed(sID, invite, "wr")
 	cnR, tkR := prepare(owner, sID, wr)
 	owner.ok("chat_swarm_revoke_continuation", obj{"swarm_id": sID, "continuation_id": cnR})
-	eCn, _ := prepare(eve, eID, checkpointed(eID, crE.str("invite"), "eve's ec"))
+	eCn, eTicket := prepare(eve, eID, checkpointedBy(eveSl, eID, crE.str("invite"), "eve's ec"))
 
 	unknown := func(prefix string) string { return continuo.NewID(prefix, time.Now()) }
-	var twins []twin
+	// Another group's ticket and invite read as unknown ones do.
+	noTicket, noSwarm := "cto_cnt_"+carrierKey(), unknown(continuo.PrefixSwarm)
+	twins := []twin{
+		{tool: "chat_swarm_join", unknown: "ticket unknown", foreign: "ticket of another group", unknownID: noTicket, foreignID: eTicket},
+		{tool: "chat_swarm_join", unknown: "ticket unknown, swarm unknown", foreign: "ticket of another group, its swarm", unknownID: noSwarm, foreignID: eID},
+		{tool: "chat_swarm_join", unknown: "invite of another group, swarm unknown", foreign: "invite of another group", unknownID: noSwarm, foreignID: eID},
+	}
 	// foreign is an ID argument set to an unknown ID and to another
 	// group's: both not_found, alike.
 	foreign := func(tool, arg string, base obj, foreignID, prefix string) []swarmBad {
@@ -310,8 +318,12 @@ func TestSwarmBadInput(t *testing.T) {
 			{name: "ticket with a label", args: with(ticketJoin, "label", "new"), field: "label"},
 			{name: "ticket 129", args: with(ticketJoin, "continuation_ticket", strings.Repeat("t", 129)), field: "continuation_ticket"},
 			{name: "ticket number", args: with(ticketJoin, "continuation_ticket", 7), field: "continuation_ticket"},
-			{name: "ticket unknown", args: with(ticketJoin, "continuation_ticket", "cto_cnt_"+carrierKey()), code: "ticket_invalid",
-				details: obj{"reason": "unknown"}},
+			{name: "ticket unknown", args: with(ticketJoin, "continuation_ticket", noTicket), code: "not_found"},
+			{name: "ticket of another group", args: with(ticketJoin, "continuation_ticket", eTicket), code: "not_found"},
+			{name: "ticket unknown, swarm unknown", args: with(ticketJoin, "swarm_id", noSwarm, "continuation_ticket", noTicket), code: "not_found"},
+			{name: "ticket of another group, its swarm", args: with(ticketJoin, "swarm_id", eID, "continuation_ticket", eTicket), code: "not_found"},
+			{name: "invite of another group, swarm unknown", args: obj{"swarm_id": noSwarm, "invite": crE.str("invite"), "label": "x"}, code: "not_found"},
+			{name: "invite of another group", args: obj{"swarm_id": eID, "invite": crE.str("invite"), "label": "x"}, code: "not_found"},
 			{name: "ticket of another swarm", args: with(ticketJoin, "swarm_id", fID), code: "ticket_invalid", details: obj{"reason": "another_swarm"}},
 			{name: "ticket used", args: with(ticketJoin, "continuation_ticket", tkB), code: "ticket_invalid", details: obj{"reason": "used"}},
 			{name: "ticket revoked", args: with(ticketJoin, "continuation_ticket", tkR), code: "ticket_invalid", details: obj{"reason": "revoked"}},

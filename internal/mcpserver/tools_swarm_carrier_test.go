@@ -91,7 +91,7 @@ func (f *fixture) stdio(principal string, scopes ...continuo.Scope) *client {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	srv := mcpserver.New(mcpserver.Options{Workflow: f.wf, Runs: f.runs, Swarm: f.sw, Caller: caller})
+	srv := mcpserver.New(mcpserver.Options{Workflow: f.wf, Runs: f.runs, Swarm: f.sw, Caller: caller, Toolsets: mcpserver.AllToolsets}).Server(0)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	served := make(chan error, 1)

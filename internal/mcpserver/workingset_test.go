@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/mcpserver"
 	"github.com/continuo-dev/continuo/internal/workflow"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -162,13 +163,25 @@ func compactJSON(t *testing.T, s string) string {
 // ask which → read_session_handoff → the working set when the brief cut
 // anything → work_on_project), each description with when to use the
 // tool. Tool names a client also has built in (Codex CLI's create_goal,
-// get_goal, update_goal) are named as Continuo's.
+// get_goal, update_goal) are named as Continuo's. Every combination of
+// toolsets gets its own instructions (TestInstructionsPerToolsets checks
+// what each says); /mcp gets the default's.
 func TestWhatReachesTheModel(t *testing.T) {
 	f := newFixture(t)
-	c := f.connect(f.token("tim", sessionScopes...))
+	tok := f.token("tim", sessionScopes...)
+	c := f.connectEndpoint(tok, "/mcp", "", "")
 	ins := c.cs.InitializeResult().Instructions
 	if n := utf8.RuneCountInString(ins); n > workflow.MaxGuideChars || n == 0 {
 		t.Errorf("instructions are %d characters, over %d", n, workflow.MaxGuideChars)
+	}
+	if ins != mcpserver.Instructions(mcpserver.DefaultToolsets) {
+		t.Errorf("/mcp: the instructions are not the default toolsets':\n%s", ins)
+	}
+	for sets := mcpserver.Toolsets(1); sets <= mcpserver.AllToolsets; sets++ {
+		got := f.connectEndpoint(tok, "/mcp", sets.String(), "2025-11-25").cs.InitializeResult().Instructions
+		if got != mcpserver.Instructions(sets) || utf8.RuneCountInString(got) > workflow.MaxGuideChars {
+			t.Errorf("%s: %d characters of instructions, not the toolsets' own:\n%s", sets, utf8.RuneCountInString(got), got)
+		}
 	}
 	order := []string{"list_projects", "list_sessions", "ask the user which", "read_session_handoff", "read_session_working_set",
 		"work_on_project(session_id", "post_session_message"}
@@ -185,12 +198,14 @@ func TestWhatReachesTheModel(t *testing.T) {
 			t.Errorf("instructions do not name %s as Continuo's", name)
 		}
 	}
-	res, err := c.cs.ListTools(f.ctx, nil)
+	res, err := f.connectEndpoint(tok, "/mcp/x/all", "", "").cs.ListTools(f.ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The swarm's tools name who calls them (Owner:, Worker:, …): the
-	// conversation that plays that part is when to use them.
+	// conversation that plays that part is when to use them. Clients that
+	// defer schemas show a tool's name and first sentence: it carries the
+	// choice.
 	when := []string{"Use ", "Owner: ", "Worker: ", "New conversation: ", "Requesting conversation: "}
 	for _, tl := range res.Tools {
 		if n := utf8.RuneCountInString(tl.Description); n > 2048 {

@@ -8,6 +8,27 @@ import (
 	"github.com/continuo-dev/continuo/internal/store"
 )
 
+// Group isolation (CONTRACT.md §2, §7): a swarm and everything in it — its
+// invite, its workers, its tasks, its continuations and their tickets —
+// belong to the group that owns the swarm. To a caller of any other group
+// each of them is exactly what an unknown one is: the same not_found,
+// decided before anything else about the object is looked at, and nothing
+// written. Holding an invite or a ticket (bearer secrets) is never enough.
+
+// visible reports whether the caller's group owns sw: the one test every
+// path into a swarm makes.
+func visible(c *continuo.Caller, sw *continuo.Swarm) bool { return sw.GroupID == c.GroupID }
+
+// groupSwarm reads a swarm the caller's group owns; another group's, like
+// an unknown one, is not_found.
+func groupSwarm(ctx context.Context, tx store.Tx, c *continuo.Caller, swarmID string) (*continuo.Swarm, error) {
+	sw, err := tx.SwarmGet(ctx, swarmID)
+	if errors.Is(err, store.ErrNotFound) || err == nil && !visible(c, sw) {
+		return nil, continuo.NotFound("swarm", swarmID)
+	}
+	return sw, err
+}
+
 // ownSwarm returns a swarm the caller owns: it holds swarm:own, its group
 // owns the swarm, and the calling carrier is not one of the swarm's
 // workers (owner tools refuse workers). Anything else the caller may not
@@ -16,10 +37,7 @@ func (s *Service) ownSwarm(ctx context.Context, tx store.Tx, c *continuo.Caller,
 	if err := c.Require(continuo.ScopeSwarmOwn); err != nil {
 		return nil, err
 	}
-	sw, err := tx.SwarmGet(ctx, swarmID)
-	if errors.Is(err, store.ErrNotFound) || err == nil && sw.GroupID != c.GroupID {
-		return nil, continuo.NotFound("swarm", swarmID)
-	}
+	sw, err := groupSwarm(ctx, tx, c, swarmID)
 	if err != nil {
 		return nil, err
 	}
@@ -51,9 +69,9 @@ type bound struct {
 
 // carrierOf returns the worker a call names when the calling carrier is
 // its active carrier at the current epoch. A worker the caller may not see
-// (another principal outside the swarm's group) is not_found; a carrier
-// that is not the bound one, or an epoch that is not current, is
-// carrier_fenced with the current epoch.
+// (of a swarm another group owns) is not_found; a carrier that is not the
+// bound one, or an epoch that is not current, is carrier_fenced with the
+// current epoch.
 func (s *Service) carrierOf(ctx context.Context, tx store.Tx, c *continuo.Caller, car Carrier, ref WorkerRef) (*bound, error) {
 	if err := c.Require(continuo.ScopeSwarmWork); err != nil {
 		return nil, err
@@ -73,7 +91,7 @@ func (s *Service) carrierOf(ctx context.Context, tx store.Tx, c *continuo.Caller
 	if err != nil {
 		return nil, err
 	}
-	if w.PrincipalID != c.PrincipalID && sw.GroupID != c.GroupID {
+	if !visible(c, sw) {
 		return nil, continuo.NotFound("worker", ref.WorkerID)
 	}
 	if w.Retired() {

@@ -144,12 +144,14 @@ type Bound struct {
 
 // Redeem binds the calling carrier to the worker a ticket continues
 // (chat_swarm_join with continuation_ticket). The same carrier redeeming
-// again gets the same receipt (replayed). A carrier that lost the race
-// for the ticket to another — the ticket was open when its call began,
-// bound to the other when its transaction ran — is told conflict, with
-// the worker's new epoch; any other use of the ticket — used already when
-// presented, expired, revoked, another swarm, a worker that moved on — is
-// ticket_invalid.
+// again gets the same receipt (replayed). A ticket nobody issued, and a
+// ticket of a swarm another group owns, are the same not_found, and the
+// latter is left as it was: still the rightful carrier's to redeem. A
+// carrier that lost the race for the ticket to another — the ticket was
+// open when its call began, bound to the other when its transaction ran —
+// is told conflict, with the worker's new epoch; any other use of the
+// ticket — used already when presented, expired, revoked, another swarm,
+// a worker that moved on — is ticket_invalid.
 func (s *Service) Redeem(ctx context.Context, c *continuo.Caller, car Carrier, swarmID, ticket string) (*Bound, error) {
 	return s.redeem(ctx, c, car, swarmID, ticket, "", nil)
 }
@@ -182,7 +184,7 @@ func (s *Service) redeem(ctx context.Context, c *continuo.Caller, car Carrier, s
 	// result; this look tells it from a ticket presented after its use.
 	var wasOpen bool
 	_ = s.db.Read(ctx, func(tx store.Tx) error {
-		cn, err := tx.ContinuationByTicket(ctx, ticketHash(ticket))
+		cn, err := ticketOf(ctx, tx, c, swarmID, ticket)
 		wasOpen = err == nil && cn.State.Open()
 		return nil
 	})
@@ -194,10 +196,7 @@ func (s *Service) redeem(ctx context.Context, c *continuo.Caller, car Carrier, s
 	var token string // of a started carrier whose continuation this ended
 	err = s.db.Write(ctx, func(tx store.Tx) error {
 		out, expired, token = nil, false, ""
-		cn, err := tx.ContinuationByTicket(ctx, ticketHash(ticket))
-		if errors.Is(err, store.ErrNotFound) {
-			return invalid("unknown")
-		}
+		cn, err := ticketOf(ctx, tx, c, swarmID, ticket)
 		if err != nil {
 			return err
 		}
@@ -257,6 +256,29 @@ func sameLabel(w *continuo.Worker, label string) error {
 		return continuo.Invalid("label", "is not the label of the worker this ticket continues: leave it out, or give the worker's own")
 	}
 	return nil
+}
+
+// ticketOf returns the continuation a ticket names when a swarm of the
+// caller's group issued it. An unknown ticket and another group's are the
+// same not_found, which names the swarm the call named (never the ticket,
+// a secret), so that nothing tells the two apart.
+func ticketOf(ctx context.Context, tx store.Tx, c *continuo.Caller, swarmID, ticket string) (*continuo.Continuation, error) {
+	unknown := continuo.NotFound("continuation ticket for swarm", swarmID)
+	cn, err := tx.ContinuationByTicket(ctx, ticketHash(ticket))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, unknown
+	}
+	if err != nil {
+		return nil, err
+	}
+	sw, err := tx.SwarmGet(ctx, cn.SwarmID)
+	if err != nil {
+		return nil, err
+	}
+	if !visible(c, sw) {
+		return nil, unknown
+	}
+	return cn, nil
 }
 
 // receipt is a bound continuation read again by the carrier it bound (a
@@ -436,7 +458,7 @@ func (s *Service) Request(ctx context.Context, c *continuo.Caller, car Carrier, 
 		if err != nil {
 			return err
 		}
-		if w.PrincipalID != c.PrincipalID && sw.GroupID != c.GroupID {
+		if !visible(c, sw) {
 			return continuo.NotFound("worker", in.WorkerID)
 		}
 		if open, err := tx.ContinuationOpen(ctx, w.ID); err == nil && open.RequestHash == reqHash {
@@ -661,12 +683,20 @@ func (s *Service) ContinuationStatus(ctx context.Context, c *continuo.Caller, ca
 	var expired bool
 	err = s.db.Write(ctx, func(tx store.Tx) error {
 		out, expired = nil, false
+		none := continuo.NotFound("continuation of this conversation in swarm", swarmID)
+		sw, err := tx.SwarmGet(ctx, swarmID)
+		if errors.Is(err, store.ErrNotFound) || err == nil && !visible(c, sw) {
+			return none
+		}
+		if err != nil {
+			return err
+		}
 		cs, err := tx.ContinuationList(ctx, store.ContinuationListParams{SwarmID: swarmID, TargetCarrier: hash, Limit: 1})
 		if err != nil {
 			return err
 		}
 		if len(cs) == 0 {
-			return continuo.NotFound("continuation of this conversation in swarm", swarmID)
+			return none
 		}
 		cn := &cs[0]
 		w, err := tx.WorkerGet(ctx, cn.WorkerID)

@@ -28,7 +28,9 @@ type Joined struct {
 // Join binds the calling carrier to a new worker of a swarm at epoch 0.
 // The same carrier joining again with the same invite and label gets the
 // same worker back (replayed), whatever has happened to the invite since;
-// a carrier bound before, to anything else, is a conflict.
+// a carrier bound before, to anything else, is a conflict. Only members of
+// the swarm's group join: to anyone else the swarm is not_found, with its
+// invite or without.
 func (s *Service) Join(ctx context.Context, c *continuo.Caller, car Carrier, in JoinInput) (*Joined, error) {
 	if err := c.Require(continuo.ScopeSwarmWork); err != nil {
 		return nil, err
@@ -45,10 +47,9 @@ func (s *Service) Join(ctx context.Context, c *continuo.Caller, car Carrier, in 
 	joinHash := digest("continuo join v1", in.SwarmID, invHash, in.Label)
 	var out *Joined
 	err = s.db.Write(ctx, func(tx store.Tx) error {
-		sw, err := tx.SwarmGet(ctx, in.SwarmID)
-		if errors.Is(err, store.ErrNotFound) {
-			return continuo.NotFound("swarm", in.SwarmID)
-		}
+		// Another group's swarm is unknown, whatever the invite: an invite
+		// admits members of the owner's group, it is not a grant.
+		sw, err := groupSwarm(ctx, tx, c, in.SwarmID)
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"bytes"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -96,6 +97,26 @@ func (s *dashServer) token(principal string, scopes ...continuo.Scope) *auth.Iss
 		s.t.Fatal(err)
 	}
 	return tok
+}
+
+// export is every row of every table as continuo export writes it: equal
+// exports are the same database, byte for byte.
+func (s *dashServer) export() []byte {
+	s.t.Helper()
+	var b bytes.Buffer
+	if _, err := store.Export(s.t.Context(), s.store, store.SchemaVersion, &b); err != nil {
+		s.t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// member issues a token for a new principal of an existing group.
+func (s *dashServer) member(principal, group string, scopes ...continuo.Scope) *auth.IssuedToken {
+	s.t.Helper()
+	if _, err := s.auth.CreatePrincipal(s.t.Context(), principal, group); err != nil {
+		s.t.Fatal(err)
+	}
+	return s.token(principal, scopes...)
 }
 
 // caller is the caller a token authenticates as, for setting up data

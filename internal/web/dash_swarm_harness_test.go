@@ -20,7 +20,8 @@ import (
 // own carrier is the dashboard's.
 
 // swarmWorld is one group's swarm: its owner (a swarm:own token, signed in
-// in b), the principal its workers run as, and the swarm with its invite.
+// in b), the principal of the group its workers run as, and the swarm with
+// its invite.
 type swarmWorld struct {
 	t     *testing.T
 	s     *dashServer
@@ -36,7 +37,7 @@ type swarmWorld struct {
 func newSwarmWorld(t *testing.T, s *dashServer, name string, policy *continuo.SwarmPolicy) *swarmWorld {
 	t.Helper()
 	tok := s.token(name, continuo.ScopeSessionsRead, continuo.ScopeSwarmOwn)
-	w := &swarmWorld{t: t, s: s, name: name, owner: s.caller(tok), crew: s.caller(s.token(name+"-crew", continuo.ScopeSwarmWork))}
+	w := &swarmWorld{t: t, s: s, name: name, owner: s.caller(tok), crew: s.caller(s.member(name+"-crew", name, continuo.ScopeSwarmWork))}
 	w.car = w.carrier()
 	inv, err := s.swarm.Create(t.Context(), w.owner, w.car, swarm.CreateInput{WorkerLimit: 8, Policy: policy})
 	if err != nil {

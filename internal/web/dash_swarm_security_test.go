@@ -1,11 +1,14 @@
 package web_test
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/store/stores"
@@ -154,10 +157,12 @@ func testDashSwarmCSRF(t *testing.T) {
 }
 
 // TestDashSwarmCrossGroup: a user of another group gets not_found on
-// every swarm page of this group by URL, and every form of theirs —
-// carrying their own valid CSRF fields — aimed at this group's swarm is
-// not_found too and changes nothing; an anonymous browser is sent to sign
-// in.
+// every swarm page of this group by URL — the very page an unknown swarm
+// or task gets — and every form of theirs — carrying their own valid CSRF
+// fields — aimed at this group's swarm is not_found too and changes
+// nothing (the database is byte for byte what it was; a ticket of this
+// group's stays its rightful carrier's to redeem); an anonymous browser
+// is sent to sign in.
 func TestDashSwarmCrossGroup(t *testing.T) { stores.Each(t, testDashSwarmCrossGroup) }
 
 func testDashSwarmCrossGroup(t *testing.T) {
@@ -165,16 +170,32 @@ func testDashSwarmCrossGroup(t *testing.T) {
 	alice := newSwarmWorld(t, s, "alice", nil)
 	bob := newSwarmWorld(t, s, "bob", nil)
 	theirs, ours := alice.everyForm(), bob.everyForm()
+	x := alice.checkpointed("to-continue")
+	ticket, err := s.swarm.Prepare(t.Context(), alice.owner, alice.car, alice.id(), x.ref.WorkerID, "context full", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	aliceTask := strings.TrimPrefix(theirs[1].id, "fail-")
-	for _, p := range []string{"/w/" + alice.id(), "/w/" + alice.id() + "/tasks", "/w/" + alice.id() + "/tasks?state=reconcile_required",
-		"/w/" + alice.id() + "/tasks/" + aliceTask, "/w/" + bob.id() + "/tasks/" + aliceTask} {
-		r := bob.b.get(p)
+	noSwarm, noTask := continuo.NewID(continuo.PrefixSwarm, time.Now()), continuo.NewID(continuo.PrefixTask, time.Now())
+	unknownID := regexp.MustCompile(`\b[a-z]{3}_[0-9A-Z]{26}\b`)
+	for p, none := range map[string]string{
+		"/w/" + alice.id():                                      "/w/" + noSwarm,
+		"/w/" + alice.id() + "/tasks":                           "/w/" + noSwarm + "/tasks",
+		"/w/" + alice.id() + "/tasks?state=reconcile_required":  "/w/" + noSwarm + "/tasks?state=reconcile_required",
+		"/w/" + alice.id() + "/tasks/" + aliceTask:              "/w/" + noSwarm + "/tasks/" + aliceTask,
+		"/w/" + bob.id() + "/tasks/" + aliceTask:                "/w/" + bob.id() + "/tasks/" + noTask,
+		"/w/" + alice.id() + "/tasks/" + ticket.Continuation.ID: "/w/" + noSwarm + "/tasks/" + ticket.Continuation.ID,
+	} {
+		r, u := bob.b.get(p), bob.b.get(none)
 		if r.StatusCode != http.StatusNotFound {
 			t.Fatalf("bob GET %s: %d %s", p, r.StatusCode, r.body)
 		}
 		swarmLacks(t, "bob's answer for "+p, r.body, "to-requeue", "doer")
+		if got, want := unknownID.ReplaceAllString(r.body, "ID"), unknownID.ReplaceAllString(u.body, "ID"); u.StatusCode != r.StatusCode || got != want {
+			t.Errorf("bob GET %s and GET %s (unknown) read differently:\n%s\n%s", p, none, got, want)
+		}
 	}
-	before := alice.snapshot()
+	before, snap := s.export(), alice.snapshot()
 	for i, f := range theirs {
 		mine := ours[i] // the same form on bob's own page: his CSRF field for it
 		fields, _ := mine.fields(t, bob.b.page(mine.page).body)
@@ -191,8 +212,15 @@ func testDashSwarmCrossGroup(t *testing.T) {
 			}
 		}
 	}
-	if after := alice.snapshot(); after != before {
-		t.Fatalf("bob's posts changed alice's swarm:\n%s\nthen\n%s", before, after)
+	if after := alice.snapshot(); after != snap {
+		t.Fatalf("bob's posts changed alice's swarm:\n%s\nthen\n%s", snap, after)
+	}
+	if after := s.export(); !bytes.Equal(after, before) {
+		t.Fatalf("bob's requests changed the database:\n%s\nthen\n%s", before, after)
+	}
+	car := alice.carrier()
+	if b, err := s.swarm.Redeem(t.Context(), alice.crew, car, alice.id(), ticket.Ticket); err != nil || b.Worker.Epoch != 1 {
+		t.Fatalf("alice's rightful carrier redeems after bob: %+v %v", b, err)
 	}
 	anon := s.anonymous()
 	if r := anon.get("/w/" + alice.id()); r.StatusCode != http.StatusSeeOther || !strings.HasPrefix(r.Header.Get("Location"), "/login?") {

@@ -12,16 +12,16 @@ import (
 	"time"
 
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/mcpserver"
 	"github.com/continuo-dev/continuo/internal/metrics"
 	"github.com/continuo-dev/continuo/internal/web"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func serveLimits(t *testing.T, l web.Limits) (*httptest.Server, *metrics.Registry) {
 	t.Helper()
 	reg := metrics.NewRegistry()
 	h := web.Handler(web.Options{
-		MCP: mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil),
+		MCP: mcpserver.New(mcpserver.Options{}),
 		Auth: tokens{
 			"good":  {PrincipalID: "prn_x", GroupID: "grp_x", Scopes: []continuo.Scope{continuo.ScopeSessionsRead}},
 			"other": {PrincipalID: "prn_y", GroupID: "grp_x", Scopes: []continuo.Scope{continuo.ScopeSessionsRead}},

@@ -18,6 +18,7 @@ import (
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/auth"
+	"github.com/continuo-dev/continuo/internal/mcpserver"
 	"github.com/continuo-dev/continuo/internal/store/stores"
 	"github.com/continuo-dev/continuo/internal/web"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -64,7 +65,7 @@ func newOAuthServer(t *testing.T, options ...func(*auth.OAuthOptions)) *oauthSer
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.Config.Handler = web.Handler(web.Options{MCP: mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil),
+	srv.Config.Handler = web.Handler(web.Options{MCP: mcpserver.New(mcpserver.Options{}),
 		Auth: a, OAuth: a, Key: key, Now: clock})
 	srv.Start()
 	t.Cleanup(srv.Close)

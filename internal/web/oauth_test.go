@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/continuo-dev/continuo/internal/auth"
+	"github.com/continuo-dev/continuo/internal/mcpserver"
 	"github.com/continuo-dev/continuo/internal/store/stores"
 	"github.com/continuo-dev/continuo/internal/web"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The metadata documents are exactly the design's (docs/DECISIONS.md).
@@ -70,8 +70,8 @@ func TestOAuthOff(t *testing.T) { stores.Each(t, testOAuthOff) }
 func testOAuthOff(t *testing.T) {
 	a := auth.New(stores.Open(t), nil)
 	for name, h := range map[string]http.Handler{
-		"nil":       web.Handler(web.Options{MCP: mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil), Auth: a}),
-		"no issuer": web.Handler(web.Options{MCP: mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil), Auth: a, OAuth: a}),
+		"nil":       web.Handler(web.Options{MCP: mcpserver.New(mcpserver.Options{}), Auth: a}),
+		"no issuer": web.Handler(web.Options{MCP: mcpserver.New(mcpserver.Options{}), Auth: a, OAuth: a}),
 	} {
 		s := httptest.NewServer(h)
 		for _, path := range []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp",

@@ -100,7 +100,7 @@ func jsonErrors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Whatever its body, a POST to /mcp means to be JSON-RPC; rpcEdge
 		// adds the request's id once it has read the body.
-		shape := &errShape{rpc: r.Method == http.MethodPost && r.URL.Path == "/mcp"}
+		shape := &errShape{rpc: r.Method == http.MethodPost && (r.URL.Path == "/mcp" || strings.HasPrefix(r.URL.Path, "/mcp/x/"))}
 		r = r.WithContext(context.WithValue(r.Context(), shapeKey{}, shape))
 		ew := &errorWriter{ResponseWriter: w, ctx: r.Context()}
 		next.ServeHTTP(ew, r)

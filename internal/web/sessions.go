@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/mcpserver"
 	"github.com/continuo-dev/continuo/internal/redact"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -49,6 +50,11 @@ type Sessions struct {
 	// timeout, so both forget a session at the same time.
 	max, perPrincipal int
 	idle              time.Duration
+	// live, when set, lists the stateful sessions the SDK holds: a session
+	// holds its place under the caps exactly while the SDK holds it, so
+	// one the SDK ended on its own (an initialize it refused, its idle
+	// timer, a failed connection) frees it at once.
+	live func() map[string]bool
 }
 
 // held is a session this process holds: whose it is, and when it was last
@@ -71,6 +77,14 @@ func NewSessions(key []byte) *Sessions {
 		max: l.MaxSessions, perPrincipal: l.MaxSessionsPerPrincipal, idle: l.SessionIdle}
 }
 
+// track makes the stateful sessions of e's endpoints the ones that count
+// (see live).
+func (s *Sessions) track(e *mcpserver.Endpoints) {
+	s.mu.Lock()
+	s.live = e.SessionIDs
+	s.mu.Unlock()
+}
+
 // limit sets the caps and the idle time.
 func (s *Sessions) limit(l Limits) {
 	s.mu.Lock()
@@ -80,15 +94,36 @@ func (s *Sessions) limit(l Limits) {
 
 // Count returns how many sessions this process holds.
 func (s *Sessions) Count() int {
+	live := s.liveNow()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.sweep()
+	s.sweep(live)
 	return len(s.local)
 }
 
-// sweep forgets sessions idle for longer than the SDK keeps them, and
-// ended ones after as long.
-func (s *Sessions) sweep() {
+// liveNow lists the sessions the SDK holds now; nil when not tracked. It
+// is read before s.mu is taken: the SDK takes its own lock.
+func (s *Sessions) liveNow() map[string]bool {
+	s.mu.Lock()
+	live := s.live
+	s.mu.Unlock()
+	if live == nil {
+		return nil
+	}
+	return live()
+}
+
+// sweep forgets sessions idle for longer than the SDK keeps them, ended
+// ones after as long, and, given what the SDK holds (live, not nil), every
+// session it no longer holds.
+func (s *Sessions) sweep(live map[string]bool) {
+	if live != nil {
+		for id := range s.local {
+			if !live[id] {
+				delete(s.local, id)
+			}
+		}
+	}
 	cutoff := s.now().Add(-s.idle)
 	for id, h := range s.local {
 		if h.seen.Before(cutoff) {
@@ -104,9 +139,10 @@ func (s *Sessions) sweep() {
 
 // admit says whether principal may open one more session, and why not.
 func (s *Sessions) admit(principal string) *continuo.Error {
+	live := s.liveNow()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.sweep()
+	s.sweep(live)
 	if len(s.local) >= s.max {
 		return continuo.Errorf(continuo.CodeCapacityFull, "the server holds its maximum of %d MCP sessions; close idle ones or use the stateless protocol", s.max).With("limit", s.max)
 	}
@@ -123,8 +159,12 @@ func (s *Sessions) admit(principal string) *continuo.Error {
 }
 
 // adopt records a session the stateful handler has just created, and whose
-// it is.
+// it is, unless the SDK ended it already (an initialize it refused: it
+// answered with the session's ID, then closed the session).
 func (s *Sessions) adopt(id, principal string) {
+	if live := s.liveNow(); live != nil && !live[id] {
+		return
+	}
 	s.mu.Lock()
 	if len(s.local) >= maxLocal {
 		for k := range s.local { // forget an arbitrary one
@@ -187,7 +227,7 @@ func (s *Sessions) end(id string) {
 	defer s.mu.Unlock()
 	delete(s.local, id)
 	if len(s.ended) >= maxLocal {
-		s.sweep()
+		s.sweep(nil)
 		for k := range s.ended { // still full: forget an arbitrary one
 			delete(s.ended, k)
 			break

@@ -19,6 +19,7 @@ import (
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/mcpserver"
 	"github.com/continuo-dev/continuo/internal/metrics"
+	"github.com/continuo-dev/continuo/internal/rpcwire"
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -30,7 +31,9 @@ type Authenticator interface {
 
 // Options configures the HTTP handler.
 type Options struct {
-	MCP     *mcp.Server
+	// MCP serves /mcp (the default toolsets) and /mcp/x/{toolset}: one MCP
+	// server per combination of toolsets.
+	MCP     *mcpserver.Endpoints
 	Auth    Authenticator
 	Ready   func(ctx context.Context) error // readiness probe, e.g. a database ping
 	Metrics *metrics.Registry
@@ -76,7 +79,12 @@ func Handler(o Options) http.Handler {
 	}
 	o.Limits = o.Limits.withDefaults()
 	lim := o.Limits
-	getServer := func(*http.Request) *mcp.Server { return o.MCP }
+	// The endpoint's toolsets were read from the path and header by
+	// toolsets, before the SDK asks.
+	getServer := func(r *http.Request) *mcp.Server {
+		sets, _ := r.Context().Value(toolsetsKey{}).(mcpserver.Toolsets)
+		return o.MCP.Server(sets)
+	}
 	// DNS-rebinding protection is ours (hostGuard), not the SDK's, so that
 	// the public host of a same-machine reverse proxy can be allowed too.
 	stateful := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
@@ -104,6 +112,7 @@ func Handler(o Options) http.Handler {
 		sessions = NewSessions(make([]byte, 32)) // signatures nobody else shares: only local sessions
 	}
 	sessions.limit(lim)
+	sessions.track(o.MCP)
 	route := sessions.route(stateful, stateless, streaming, fallback)
 	// The SDK's middleware puts TokenInfo where tool handlers find it; the
 	// token was already checked by bearer() just before, so the verifier
@@ -132,8 +141,14 @@ func Handler(o Options) http.Handler {
 		// to get a token.
 		challenge = `Bearer resource_metadata="` + edge.resourceMetadata() + `"`
 	}
-	mux.Handle("/mcp", guard(originGuard(o.PublicURL, o.AllowedOrigins,
-		bearer(o.Auth, challenge, bodies(lim, &rpcEdge{next: withInfo(route)})))))
+	// /mcp lists the default toolsets, /mcp/x/{toolset} one toolset, and
+	// the X-MCP-Toolsets header adds toolsets to either (CONTRACT.md §4).
+	// Both are one endpoint to the sessions: a session keeps the server it
+	// was made with, whatever path its later requests take.
+	endpoint := guard(originGuard(o.PublicURL, o.AllowedOrigins,
+		bearer(o.Auth, challenge, bodies(lim, &rpcEdge{next: toolsets(withInfo(route))}))))
+	mux.Handle("/mcp", endpoint)
+	mux.Handle("/mcp/x/{toolset}", endpoint)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -192,6 +207,37 @@ func mcpURL(publicURL string, r *http.Request) string {
 }
 
 type callerKey struct{}
+
+// toolsetsKey is the request context key of the toolsets a request names.
+type toolsetsKey struct{}
+
+// toolsets reads the toolsets a request to the MCP endpoint names — the
+// one of the path /mcp/x/{toolset}, and those of the X-MCP-Toolsets header
+// — for getServer; none means the default. An unknown name is a 400 that
+// lists the known ones.
+func toolsets(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sets, err := mcpserver.ParseToolsets(r.Header.Values(mcpserver.ToolsetsHeader)...)
+		if name := r.PathValue("toolset"); err == nil && name != "" {
+			// A path names exactly one toolset: one spelling per endpoint.
+			one, ok := mcpserver.ToolsetNamed(name)
+			if !ok {
+				// An unknown name: the parser's error names it and the
+				// known ones; a list or spaces: say what a path takes.
+				if _, err = mcpserver.ParseToolsets(name); err == nil {
+					err = continuo.Errorf(continuo.CodeInvalidInput, "the path /mcp/x/{toolset} names exactly one toolset; name several in the %s header",
+						mcpserver.ToolsetsHeader)
+				}
+			}
+			sets |= one
+		}
+		if err != nil {
+			writeProblem(w, r.Context(), http.StatusBadRequest, rpcwire.CodeInvalidRequest, continuo.AsError(err), nil)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), toolsetsKey{}, sets)))
+	})
+}
 
 // hostGuard refuses requests that reach a loopback listener under a name
 // that is neither a loopback name nor the configured public host: a web
@@ -279,6 +325,12 @@ func instrument(m *metrics.Registry, next http.Handler) http.Handler {
 
 // route bounds the label values to the known routes.
 func route(path string) string {
+	if name, ok := strings.CutPrefix(path, "/mcp/x/"); ok {
+		if _, ok := mcpserver.ToolsetNamed(name); ok {
+			return path
+		}
+		return "other"
+	}
 	switch path {
 	case "/mcp", "/healthz", "/readyz", "/metrics", "/",
 		"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-authorization-server",

@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/mcpserver"
 	"github.com/continuo-dev/continuo/internal/metrics"
 	"github.com/continuo-dev/continuo/internal/web"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // tokens is an Authenticator with a fixed table: this tests the HTTP edge;
@@ -32,7 +32,7 @@ func (t tokens) Authenticate(_ context.Context, tok string) (*continuo.Caller, e
 func serve(t *testing.T, ready error) *httptest.Server {
 	t.Helper()
 	h := web.Handler(web.Options{
-		MCP:        mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil),
+		MCP:        mcpserver.New(mcpserver.Options{}),
 		Auth:       tokens{"good": {PrincipalID: "prn_x", GroupID: "grp_x", Scopes: []continuo.Scope{continuo.ScopeSessionsRead}}},
 		Ready:      func(context.Context) error { return ready },
 		Metrics:    metrics.NewRegistry(),
@@ -136,6 +136,18 @@ func TestProbesAndMetrics(t *testing.T) {
 	check(s.URL+"/nope", 404, "")
 	check(s.URL+"/metrics", 200, `continuo_http_requests_total{code="200",route="/healthz"} 1`)
 	check(s.URL+"/metrics", 200, `continuo_http_requests_total{code="404",route="other"} 1`)
+	// A toolset's endpoint is its own route; a path that names no toolset
+	// is refused before any session, and counted as other.
+	for path, status := range map[string]int{"/mcp/x/worker": 200, "/mcp/x/bogus": 400, "/mcp/x/worker,swarm": 400} {
+		req := mcpRequest(t, s.URL, "", "Bearer good")
+		req.URL.Path = path
+		resp, body := get(t, req)
+		if resp.StatusCode != status {
+			t.Errorf("POST %s: %d %s, want %d", path, resp.StatusCode, body, status)
+		}
+	}
+	check(s.URL+"/metrics", 200, `continuo_http_requests_total{code="200",route="/mcp/x/worker"} 1`)
+	check(s.URL+"/metrics", 200, `continuo_http_requests_total{code="400",route="other"} 2`)
 }
 
 // The landing page shows the MCP endpoint as an absolute URL a client can
@@ -152,7 +164,7 @@ func TestLandingURL(t *testing.T) {
 		return string(b)
 	}
 	h := func(public string) http.Handler {
-		return web.Handler(web.Options{MCP: mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil), Auth: tokens{}, PublicURL: public})
+		return web.Handler(web.Options{MCP: mcpserver.New(mcpserver.Options{}), Auth: tokens{}, PublicURL: public})
 	}
 	plain := httptest.NewServer(h(""))
 	defer plain.Close()

@@ -103,26 +103,31 @@ func readContained(dir *os.Root, name string) (string, string) {
 	return string(b), "available"
 }
 
-// WorkflowGuide is the server's instructions, and the workflow.guide
-// material: how a model keeps its work in Continuo. Clients cut
-// instructions at 2,048 characters (CONTRACT.md §1), so it stays under
-// MaxGuideChars, the recovery sequence first; every character sits in a
-// model's context.
-const WorkflowGuide = `Continuo keeps this project's work (decisions, progress, goals, evidence) outside the conversation, so a later one continues it exactly.
-Continuing earlier work (the user asks to continue, resume, pick up):
+// WorkflowGuide is the workflow.guide material, and the server's
+// instructions on an endpoint of the session tools alone: how a model keeps
+// its work in Continuo. Clients cut instructions at 2,048 characters
+// (CONTRACT.md §1), and an endpoint of more toolsets adds a few lines of
+// each (mcpserver.Instructions), so it stays well under MaxGuideChars, the
+// recovery sequence first; every character sits in a model's context.
+const WorkflowGuide = SessionsGuide + "\n" + ErrorsGuide
+
+// SessionsGuide is the guide without the line on errors.
+const SessionsGuide = `Continuo keeps this project's work outside the conversation, so a later one continues it exactly.
+To continue earlier work (the user asks to continue, resume, pick up):
 1. list_projects, then list_sessions(project). If several sessions could be meant, ask the user which (by title); never pick one yourself.
-2. read_session_handoff(session_id). If any section was cut, next_actions[0] is read_session_working_set(session_id): make that call before acting (everything in force, in full), following next_cursor until null.
+2. read_session_handoff(session_id). If it cut anything, next_actions[0] is read_session_working_set(session_id): call it before acting, following next_cursor until null.
 3. Follow the constraints word for word; check basis.complete.
 4. work_on_project(session_id, instruction=what the user asks now).
 New work: work_on_project(project, instruction) once; keep its session_id.
-While working, post_session_message: decision (supersedes=msg_… when it replaces one), guidance (the user's standing instructions, verbatim), progress, todo, risk, question (only what the user must settle; never answer it yourself), answer (the user's reply, reply_to=the question). Name the decisions a todo or the next step depends on by their msg_… id. A fresh delivery_key per post makes a retry safe.
-Before you stop, and whenever the context may be compacted, post the current state: kind=progress, tags=["handoff"]: done and verified, in progress, next, how to verify.
+While working, post_session_message: decision (supersedes=msg_… to replace one), guidance (the user's standing instructions, verbatim), progress, todo, risk, question (only what the user must settle; never answer it yourself), answer (the user's reply, reply_to=the question). Cite the decisions a todo or next step depends on by msg_… id. A fresh delivery_key per post makes a retry safe.
+Before you stop or the context is compacted, post the current state: kind=progress, tags=["handoff"]: done and verified, in progress, next, how to verify.
 Multi-step work: Continuo's create_goal, checkpoint_goal, revise_goal_plan and update_goal (not a client's own goal tools), each with the revision last read (Continuo's get_goal) and a fresh idempotency_key.
-resolve_session_message when a todo, question or risk is settled; close_session when the task is done.
-Notes are reports, not proof: run_validation before relying on "tests pass".
-Never put credentials in notes: they are redacted.
-Swarm worker: chat_swarm_next(ack=true), then chat_swarm_submit(next={ack:true}) per task.
-A failed call returns structuredContent.error = {code, message, retry}; retry says what next: fix_input, wait, reobserve (read the state first), reconcile, retry_same, none.`
+resolve_session_message settles a todo, question or risk; close_session ends a finished task.
+Notes are reports, not proof: run_validation before relying on "tests pass". Never put credentials in notes.`
+
+// ErrorsGuide is the guide's line on errors, which every endpoint's
+// instructions end with.
+const ErrorsGuide = `A failed call has structuredContent.error = {code, message, retry}; retry says what next (reobserve: read the current state first).`
 
 // MaxGuideChars bounds WorkflowGuide, in characters (CONTRACT.md §1).
 const MaxGuideChars = 2048

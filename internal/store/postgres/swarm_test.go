@@ -227,8 +227,8 @@ func TestMigration0009FromV8(t *testing.T) {
 	storetest.CheckMigration0009(t, upgradedFrom(t, 8, storetest.Migration0009Seed))
 }
 
-// Migration 0015 adds compact_blocked, retirement and the idle TTL to
+// Migration 0016 adds compact_blocked, retirement and the idle TTL to
 // workers; SQLite rebuilds the table, whose rows other tables reference.
-func TestMigration0015FromV14(t *testing.T) {
-	storetest.CheckMigration0015(t, upgradedFrom(t, 14, storetest.Migration0015Seed))
+func TestMigration0016FromV15(t *testing.T) {
+	storetest.CheckMigration0016(t, upgradedFrom(t, 15, storetest.Migration0016Seed))
 }

@@ -241,25 +241,25 @@ func (t *Tx) OAuthGrantList(ctx context.Context) ([]continuo.OAuthGrant, error) 
 	return list(t, ctx, scanOAuthGrant, "SELECT "+oauthGrantCols+" FROM oauth_grants ORDER BY id")
 }
 
-const oauthTokenCols = "id, hash, grant_id, kind, created_at, expires_at, used_at, revoked_at"
+const oauthTokenCols = "id, hash, grant_id, kind, created_at, expires_at, used_at, revoked_at, scopes"
 
 func scanOAuthToken(s scanner) (*continuo.OAuthToken, error) {
 	var k continuo.OAuthToken
-	var kind string
+	var kind, scopes string
 	var at, exp int64
 	var used, revoked sql.NullInt64
-	if err := s.Scan(&k.ID, &k.Hash, &k.GrantID, &kind, &at, &exp, &used, &revoked); err != nil {
+	if err := s.Scan(&k.ID, &k.Hash, &k.GrantID, &kind, &at, &exp, &used, &revoked, &scopes); err != nil {
 		return nil, err
 	}
-	k.Kind = continuo.TokenKind(kind)
+	k.Kind, k.Scopes = continuo.TokenKind(kind), splitScopes(scopes)
 	k.CreatedAt, k.ExpiresAt, k.UsedAt, k.RevokedAt = fromMS(at), fromMS(exp), fromNullMS(used), fromNullMS(revoked)
 	return &k, nil
 }
 
 // OAuthTokenCreate implements store.OAuthTx.
 func (t *Tx) OAuthTokenCreate(ctx context.Context, k *continuo.OAuthToken) error {
-	_, err := t.exec(ctx, "INSERT INTO oauth_tokens ("+oauthTokenCols+") VALUES ("+Placeholders(8)+")",
-		k.ID, k.Hash, k.GrantID, string(k.Kind), ms(k.CreatedAt), ms(k.ExpiresAt), msPtr(k.UsedAt), msPtr(k.RevokedAt))
+	_, err := t.exec(ctx, "INSERT INTO oauth_tokens ("+oauthTokenCols+") VALUES ("+Placeholders(9)+")",
+		k.ID, k.Hash, k.GrantID, string(k.Kind), ms(k.CreatedAt), ms(k.ExpiresAt), msPtr(k.UsedAt), msPtr(k.RevokedAt), joinScopes(k.Scopes))
 	return err
 }
 

@@ -325,6 +325,7 @@ func fillOAuth(t testing.TB, s store.Store, principalID string) {
 			return err
 		}
 		refresh, access := newOAuthToken(grant.ID, "refresh", continuo.TokenRefresh), newOAuthToken(grant.ID, "access", continuo.TokenAccess)
+		access.Scopes = []continuo.Scope{continuo.ScopeSessionsRead} // narrowed by a refresh
 		for _, k := range []*continuo.OAuthToken{refresh, access} {
 			if err := tx.OAuthTokenCreate(ctx, k); err != nil {
 				return err

@@ -38,12 +38,12 @@ func CheckMigration0009(t *testing.T, s store.Store) {
 	}
 }
 
-// Migration0015Seed is what a version 14 database holds before migration
-// 0015, in either engine's SQL: a swarm with two workers, each with its
+// Migration0016Seed is what a version 15 database holds before migration
+// 0016, in either engine's SQL: a swarm with two workers, each with its
 // carrier, one of them busy with a task delivered by an attempt, a bound
 // continuation and ledger entries — rows of every table that references
 // workers, which the migration must keep pointing at them.
-var Migration0015Seed = []string{
+var Migration0016Seed = []string{
 	"INSERT INTO groups (id, name, created_at) VALUES ('grp_1', 'g', 0)",
 	`INSERT INTO swarms (id, group_id, created_by, state, worker_limit, policy, revision, created_at, updated_at)
 		VALUES ('swm_1', 'grp_1', 'prn_1', 'active', 8, '{}', 1, 0, 0)`,
@@ -70,11 +70,11 @@ var Migration0015Seed = []string{
 		('wkr_1', 1, 'task_prompt', 'tsk_1', 15, '', 4), ('wkr_2', 0, 'estimate', '', 100, 'chars', 2)`,
 }
 
-// CheckMigration0015 checks a database migrated from Migration0015Seed:
+// CheckMigration0016 checks a database migrated from Migration0016Seed:
 // the workers are as they were, every row that references them still
 // does, and the new columns hold their defaults — not blocked, not
 // retired, the default idle TTL — and take the new states.
-func CheckMigration0015(t *testing.T, s store.Store) {
+func CheckMigration0016(t *testing.T, s store.Store) {
 	t.Helper()
 	ms := func(n int64) time.Time { return time.UnixMilli(n).UTC() }
 	at5, ttl := ms(5), continuo.DefaultWorkerIdleTTL
@@ -89,23 +89,23 @@ func CheckMigration0015(t *testing.T, s store.Store) {
 			ContinuityState: continuo.ContinuitySteady, JoinHash: "join-2", LastSeenAt: ms(3), Revision: 1, CreatedAt: ms(2),
 			UpdatedAt: ms(2), IdleTTL: ttl},
 	}
-	sameList(t, "workers after 0015", listWorkers(t, s, "swm_1"), want, normWorker)
+	sameList(t, "workers after 0016", listWorkers(t, s, "swm_1"), want, normWorker)
 	MustRead(t, s, func(tx store.Tx) error {
 		ctx := t.Context()
 		if c, err := tx.CarrierGet(ctx, "carrier-1"); err != nil || c.WorkerID != "wkr_1" {
-			t.Errorf("carrier-1 after 0015: %v, %v", c, err)
+			t.Errorf("carrier-1 after 0016: %v, %v", c, err)
 		}
 		if a, err := tx.AttemptOf(ctx, "tsk_1", 1); err != nil || a.WorkerID != "wkr_1" || a.State != continuo.AttemptRunning {
-			t.Errorf("the attempt after 0015: %v, %v", a, err)
+			t.Errorf("the attempt after 0016: %v, %v", a, err)
 		}
 		if c, err := tx.ContinuationGet(ctx, "cnt_1"); err != nil || c.WorkerID != "wkr_1" {
-			t.Errorf("the continuation after 0015: %v, %v", c, err)
+			t.Errorf("the continuation after 0016: %v, %v", c, err)
 		}
 		if es, err := tx.LedgerEntries(ctx, "wkr_2", 0); err != nil || len(es) != 1 || es[0].Tokens != 100 {
-			t.Errorf("the ledger after 0015: %v, %v", es, err)
+			t.Errorf("the ledger after 0016: %v, %v", es, err)
 		}
 		if n, err := tx.WorkerCount(ctx, "swm_1"); err != nil || n != 2 {
-			t.Errorf("WorkerCount after 0015 = %d, %v", n, err)
+			t.Errorf("WorkerCount after 0016 = %d, %v", n, err)
 		}
 		return nil
 	})
@@ -115,11 +115,11 @@ func CheckMigration0015(t *testing.T, s store.Store) {
 	w.ContinuityState, w.BlockedReason = continuo.ContinuityCompactBlocked, continuo.BlockedCapsuleTooLarge
 	w.CarrierState, w.RetiredReason, w.RetiredAt, w.Revision = continuo.CarrierRetired, continuo.RetiredIdle, &gone, 2
 	MustWrite(t, s, func(tx store.Tx) error { return tx.WorkerUpdate(t.Context(), &w, 1) })
-	same(t, "the worker blocked and retired after 0015", mustWorker(t, s, "wkr_2"), w, normWorker)
+	same(t, "the worker blocked and retired after 0016", mustWorker(t, s, "wkr_2"), w, normWorker)
 	// A worker of the old schema still refers to its swarm: one of an
 	// unknown swarm is refused.
 	bad := NewSwarmWorker("swm_unknown", "", "x")
 	if err := s.Write(t.Context(), func(tx store.Tx) error { return tx.WorkerCreate(t.Context(), bad) }); err == nil {
-		t.Error("after 0015 a worker of an unknown swarm was accepted: the foreign key is gone")
+		t.Error("after 0016 a worker of an unknown swarm was accepted: the foreign key is gone")
 	}
 }

@@ -667,14 +667,21 @@ func testOAuthTokenCreateGet(t *testing.T, s store.Store) {
 	access.CreatedAt, access.ExpiresAt = Base.Add(time.Second), Base.Add(time.Hour+time.Second+250*time.Millisecond)
 	refresh := newOAuthToken(g.ID, "refresh-1", continuo.TokenRefresh)
 	refresh.ExpiresAt = Base.Add(30 * 24 * time.Hour)
+	// An access token a refresh narrowed holds its own scopes; the others
+	// hold none (the grant's).
+	narrowed := newOAuthToken(g.ID, "access-2", continuo.TokenAccess)
+	narrowed.Scopes = []continuo.Scope{continuo.ScopeSessionsRead}
 	MustWrite(t, s, func(tx store.Tx) error {
-		if err := tx.OAuthTokenCreate(ctx, access); err != nil {
-			return err
+		for _, k := range []*continuo.OAuthToken{access, refresh, narrowed} {
+			if err := tx.OAuthTokenCreate(ctx, k); err != nil {
+				return err
+			}
 		}
-		return tx.OAuthTokenCreate(ctx, refresh)
+		return nil
 	})
 	same(t, "access token", *getOAuthToken(t, s, "access-1"), *access, normOAuthToken)
 	same(t, "refresh token", *getOAuthToken(t, s, "refresh-1"), *refresh, normOAuthToken)
+	same(t, "narrowed access token", *getOAuthToken(t, s, "access-2"), *narrowed, normOAuthToken)
 	_, err := read(t, s, func(tx store.Tx) (*continuo.OAuthToken, error) { return tx.OAuthTokenGetByHash(ctx, "no-such-token") })
 	wantErr(t, err, store.ErrNotFound, "OAuthTokenGetByHash of an unknown hash")
 }

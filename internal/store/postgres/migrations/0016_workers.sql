@@ -1,4 +1,4 @@
--- 0015: a worker can be compact_blocked (CONTRACT.md §8: no rollover can
+-- 0016: a worker can be compact_blocked (CONTRACT.md §8: no rollover can
 -- leave it room to work, blocked_reason says why) and retired (§7: it
 -- left, the owner removed it, or its carrier stayed silent past its
 -- swarm's worker_idle_ttl_secs; retired_reason says which, retired_at
@@ -6,7 +6,7 @@
 -- worker so that the reaper finds the silent ones by one index range
 -- (workers_idle). No other table changes.
 --
--- PostgreSQL translation of internal/store/sqlite/migrations/0015_workers.sql,
+-- PostgreSQL translation of internal/store/sqlite/migrations/0016_workers.sql,
 -- which rebuilds the table (SQLite cannot change a CHECK in place): here
 -- the continuity_state CHECK is replaced and the columns are added, in
 -- the same order.

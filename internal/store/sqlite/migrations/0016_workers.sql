@@ -1,4 +1,4 @@
--- 0015: a worker can be compact_blocked (CONTRACT.md §8: no rollover can
+-- 0016: a worker can be compact_blocked (CONTRACT.md §8: no rollover can
 -- leave it room to work, blocked_reason says why) and retired (§7: it
 -- left, the owner removed it, or its carrier stayed silent past its
 -- swarm's worker_idle_ttl_secs; retired_reason says which, retired_at
@@ -13,7 +13,7 @@
 -- migration's transaction commits only if every reference holds again.
 PRAGMA defer_foreign_keys = ON;
 
-CREATE TEMP TABLE workers_0015 AS SELECT * FROM workers;
+CREATE TEMP TABLE workers_0016 AS SELECT * FROM workers;
 
 DROP TABLE workers;
 
@@ -53,9 +53,9 @@ INSERT INTO workers (id, swarm_id, principal_id, label, epoch, carrier_hash, car
     created_at, updated_at, counted_tokens)
 SELECT id, swarm_id, principal_id, label, epoch, carrier_hash, carrier_source, carrier_state, state,
     continuity_state, current_task_id, join_hash, checkpoint, checkpoint_hash, checkpoint_at, last_seen_at, revision,
-    created_at, updated_at, counted_tokens FROM workers_0015;
+    created_at, updated_at, counted_tokens FROM workers_0016;
 
-DROP TABLE workers_0015;
+DROP TABLE workers_0016;
 
 CREATE INDEX workers_swarm ON workers (swarm_id, id);
 CREATE INDEX workers_compact ON workers (id) WHERE continuity_state = 'compact_required';
