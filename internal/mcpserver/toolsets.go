@@ -170,15 +170,15 @@ var toolToolsets = map[string]Toolsets{
 
 	// A worker's loop, and a new conversation continuing a worker. The
 	// context tools take the worker's carrier: the owner cannot call them.
-	"chat_swarm_join":                 ToolsetWorker,
-	"chat_swarm_next":                 ToolsetWorker,
-	"chat_swarm_ack":                  ToolsetWorker,
-	"chat_swarm_checkpoint":           ToolsetWorker,
-	"chat_swarm_submit":               ToolsetWorker,
-	"chat_swarm_fail":                 ToolsetWorker,
+	"chat_swarm_join":       ToolsetWorker,
+	"chat_swarm_next":       ToolsetWorker,
+	"chat_swarm_ack":        ToolsetWorker,
+	"chat_swarm_checkpoint": ToolsetWorker,
+	"chat_swarm_submit":     ToolsetWorker,
+	"chat_swarm_fail":       ToolsetWorker,
 	// Leaving is the worker's; listed to the owner too, whose conversation
 	// may also carry a worker of another swarm.
-	"chat_swarm_leave": ToolsetWorker | ToolsetSwarm,
+	"chat_swarm_leave":                ToolsetWorker | ToolsetSwarm,
 	"chat_swarm_report_context":       ToolsetWorker,
 	"chat_swarm_context_status":       ToolsetWorker,
 	"chat_swarm_request_continuation": ToolsetWorker,
