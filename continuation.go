@@ -30,6 +30,11 @@ const (
 	PathApproval ContinuationPath = "approval"
 )
 
+var continuationPaths = []ContinuationPath{PathTicket, PathApproval}
+
+// ContinuationPaths lists every continuation path, in order.
+func ContinuationPaths() []ContinuationPath { return slices.Clone(continuationPaths) }
+
 // ContinuationState is a continuation's state: pending → approved → bound,
 // or revoked | expired, or reconcile_required when a carrier operation's
 // outcome is unknown. Version rises by one on every change.

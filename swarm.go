@@ -40,10 +40,25 @@ const (
 	DefaultNextWait   = 20 * time.Second
 	MaxNextWait       = 25 * time.Second
 	DefaultBudgetTok  = 1_050_000
-	DefaultThreshold  = 0.90
-	DefaultReserveTok = 32_000
-	MaxBudgetTokens   = 100_000_000
-	MinCarrierKey     = 22 // bytes of a carrier_key: 128 bits in base64url, or more
+	// DefaultWorkerIdleTTL is how long a worker's carrier may stay silent,
+	// holding no task, before the reaper retires the worker (policy
+	// worker_idle_ttl_secs); MinWorkerIdleTTL and MaxWorkerIdleTTL bound it.
+	DefaultWorkerIdleTTL = 30 * time.Minute
+	MinWorkerIdleTTL     = 2 * time.Minute
+	MaxWorkerIdleTTL     = 7 * 24 * time.Hour
+	// MaxDispatchBatch bounds the tasks of one chat_swarm_dispatch, and
+	// MaxDispatchBatchBytes their prompts and payloads together (one
+	// transaction: it holds SQLite's one writer while it runs).
+	MaxDispatchBatch      = 100
+	MaxDispatchBatchBytes = 512 << 10
+	// MaxCollectBatch bounds the results of one chat_swarm_collect without
+	// a task_id; DefaultCollectBatch is what it takes without a limit.
+	MaxCollectBatch     = 100
+	DefaultCollectBatch = 20
+	DefaultThreshold    = 0.90
+	DefaultReserveTok   = 32_000
+	MaxBudgetTokens     = 100_000_000
+	MinCarrierKey       = 22 // bytes of a carrier_key: 128 bits in base64url, or more
 )
 
 // SwarmState is a swarm's state: active, then closed for good.
@@ -69,17 +84,31 @@ type SwarmPolicy struct {
 	RequeueUnacked     bool       `json:"requeue_unacked"`
 	Compaction         Compaction `json:"compaction"`
 	AutoApproveManaged bool       `json:"auto_approve_managed"`
+	// WorkerIdleTTLSecs is how long a worker's carrier may stay silent,
+	// holding no task, before the worker is retired (idle); 0 in a swarm
+	// created before it existed means DefaultWorkerIdleTTL.
+	WorkerIdleTTLSecs int `json:"worker_idle_ttl_secs,omitempty"`
 }
 
 // DefaultSwarmPolicy is the policy of a swarm created without one.
 func DefaultSwarmPolicy() SwarmPolicy {
 	return SwarmPolicy{LeaseTTLSecs: int(DefaultLeaseTTL / time.Second),
-		Compaction: Compaction{BudgetTokens: DefaultBudgetTok, Threshold: DefaultThreshold, ReserveTokens: DefaultReserveTok}}
+		Compaction:        Compaction{BudgetTokens: DefaultBudgetTok, Threshold: DefaultThreshold, ReserveTokens: DefaultReserveTok},
+		WorkerIdleTTLSecs: int(DefaultWorkerIdleTTL / time.Second)}
 }
 
 // LeaseTTL is how long a claim holds without a checkpoint, an ack or a
 // submit.
 func (p SwarmPolicy) LeaseTTL() time.Duration { return time.Duration(p.LeaseTTLSecs) * time.Second }
+
+// WorkerIdleTTL is how long a worker's carrier may stay silent, holding no
+// task, before the reaper retires the worker.
+func (p SwarmPolicy) WorkerIdleTTL() time.Duration {
+	if p.WorkerIdleTTLSecs == 0 {
+		return DefaultWorkerIdleTTL
+	}
+	return time.Duration(p.WorkerIdleTTLSecs) * time.Second
+}
 
 // Swarm is one owner's pool of workers and tasks, owned by a group.
 type Swarm struct {
@@ -131,6 +160,30 @@ const (
 	ContinuityCompactRequired   ContinuityState = "compact_required"
 	ContinuityPending           ContinuityState = "continuation_pending"
 	ContinuityReconcileRequired ContinuityState = "reconcile_required"
+	// ContinuityCompactBlocked: its context is full and no rollover can
+	// leave it room to work (BlockedReason says why); the owner decides.
+	ContinuityCompactBlocked ContinuityState = "compact_blocked"
+)
+
+// BlockedReason says why a worker is compact_blocked (CONTRACT.md §8).
+type BlockedReason string
+
+// The reasons a worker is compact_blocked.
+const (
+	BlockedCapsuleTooLarge    BlockedReason = "capsule_too_large"    // its capsule does not fit in a quarter of the budget
+	BlockedCarrierStartFailed BlockedReason = "carrier_start_failed" // its replacement carriers did not start
+	BlockedNotRedeemed        BlockedReason = "not_redeemed"         // its replacement carriers started and never redeemed
+)
+
+// RetiredReason says why a worker was retired: its slot is free, and no
+// carrier carries it again.
+type RetiredReason string
+
+// The reasons a worker is retired.
+const (
+	RetiredLeft    RetiredReason = "left"    // its carrier left (chat_swarm_leave)
+	RetiredRemoved RetiredReason = "removed" // the owner removed it (chat_swarm_remove_worker)
+	RetiredIdle    RetiredReason = "idle"    // its carrier stayed silent past the policy's worker_idle_ttl_secs
 )
 
 // CarrierSource is where a carrier's identity came from (CONTRACT.md §2),
@@ -173,7 +226,20 @@ type Worker struct {
 	// swarm service adds as it counts and writes with the worker update it
 	// makes anyway: a next checks pressure without summing the ledger.
 	CountedTokens int64
+	// BlockedReason says why the worker is compact_blocked ("" otherwise).
+	BlockedReason BlockedReason
+	// RetiredReason says why the worker was retired, at RetiredAt ("" and
+	// nil while it is not): a retired worker takes no slot, holds no task
+	// and its carrier is retired.
+	RetiredReason RetiredReason
+	RetiredAt     *time.Time
+	// IdleTTL is its swarm's worker_idle_ttl_secs, kept on the worker so
+	// that the reaper finds the silent ones by one index range.
+	IdleTTL time.Duration
 }
+
+// Retired reports whether the worker was retired.
+func (w *Worker) Retired() bool { return w.RetiredReason != "" }
 
 // Carrier is one binding of a carrier to a worker at an epoch. A carrier
 // hash is bound at most once, ever: a retired carrier never binds again.
@@ -203,6 +269,39 @@ const (
 	TaskCancelled         TaskState = "cancelled"
 	TaskReconcileRequired TaskState = "reconcile_required"
 )
+
+var (
+	swarmStates      = []SwarmState{SwarmActive, SwarmClosed}
+	workerStates     = []WorkerState{WorkerIdle, WorkerBusy}
+	carrierStates    = []CarrierState{CarrierActive, CarrierLost, CarrierRetired}
+	carrierSources   = []CarrierSource{CarrierFromMeta, CarrierFromSession, CarrierFromKey}
+	continuityStates = []ContinuityState{ContinuitySteady, ContinuityCompactRequired, ContinuityPending,
+		ContinuityReconcileRequired, ContinuityCompactBlocked}
+	blockedReasons = []BlockedReason{BlockedCapsuleTooLarge, BlockedCarrierStartFailed, BlockedNotRedeemed}
+	retiredReasons = []RetiredReason{RetiredLeft, RetiredRemoved, RetiredIdle}
+)
+
+// SwarmStates lists every swarm state, in order.
+func SwarmStates() []SwarmState { return slices.Clone(swarmStates) }
+
+// WorkerStates lists every worker state, in order.
+func WorkerStates() []WorkerState { return slices.Clone(workerStates) }
+
+// CarrierStates lists every carrier state a worker shows, in order (a
+// carrier's own row is never lost).
+func CarrierStates() []CarrierState { return slices.Clone(carrierStates) }
+
+// CarrierSources lists every carrier source, in the order they are tried.
+func CarrierSources() []CarrierSource { return slices.Clone(carrierSources) }
+
+// ContinuityStates lists every continuity state, in order.
+func ContinuityStates() []ContinuityState { return slices.Clone(continuityStates) }
+
+// BlockedReasons lists why a worker can be compact_blocked, in order.
+func BlockedReasons() []BlockedReason { return slices.Clone(blockedReasons) }
+
+// RetiredReasons lists why a worker can be retired, in order.
+func RetiredReasons() []RetiredReason { return slices.Clone(retiredReasons) }
 
 var taskStates = []TaskState{TaskQueued, TaskClaimed, TaskRunning, TaskCancelRequested, TaskResultReady,
 	TaskCollected, TaskFailed, TaskCancelled, TaskReconcileRequired}

@@ -79,7 +79,7 @@ func (e *env) wire(o openOptions) (*app, error) {
 	}
 	// It delivers swarm tasks: its reaper settles lost leases and what a
 	// dead server delivered.
-	sopts := swarm.Options{Logger: e.log}
+	sopts := swarm.Options{Logger: e.log, Metrics: a.metrics}
 	if sc := e.cfg.Swarm; sc.Runtime == "process" && o.mcpURL == "" {
 		// A carrier needs a URL to reach: a `continuo serve` on the same
 		// database starts them; this process only says so.

@@ -3,8 +3,11 @@ package e2e
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -25,8 +28,30 @@ import (
 // started (its operation succeeded, its log says it joined); the retired
 // first carrier's submit refused with carrier_fenced; a task dispatched
 // to the worker afterwards run by its newest carrier; each carrier's own
-// context estimate on record; every task run exactly once.
+// context estimate on record; every task run exactly once; and no storm:
+// the carriers the server started are its rollovers plus its retries (one
+// per continuation it prepared), and each epoch ran a task before it
+// rolled over.
+//
+// It runs with two policies: a budget of 2,000 tokens whose threshold two
+// of the 600-token prompts reach, and a small budget of 4,000 tokens
+// whose threshold (1,000) the reserve (500), the capsule and one prompt
+// reach: every task trips it, and each new epoch takes its one task before
+// it rolls over again — as many carriers as tasks, never more.
 func TestAutoCompact(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		compact   map[string]any
+		minEpochs int
+	}{
+		{"budget 2000", map[string]any{"budget_tokens": 2000, "threshold": 0.5, "reserve_tokens": 0}, 2},
+		{"budget 4000", map[string]any{"budget_tokens": 4000, "threshold": 0.25, "reserve_tokens": 500}, 5},
+	} {
+		t.Run(c.name, func(t *testing.T) { autoCompact(t, c.compact, c.minEpochs) })
+	}
+}
+
+func autoCompact(t *testing.T, compaction map[string]any, minEpochs int) {
 	model := providertest.NewServer(t, providertest.Script{Deltas: []string{"Looks ", "good."}, APIKey: fakeKey})
 	config := delegationConfig(t, map[string]string{"chat": "openai-chat " + model.BaseURL()})
 	f, err := os.OpenFile(config, os.O_APPEND|os.O_WRONLY, 0)
@@ -38,9 +63,7 @@ func TestAutoCompact(t *testing.T) {
 	dd := dataDir(t, "sqlite")
 	srv := startEnv(t, dd, gitRepo(t), []string{"E2E_MODEL_KEY=" + fakeKey}, "--config", config)
 	owner := connectAt(t, at(srv.URL, "swarm"), srv.Admin, "2025-11-25")
-	// 1,000 tokens trip it: two of the 600-token prompts below.
-	created := must(t, owner, "chat_swarm_create", map[string]any{"worker_limit": 1,
-		"policy": map[string]any{"compaction": map[string]any{"budget_tokens": 2000, "threshold": 0.5, "reserve_tokens": 0}}})
+	created := must(t, owner, "chat_swarm_create", map[string]any{"worker_limit": 1, "policy": map[string]any{"compaction": compaction}})
 	swarmID := created["swarm"].(map[string]any)["swarm_id"].(string)
 	// The test names the first carrier's key, so that it can speak as that
 	// carrier once the carrier is retired.
@@ -78,8 +101,9 @@ func TestAutoCompact(t *testing.T) {
 	}
 	w := settled(t, owner, swarmID)
 	workerID, epoch := w["worker_id"].(string), w["epoch"].(float64)
-	if epoch < 2 {
-		t.Fatalf("after %d tasks of 600 tokens with a 1,000-token threshold the worker is at epoch %v, want at least 2 rollovers", tasks, epoch)
+	if epoch < float64(minEpochs) || epoch > tasks {
+		t.Fatalf("after %d tasks of 600 tokens with %v the worker is at epoch %v, want %d..%d rollovers (one task at least in each epoch)",
+			tasks, compaction, epoch, minEpochs, tasks)
 	}
 	carrierLog = filepath.Join(dd, "carriers", workerID+".log")
 
@@ -120,6 +144,15 @@ func TestAutoCompact(t *testing.T) {
 	// the swarm closes, each one before it when replaced. A carrier that
 	// stops prints why and exits 0; one that fails prints no such line.
 	log := waitLog(t, carrierLog, "continuo worker: stopped (", int(epoch))
+	// No storm: the carriers started are the planner's rollovers plus its
+	// retries, as its log and /metrics count them.
+	started := strings.Count(srv.stderr.String(), "a replacement carrier started")
+	m := scrape(t, srv.Base)
+	if started != int(epoch) || m[`continuo_swarm_carrier_starts_total{outcome="started"}`] != epoch ||
+		m["continuo_swarm_rollovers_total"]+m["continuo_swarm_carrier_retries_total"] != epoch ||
+		m["continuo_swarm_continuations_bound_total"] != epoch || m["continuo_swarm_workers_compact_blocked"] != 0 {
+		t.Errorf("%d carriers started (log) for %v rollovers; metrics %v", started, epoch, m)
+	}
 	srv.stop()
 	stopped = true
 
@@ -211,6 +244,18 @@ func TestAutoCompact(t *testing.T) {
 		t.Errorf("%d started carriers stopped, %d of them replaced; want %v, %v and the newest closed:\n%s", n, replaced, epoch, epoch-1, log)
 	}
 
+	// Each epoch ran a task before it rolled over: the capsule alone never
+	// made it compact_required.
+	for e := float64(0); e < epoch; e++ {
+		ran := false
+		for _, at := range rows["attempts"] {
+			ran = ran || at["epoch"] == e
+		}
+		if !ran {
+			t.Errorf("epoch %v rolled over without a task", e)
+		}
+	}
+
 	// Each carrier reports its own context estimate, labelled as one: the
 	// newest epoch's ledger (the one kept in full) holds its carrier's.
 	estimates := 0
@@ -223,4 +268,32 @@ func TestAutoCompact(t *testing.T) {
 		t.Errorf("%d estimates of the newest carrier in the ledger: %v", estimates, rows["context_ledger"])
 	}
 	t.Logf("%d tasks, worker at epoch %v after as many automatic rollovers", len(keys), epoch)
+}
+
+// scrape reads the swarm's series from a server's /metrics: each sample's
+// name (with its labels) and value.
+func scrape(t *testing.T, base string) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		name, value, ok := strings.Cut(line, " ")
+		if !ok || !strings.HasPrefix(name, "continuo_swarm_") {
+			continue
+		}
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			t.Fatalf("/metrics: %q", line)
+		}
+		out[name] = v
+	}
+	return out
 }

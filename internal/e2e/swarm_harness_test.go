@@ -159,6 +159,9 @@ type swarmWorker struct {
 	spare      *mcp.ClientSession
 	calls      int
 	checkpoint bool
+	// short runs the one-call loop: next with ack for the first task,
+	// then the submit of each takes the next (submit's next, with ack).
+	short bool
 }
 
 // joinSwarm joins a new worker to a swarm with its invite.
@@ -212,11 +215,90 @@ func (w *swarmWorker) stop(step, task string) {
 	<-ctx.Done()
 }
 
-// run loops next → ack → execute → submit until the swarm closes. A call
-// lost with its server is taken up again where the worker stands: a lost
-// next or ack from the top (next re-delivers a task the worker still
-// holds), a lost submit by submitting again (a safe replay).
+// run loops until the swarm closes: the one-call loop when w.short, else
+// next → ack → execute → submit.
 func (w *swarmWorker) run(ctx context.Context, l *ledger) error {
+	if w.short {
+		return w.runShort(ctx, l)
+	}
+	return w.runLong(ctx, l)
+}
+
+// runShort is the one-call loop: next with ack (the task is running when
+// it comes), execute, then submit with next (ack): its answer is the next
+// task. A call lost with its server is made again as it was: a lost next
+// re-delivers the task the worker holds, a lost submit with next replays
+// the submit and re-delivers the same next task.
+func (w *swarmWorker) runShort(ctx context.Context, l *ledger) error {
+	fail := func(step string, r result) error { return fmt.Errorf("worker %d: %s: %v", w.n, step, r.Data) }
+	var n map[string]any // the next answer to act on; nil: ask next
+	for {
+		if n == nil {
+			r, lost, err := w.call(ctx, "chat_swarm_next", w.args("wait_secs", 25, "ack", true))
+			switch {
+			case err != nil:
+				return err
+			case lost:
+				continue
+			case r.IsError:
+				return fail("next", r)
+			}
+			n = r.Data
+		}
+		switch n["state"] {
+		case "closed":
+			return nil
+		case "idle":
+			n = nil
+			continue
+		case "task":
+		default:
+			return fmt.Errorf("worker %d: next: %v", w.n, n)
+		}
+		task := n["task"].(map[string]any)
+		id, attempt, prompt := task["task_id"].(string), task["attempt_id"].(string), task["prompt"].(string)
+		if task["state"] != "running" && task["state"] != "cancel_requested" {
+			return fmt.Errorf("worker %d: next with ack delivered %v", w.n, task)
+		}
+		w.got++
+		l.delivered(delivery{task: id, attempt: attempt, worker: w.id, redelivery: n["redelivery"] == true})
+		w.stop("claimed", id)
+		out := swarmResult(prompt, w.id)
+		if err := l.executed(execution{task: id, attempt: attempt, worker: w.id, result: out}); err != nil {
+			return err
+		}
+		w.stop("executed", id)
+		var r result
+		for lost := true; lost; {
+			var err error
+			r, lost, err = w.call(ctx, "chat_swarm_submit", w.args("task_id", id, "result", out, "next", map[string]any{"ack": true, "wait_secs": 25}))
+			if err != nil {
+				return err
+			}
+		}
+		n = nil
+		switch {
+		case !r.IsError:
+			l.acknowledged(id)
+			if next, ok := r.Data["next"].(map[string]any); ok {
+				n = next
+			} else if r.Data["next_error"] == nil {
+				return fail("submit "+id+" without next", r)
+			}
+		case w.faults && r.code() == "reconcile_required":
+			// The task went into doubt when its server died: the owner
+			// settles it from what the worker did (the ledger).
+		default:
+			return fail("submit "+id, r)
+		}
+	}
+}
+
+// runLong loops next → ack → execute → submit until the swarm closes. A
+// call lost with its server is taken up again where the worker stands: a
+// lost next or ack from the top (next re-delivers a task the worker still
+// holds), a lost submit by submitting again (a safe replay).
+func (w *swarmWorker) runLong(ctx context.Context, l *ledger) error {
 	fail := func(step string, r result) error { return fmt.Errorf("worker %d: %s: %v", w.n, step, r.Data) }
 	for {
 		r, lost, err := w.call(ctx, "chat_swarm_next", w.args("wait_secs", 25))
@@ -352,6 +434,74 @@ func (o *swarmOwner) dispatch(ctx context.Context, l *ledger, n, window int) err
 		}
 		return nil
 	})
+}
+
+// dispatchBatches dispatches tasks 0..n-1 in batches of up to 100 (one
+// call each), with at most window of them not yet delivered. A batch lost
+// with its server is sent again as it was: it replays.
+func (o *swarmOwner) dispatchBatches(ctx context.Context, l *ledger, n, window int) error {
+	for start := 0; start < n; start += 100 {
+		end := min(start+100, n)
+		if err := l.waitDeliveries(ctx, end-window); err != nil {
+			return err
+		}
+		var tasks []map[string]any
+		for i := start; i < end; i++ {
+			tasks = append(tasks, map[string]any{"task_key": fmt.Sprintf("k%d", i), "prompt": swarmPrompt(i)})
+		}
+		r, err := o.call(ctx, "chat_swarm_dispatch", map[string]any{"tasks": tasks})
+		if err != nil {
+			return err
+		}
+		got, _ := r.Data["tasks"].([]any)
+		if r.IsError || len(got) != len(tasks) {
+			return fmt.Errorf("dispatch %d..%d: %v", start, end-1, r.Data)
+		}
+		o.mu.Lock()
+		for i, x := range got {
+			o.ids[tasks[i]["task_key"].(string)] = x.(map[string]any)["task_id"].(string)
+		}
+		o.mu.Unlock()
+	}
+	return nil
+}
+
+// collectReady collects every ready result, 100 a call, each call waiting
+// for the first, until n tasks are collected: each result must be what
+// the task's one execution submitted. Each call has its own key: one lost
+// with its server is made again with it, and returns what it took.
+func (o *swarmOwner) collectReady(ctx context.Context, l *ledger, n int) error {
+	for call := 0; o.count() < n; call++ {
+		r, err := o.call(ctx, "chat_swarm_collect", map[string]any{"wait_secs": 25, "limit": 100, "idempotency_key": fmt.Sprint("collect ", call)})
+		if err != nil {
+			return err
+		}
+		if r.IsError {
+			return fmt.Errorf("collect: %v", r.Data)
+		}
+		tasks, _ := r.Data["tasks"].([]any)
+		for _, x := range tasks {
+			task := x.(map[string]any)
+			id, got := task["task_id"].(string), task["result"].(string)
+			e, ok := l.execution(id)
+			switch {
+			case task["state"] != "collected":
+				return fmt.Errorf("collect %s: %v", id, task)
+			case !ok || got != e.result:
+				return fmt.Errorf("task %s collected with result %q; its execution submitted %q", id, got, e.result)
+			}
+			o.mu.Lock()
+			if _, twice := o.collected[id]; twice {
+				o.mu.Unlock()
+				return fmt.Errorf("task %s collected twice", id)
+			}
+			o.collected[id] = got
+			close(o.changed)
+			o.changed = make(chan struct{})
+			o.mu.Unlock()
+		}
+	}
+	return nil
 }
 
 // parallel runs fn(0..n-1) at once and returns their errors.

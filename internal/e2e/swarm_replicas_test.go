@@ -40,7 +40,7 @@ func TestSwarmReplicas(t *testing.T) {
 		srv := []*server{r1, r2}[i%2]
 		r := newRoute(c.ctx, srv.Base, workerTok)
 		w := joinSwarm(t, dialRoute(t, r, srv.Base, "worker"), o.swarmID, o.invite, i, "")
-		w.route, w.faults = r, true
+		w.route, w.faults, w.short = r, true, i%2 == 1
 		workers = append(workers, w)
 		if srv == r2 {
 			onR2, r2ids[w.id] = append(onR2, w), true
@@ -51,11 +51,11 @@ func TestSwarmReplicas(t *testing.T) {
 
 	l := newLedger(tasks)
 	t0 := time.Now()
-	c.spawn(func(ctx context.Context) error { return o.dispatch(ctx, l, tasks, 256) })
+	c.spawn(func(ctx context.Context) error { return o.dispatchBatches(ctx, l, tasks, 256) })
 	for _, w := range workers {
 		c.spawn(func(ctx context.Context) error { return w.run(ctx, l) })
 	}
-	c.spawn(func(ctx context.Context) error { return o.collect(ctx, l, tasks) })
+	c.spawn(func(ctx context.Context) error { return o.collectReady(ctx, l, tasks) })
 
 	c.await(t, claimed.held)
 	c.await(t, executed.held)

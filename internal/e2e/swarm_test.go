@@ -16,9 +16,11 @@ const swarmWorkers = 8
 
 // TestSwarmExactlyOnce: one owner and eight worker conversations, each its
 // own stateful MCP session, run 2,000 tasks on a real server: the owner
-// dispatches while the workers loop next → ack → execute → submit, and
-// collects each result as it is ready. Every task is executed exactly
-// once and collected with the result its worker submitted.
+// dispatches them 100 a call while the workers work them — half in the
+// one-call loop (next with ack, then each submit takes the next task),
+// half in next → ack → execute → submit — and collects the ready results
+// 100 a call, each call waiting for the first. Every task is executed
+// exactly once and collected with the result its worker submitted.
 func TestSwarmExactlyOnce(t *testing.T) { eachEngine(t, swarmExactlyOnce) }
 
 func swarmExactlyOnce(t *testing.T, engine string) {
@@ -29,17 +31,19 @@ func swarmExactlyOnce(t *testing.T, engine string) {
 	o := createSwarm(t, connectAt(t, at(srv.URL, "swarm"), ownerTok, "2025-11-25"), nil, swarmWorkers, nil)
 	var workers []*swarmWorker
 	for i := range swarmWorkers {
-		workers = append(workers, joinSwarm(t, connectAt(t, at(srv.URL, "worker"), workerTok, "2025-11-25"), o.swarmID, o.invite, i, ""))
+		w := joinSwarm(t, connectAt(t, at(srv.URL, "worker"), workerTok, "2025-11-25"), o.swarmID, o.invite, i, "")
+		w.short = i%2 == 1
+		workers = append(workers, w)
 	}
 	l := newLedger(tasks)
 	t0 := time.Now()
 	c := newCrew(t, 4*time.Minute)
-	c.spawn(func(ctx context.Context) error { return o.dispatch(ctx, l, tasks, 256) })
+	c.spawn(func(ctx context.Context) error { return o.dispatchBatches(ctx, l, tasks, 256) })
 	for _, w := range workers {
 		c.spawn(func(ctx context.Context) error { return w.run(ctx, l) })
 	}
 	c.spawn(func(ctx context.Context) error {
-		if err := o.collect(ctx, l, tasks); err != nil {
+		if err := o.collectReady(ctx, l, tasks); err != nil {
 			return err
 		}
 		return o.close(ctx)

@@ -32,7 +32,10 @@ import (
 //	                 set NAME of enumSets, in its order
 //
 // A field without omitempty in its json tag is required. An optional number
-// whose absence must be told from 0 (a default applies) is a pointer.
+// whose absence must be told from 0 (a default applies) is a pointer. The
+// tags of a nested struct (an object argument, or the items of an array of
+// objects) are read the same way, and a nested field is named by its path
+// ("evidence.ref", "tasks[3].prompt").
 
 // enumSets are the closed sets an enum tag can name. Each comes from its one
 // source, the root package's ordered list (or, for context materials, the
@@ -55,6 +58,8 @@ var enumSets = map[string][]string{
 	"decision":      strs(swarm.Decisions()),
 	"disposition":   strs(swarm.Dispositions()),
 	"effect":        {string(swarm.EffectNone), string(swarm.EffectMaybe)},
+	"nextstate":     strs(swarm.NextStates()),
+	"runtime":       {swarm.RuntimeManual, swarm.RuntimeProcess},
 }
 
 // checkEnum checks a value of a nested argument (which the tags of the
@@ -107,7 +112,7 @@ func decode[In any](raw json.RawMessage) (*In, error) {
 	if err := exactNames(trimmed, reflect.TypeFor[In](), ""); err != nil {
 		return nil, err
 	}
-	if err := validate(reflect.ValueOf(in).Elem()); err != nil {
+	if err := validate(reflect.ValueOf(in).Elem(), ""); err != nil {
 		return nil, err
 	}
 	return in, nil
@@ -248,20 +253,47 @@ func fieldOf(sf reflect.StructField) (field, bool) {
 	return f, true
 }
 
-func validate(v reflect.Value) error {
+// validate checks every argument field of struct value v against its
+// tags, and the fields of nested structs (objects, items of arrays of
+// objects) against theirs; prefix is v's path ("" at the top).
+func validate(v reflect.Value, prefix string) error {
 	for _, f := range fieldsOf(v.Type()) {
-		if err := f.check(v.Field(f.index)); err != nil {
+		fv := v.Field(f.index)
+		if err := f.check(prefix+f.name, fv); err != nil {
 			return err
+		}
+		if fv.Kind() == reflect.Pointer {
+			if fv.IsNil() {
+				continue
+			}
+			fv = fv.Elem()
+		}
+		switch {
+		case nested(fv.Type()):
+			if err := validate(fv, prefix+f.name+"."); err != nil {
+				return err
+			}
+		case fv.Kind() == reflect.Slice && nested(fv.Type().Elem()):
+			for i := 0; i < fv.Len(); i++ {
+				if err := validate(fv.Index(i), fmt.Sprintf("%s%s[%d].", prefix, f.name, i)); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil
 }
 
-func (f field) check(v reflect.Value) error {
+// nested reports whether t is an object argument whose fields are
+// arguments too: a struct, but not a JSON value kept as sent.
+func nested(t reflect.Type) bool { return t.Kind() == reflect.Struct }
+
+// check checks one field's value; name is its path.
+func (f field) check(name string, v reflect.Value) error {
 	if v.Kind() == reflect.Pointer {
 		if v.IsNil() { // absent, or null: the default applies
 			if f.required {
-				return continuo.Invalid(f.name, "is required")
+				return continuo.Invalid(name, "is required")
 			}
 			return nil
 		}
@@ -272,34 +304,37 @@ func (f field) check(v reflect.Value) error {
 		s := v.String()
 		if s == "" {
 			if f.required {
-				return continuo.Invalid(f.name, "is required")
+				return continuo.Invalid(name, "is required")
 			}
 			return nil
 		}
 		if f.hasLimit && (int64(len(s)) < f.min || int64(len(s)) > f.max) {
-			return continuo.Invalid(f.name, "must be %d..%d bytes, got %d", f.min, f.max, len(s)).With("limit", f.max)
+			return continuo.Invalid(name, "must be %d..%d bytes, got %d", f.min, f.max, len(s)).With("limit", f.max)
 		}
-		return f.checkEnum(f.name, s)
+		return f.checkEnum(name, s)
 	case reflect.Int, reflect.Int64:
 		n := v.Int()
 		if f.hasLimit && (n < f.min || n > f.max) {
-			return continuo.Invalid(f.name, "must be %d..%d, got %d", f.min, f.max, n).With("limit", f.max)
+			return continuo.Invalid(name, "must be %d..%d, got %d", f.min, f.max, n).With("limit", f.max)
 		}
 	case reflect.Slice:
+		if v.Len() == 0 && !f.required {
+			return nil // absent: an optional list
+		}
 		if f.hasLimit && (int64(v.Len()) < f.min || int64(v.Len()) > f.max) {
-			return continuo.Invalid(f.name, "must have %d..%d items, got %d", f.min, f.max, v.Len()).With("limit", f.max)
+			return continuo.Invalid(name, "must have %d..%d items, got %d", f.min, f.max, v.Len()).With("limit", f.max)
 		}
 		for i := 0; i < v.Len(); i++ {
 			e := v.Index(i)
 			if e.Kind() != reflect.String {
 				continue
 			}
-			name := fmt.Sprintf("%s[%d]", f.name, i)
+			item := fmt.Sprintf("%s[%d]", name, i)
 			s := e.String()
 			if s == "" || (f.each > 0 && len(s) > f.each) {
-				return continuo.Invalid(name, "must be 1..%d bytes", f.each).With("limit", f.each)
+				return continuo.Invalid(item, "must be 1..%d bytes", f.each).With("limit", f.each)
 			}
-			if err := f.checkEnum(name, s); err != nil {
+			if err := f.checkEnum(item, s); err != nil {
 				return err
 			}
 		}
@@ -329,24 +364,47 @@ func inputSchema[In any]() *jsonschema.Schema {
 	}
 	// An argument sent as null is taken as absent; nothing needs null.
 	portable(s, false)
-	for _, f := range fieldsOf(reflect.TypeFor[In]()) {
+	withTags(s, reflect.TypeFor[In](), true, nil)
+	return s
+}
+
+// withTags adds the bounds and closed sets of struct type t's tags to its
+// schema s, and those of its nested structs to theirs: limits (bounds=true,
+// inputs) and enums (both; a result's closed sets are enums too). Types in
+// fixed have a schema of their own, shared by every tool: it is left as it
+// is.
+func withTags(s *jsonschema.Schema, t reflect.Type, bounds bool, fixed map[reflect.Type]*jsonschema.Schema) {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if s == nil || t.Kind() != reflect.Struct || fixed[t] != nil {
+		return
+	}
+	for _, f := range fieldsOf(t) {
 		p := s.Properties[f.name]
 		if p == nil {
 			continue
 		}
+		ft := t.Field(f.index).Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
 		target := p
 		if p.Type == "array" && p.Items != nil {
-			if f.hasLimit {
+			if bounds && f.hasLimit {
 				p.MaxItems = intp(f.max)
 				if f.min > 0 {
 					p.MinItems = intp(f.min)
 				}
 			}
 			target = p.Items
-			if f.each > 0 {
+			if bounds && f.each > 0 {
 				target.MaxLength = intp(int64(f.each))
 			}
-		} else if f.hasLimit {
+			if ft.Kind() == reflect.Slice {
+				withTags(p.Items, ft.Elem(), bounds, fixed)
+			}
+		} else if bounds && f.hasLimit {
 			switch p.Type {
 			case "string":
 				// Schema lengths count characters; the server counts bytes,
@@ -366,11 +424,15 @@ func inputSchema[In any]() *jsonschema.Schema {
 				}
 			}
 		}
-		for _, e := range f.enum {
-			target.Enum = append(target.Enum, e)
+		if ft.Kind() == reflect.Struct {
+			withTags(p, ft, bounds, fixed)
+		}
+		if fixed[ft] == nil && len(target.Enum) == 0 {
+			for _, e := range f.enum {
+				target.Enum = append(target.Enum, e)
+			}
 		}
 	}
-	return s
 }
 
 func intp(n int64) *int { i := int(n); return &i }

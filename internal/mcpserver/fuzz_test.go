@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -40,7 +41,8 @@ func TestEnumSets(t *testing.T) {
 		"listkind": listKindsEnum, "order": orderEnum, "goallifecycle": goalLifecycle, "goalend": goalEndEnum,
 		"decision":  {"requeue", "failed", "result_ready"},
 		"taskstate": strs(continuo.TaskStates()), "disposition": {"no_effect", "applied", "unknown"}, "effect": {"none", "unknown"},
-		"contdecision": {"no_effect", "applied"}, "reportsource": {"host_exact", "estimate"}}
+		"contdecision": {"no_effect", "applied"}, "reportsource": {"host_exact", "estimate"},
+		"nextstate": {"task", "idle", "compact_required", "continued", "closed"}, "runtime": {"manual", "process"}}
 	if len(enumSets) != len(want) {
 		t.Errorf("enumSets has %d sets, want %d", len(enumSets), len(want))
 	}
@@ -197,8 +199,9 @@ func checkHandoff(in *ReadSessionHandoffArgs) violations {
 }
 
 // fieldRE is what details.field may look like: an argument name, or an
-// item of one ("tags[3]").
-var fieldRE = regexp.MustCompile(`^[^\[\]]+(\[[0-9]+\])?$`)
+// item of one ("tags[3]"), or a path to a nested one ("tasks[3].prompt",
+// "next.wait_secs").
+var fieldRE = regexp.MustCompile(`^[^\[\].]+(\[[0-9]+\])?(\.[^\[\].]+(\[[0-9]+\])?)*$`)
 
 // checkDecode decodes raw as In and checks the outcome.
 func checkDecode[In any](t *testing.T, raw []byte, check func(*In) violations) {
@@ -299,6 +302,119 @@ var seedsListMessages = []string{
 	`{"session_id":"~s1","status":"closed"}`,
 }
 
+// The swarm's argument forms of the one-call protocol: a batch dispatch,
+// next with ack, submit with next, collect of the ready results, leave
+// and remove_worker.
+
+func checkDispatch(in *SwarmDispatchArgs) violations {
+	var v violations
+	v.str("swarm_id", in.SwarmID, true, 64)
+	v.str("task_key", in.TaskKey, false, 128)
+	v.str("prompt", in.Prompt, false, 65536)
+	v.str("preferred_worker_id", in.PreferredWorkerID, false, 64)
+	if in.Tasks != nil && (len(in.Tasks) < 1 || len(in.Tasks) > 100) && len(in.Tasks) != 0 {
+		v = append(v, "tasks has a bad number of items")
+	}
+	for i, it := range in.Tasks {
+		v.str(fmt.Sprintf("tasks[%d].task_key", i), it.TaskKey, true, 128)
+		v.str(fmt.Sprintf("tasks[%d].prompt", i), it.Prompt, true, 65536)
+		v.str(fmt.Sprintf("tasks[%d].preferred_worker_id", i), it.PreferredWorkerID, false, 64)
+	}
+	return v
+}
+
+func checkWorkerRef(v *violations, workerID string, epoch *int64, key string) {
+	v.str("worker_id", workerID, true, 64)
+	if epoch == nil || *epoch < 0 || *epoch > 1_000_000_000 {
+		*v = append(*v, "epoch missing or out of range")
+	}
+	if key != "" && (len(key) < 22 || len(key) > 128) {
+		*v = append(*v, "carrier_key out of bounds")
+	}
+}
+
+func checkNext(in *SwarmNextArgs) violations {
+	var v violations
+	checkWorkerRef(&v, in.WorkerID, in.Epoch, in.CarrierKey)
+	v.optNum("wait_secs", in.WaitSecs, 0, 25)
+	return v
+}
+
+func checkSubmit(in *SwarmSubmitArgs) violations {
+	var v violations
+	checkWorkerRef(&v, in.WorkerID, in.Epoch, in.CarrierKey)
+	v.str("task_id", in.TaskID, true, 64)
+	v.str("result", in.Result, true, 262144)
+	if in.Next != nil {
+		v.optNum("next.wait_secs", in.Next.WaitSecs, 0, 25)
+	}
+	return v
+}
+
+func checkCollect(in *SwarmCollectArgs) violations {
+	var v violations
+	v.str("swarm_id", in.SwarmID, true, 64)
+	v.str("task_id", in.TaskID, false, 64)
+	v.optNum("wait_secs", in.WaitSecs, 0, 25)
+	v.optNum("limit", in.Limit, 1, 100)
+	v.str("idempotency_key", in.IdempotencyKey, false, 128)
+	return v
+}
+
+func checkLeave(in *SwarmLeaveArgs) violations {
+	var v violations
+	checkWorkerRef(&v, in.WorkerID, in.Epoch, in.CarrierKey)
+	return v
+}
+
+func checkRemove(in *SwarmWorkerArgs) violations {
+	var v violations
+	v.str("swarm_id", in.SwarmID, true, 64)
+	v.str("worker_id", in.WorkerID, true, 64)
+	return v
+}
+
+var seedsSwarm = []string{
+	`{"swarm_id":"swm_1","task_key":"k","prompt":"p"}`,
+	`{"swarm_id":"swm_1","tasks":[{"task_key":"a","prompt":"p"},{"task_key":"b","prompt":"q","payload":{"n":1},"preferred_worker_id":"wkr_1"}]}`,
+	`{"swarm_id":"swm_1","tasks":[]}`,
+	`{"swarm_id":"swm_1","tasks":[{"task_key":"a"}]}`,
+	`{"swarm_id":"swm_1","tasks":[{"task_key":"a","prompt":"p","bogus":1}]}`,
+	`{"swarm_id":"swm_1","tasks":[{"task_key":"","prompt":"p"}]}`,
+	`{"swarm_id":"swm_1","tasks":[{"TASK_KEY":"a","prompt":"p"}]}`,
+	`{"swarm_id":"swm_1","tasks":"a"}`,
+	`{"swarm_id":"swm_1","tasks":[1,2]}`,
+	`{"swarm_id":"swm_1","tasks":[null]}`,
+	`{"swarm_id":"swm_1","tasks":[{"task_key":"` + strings.Repeat("k", 129) + `","prompt":"p"}]}`,
+	`{"worker_id":"wkr_1","epoch":0,"ack":true,"wait_secs":25}`,
+	`{"worker_id":"wkr_1","epoch":0,"ack":"yes"}`,
+	`{"worker_id":"wkr_1","epoch":3,"task_id":"tsk_1","result":"r","next":{"ack":true,"wait_secs":0}}`,
+	`{"worker_id":"wkr_1","epoch":3,"task_id":"tsk_1","result":"r","next":{}}`,
+	`{"worker_id":"wkr_1","epoch":3,"task_id":"tsk_1","result":"r","next":{"wait_secs":26}}`,
+	`{"worker_id":"wkr_1","epoch":3,"task_id":"tsk_1","result":"r","next":{"bogus":1}}`,
+	`{"worker_id":"wkr_1","epoch":3,"task_id":"tsk_1","result":"r","next":null}`,
+	`{"worker_id":"wkr_1","epoch":3,"task_id":"tsk_1","result":"r","next":[true]}`,
+	`{"swarm_id":"swm_1","wait_secs":25,"limit":100,"idempotency_key":"k"}`,
+	`{"swarm_id":"swm_1","limit":0}`,
+	`{"swarm_id":"swm_1","task_id":"tsk_1"}`,
+	`{"worker_id":"wkr_1","epoch":0,"carrier_key":"` + strings.Repeat("c", 22) + `"}`,
+	`{"swarm_id":"swm_1","worker_id":"wkr_1"}`,
+}
+
+// FuzzDecodeSwarm feeds the one-call protocol's argument forms, and
+// anything else, to their decoders.
+func FuzzDecodeSwarm(f *testing.F) {
+	addSeeds(f, seedsCommon, seedsSwarm)
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		checkDecode(t, raw, checkDispatch)
+		checkDecode(t, raw, checkNext)
+		checkDecode(t, raw, checkSubmit)
+		checkDecode(t, raw, checkCollect)
+		checkDecode(t, raw, checkLeave)
+		checkDecode(t, raw, checkRemove)
+	})
+}
+
 func addSeeds(f *testing.F, sets ...[]string) {
 	for _, set := range sets {
 		for _, s := range set {
@@ -324,7 +440,7 @@ func FuzzDecodeListMessages(f *testing.F) {
 
 // FuzzDecodeAll feeds the same bytes to every argument type.
 func FuzzDecodeAll(f *testing.F) {
-	addSeeds(f, seedsCommon, seedsPost, seedsWorkOn, seedsListMessages, []string{
+	addSeeds(f, seedsCommon, seedsPost, seedsWorkOn, seedsListMessages, seedsSwarm, []string{
 		`{"project":"p","lifecycle":"active","offset":5,"limit":50}`,
 		`{"project":"p","limit":51}`,
 		`{"project":"p","offset":-1}`,
@@ -342,6 +458,9 @@ func FuzzDecodeAll(f *testing.F) {
 		checkDecode(t, raw, checkResolve)
 		checkDecode(t, raw, checkHandoff)
 		checkDecode(t, raw, func(*ListProjectsArgs) violations { return nil })
+		checkDecode(t, raw, checkDispatch)
+		checkDecode(t, raw, checkSubmit)
+		checkDecode(t, raw, checkCollect)
 	})
 }
 

@@ -180,6 +180,17 @@ func testSwarmGroupIsolation(t *testing.T) {
 		{tool: "chat_swarm_report_context", by: bobSl, theirs: as(y.id, y.key, "tokens", 1<<30, "source", "host_exact"),
 			none: as(noWorker, y.key, "tokens", 1<<30, "source", "host_exact")},
 		{tool: "chat_swarm_context_status", by: bobSl, theirs: as(y.id, y.key), none: as(noWorker, y.key)},
+		// The one-call protocol's forms, and retiring a worker.
+		{tool: "chat_swarm_dispatch", name: "tasks", theirs: obj{"swarm_id": aID, "tasks": []obj{{"task_key": "held", "prompt": "p"}}},
+			none: obj{"swarm_id": noSwarm, "tasks": []obj{{"task_key": "held", "prompt": "p"}}}},
+		{tool: "chat_swarm_next", name: "ack", by: bobSl, theirs: as(y.id, y.key, "ack", true, "wait_secs", 0), none: as(noWorker, y.key, "ack", true, "wait_secs", 0)},
+		{tool: "chat_swarm_submit", name: "with next", by: bobSl, theirs: as(y.id, y.key, "task_id", held, "result", "b's", "next", obj{"ack": true}),
+			none: as(noWorker, y.key, "task_id", held, "result", "b's", "next", obj{"ack": true})},
+		{tool: "chat_swarm_collect", name: "ready results", theirs: obj{"swarm_id": aID, "wait_secs": 1}, none: obj{"swarm_id": noSwarm, "wait_secs": 1}},
+		{tool: "chat_swarm_leave", by: bobSl, theirs: as(x.id, x.key), none: as(noWorker, x.key)},
+		{tool: "chat_swarm_remove_worker", theirs: obj{"swarm_id": aID, "worker_id": x.id}, none: obj{"swarm_id": noSwarm, "worker_id": x.id}},
+		{tool: "chat_swarm_remove_worker", name: "A's worker in B's swarm", theirs: obj{"swarm_id": bID, "worker_id": x.id},
+			none: obj{"swarm_id": bID, "worker_id": noWorker}},
 	}
 	before := f.export()
 	covered := map[string]bool{"chat_swarm_create": true} // names nothing of another group's

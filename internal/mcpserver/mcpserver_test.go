@@ -907,6 +907,8 @@ func TestToolsList(t *testing.T) {
 		// second collect, cancel, reconcile or close changes nothing.
 		"chat_swarm_join", "chat_swarm_dispatch", "chat_swarm_ack", "chat_swarm_submit", "chat_swarm_fail",
 		"chat_swarm_collect", "chat_swarm_cancel", "chat_swarm_reconcile", "chat_swarm_close",
+		// Leaving or removing again returns the retired worker.
+		"chat_swarm_leave", "chat_swarm_remove_worker",
 		// The same request (carrier, worker, epoch) returns the same
 		// continuation; a second approve, revoke or status read returns it
 		// again (replayed); the same context report again stores nothing
@@ -917,8 +919,8 @@ func TestToolsList(t *testing.T) {
 		"chat_swarm_continuation_status", "chat_swarm_report_context")
 	want := []string{"cancel_coding_agent", "cancel_run", "chat_swarm_ack", "chat_swarm_approve_continuation", "chat_swarm_cancel",
 		"chat_swarm_checkpoint", "chat_swarm_close", "chat_swarm_collect", "chat_swarm_context_status", "chat_swarm_continuation_status",
-		"chat_swarm_create", "chat_swarm_dispatch", "chat_swarm_fail", "chat_swarm_invite", "chat_swarm_join", "chat_swarm_next",
-		"chat_swarm_prepare_continuation", "chat_swarm_reconcile", "chat_swarm_reconcile_continuation", "chat_swarm_report_context",
+		"chat_swarm_create", "chat_swarm_dispatch", "chat_swarm_fail", "chat_swarm_invite", "chat_swarm_join", "chat_swarm_leave", "chat_swarm_next",
+		"chat_swarm_prepare_continuation", "chat_swarm_reconcile", "chat_swarm_reconcile_continuation", "chat_swarm_remove_worker", "chat_swarm_report_context",
 		"chat_swarm_request_continuation", "chat_swarm_revoke_continuation", "chat_swarm_status", "chat_swarm_submit", "checkpoint_goal", "close_session", "create_goal", "get_goal", "list_goals", "list_projects",
 		"list_runners", "list_session_messages", "list_sessions", "observe_coding_agent", "observe_run", "post_session_message", "read_session_handoff",
 		"read_session_working_set", "resolve_session_message", "revise_goal_plan", "run_validation", "start_coding_agent", "update_goal", "work_on_project"}

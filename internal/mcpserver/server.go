@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"maps"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -348,6 +349,16 @@ type ErrorBody struct {
 }
 
 func (s *server) errorResult(ctx context.Context, name string, err error) *mcp.CallToolResult {
+	body := s.errorBody(ctx, name, err)
+	b, _ := json.Marshal(map[string]ErrorBody{"error": body})
+	return &mcp.CallToolResult{IsError: true, StructuredContent: json.RawMessage(b),
+		Content: []mcp.Content{&mcp.TextContent{Text: string(body.Code) + ": " + body.Message}}}
+}
+
+// errorBody is err as a failed call's structuredContent.error (or a
+// result's nested error, as submit's next_error), logged as errorResult
+// logs it.
+func (s *server) errorBody(ctx context.Context, name string, err error) ErrorBody {
 	e := continuo.AsError(err)
 	retry := continuo.RetryFor(e.Code)
 	if errors.Is(err, store.ErrAmbiguous) {
@@ -374,10 +385,7 @@ func (s *server) errorResult(ctx context.Context, name string, err error) *mcp.C
 		d, _ := redact.Value(e.Details) // a field name or value quoted back is redacted too
 		details, _ = d.(map[string]any)
 	}
-	body := map[string]ErrorBody{"error": {Code: e.Code, Message: msg, Retry: retry, Details: details}}
-	b, _ := json.Marshal(body)
-	return &mcp.CallToolResult{IsError: true, StructuredContent: json.RawMessage(b),
-		Content: []mcp.Content{&mcp.TextContent{Text: string(e.Code) + ": " + msg}}}
+	return ErrorBody{Code: e.Code, Message: msg, Retry: retry, Details: details}
 }
 
 // errorSchema is the shape of every failed call's structuredContent.error.
@@ -387,16 +395,20 @@ func (s *server) errorResult(ctx context.Context, name string, err error) *mcp.C
 var errorSchema = &jsonschema.Schema{Type: "object", Required: []string{"code", "message", "retry"},
 	Description: "on failure only: {code, message, retry (what to do next), details?}"}
 
+// nestedErrorSchema is an error carried inside a success (submit's
+// next_error: the submit stands, its next half failed).
+var nestedErrorSchema = &jsonschema.Schema{Type: "object", Description: "as error, when next failed"}
+
 // outputSchema infers Out's schema. A failed call carries only "error", so
 // the schema lists it as an alternative property and requires nothing at
 // the top level beyond what every success has in common: clients that
 // validate structuredContent of error results must not reject them.
 func outputSchema[Out any]() *jsonschema.Schema {
-	s, err := jsonschema.For[Out](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+	fixed := map[reflect.Type]*jsonschema.Schema{
 		reflect.TypeFor[json.RawMessage]():      briefSchema,
 		reflect.TypeFor[workflow.Diagnostic]():  diagnosticSchema,
 		reflect.TypeFor[Message]():              messageSchema,
-		reflect.TypeFor[workflow.Material]():    {Type: "object", Description: "key, status (available|not_found|unavailable), source?, text?, truncated?, redacted?"},
+		reflect.TypeFor[workflow.Material]():    materialSchema,
 		reflect.TypeFor[Provider]():             {Type: "object", Description: "provider_id, kind, model, description, available"},
 		reflect.TypeFor[Goal]():                 goalSchema,
 		reflect.TypeFor[Run]():                  runSchema,
@@ -411,15 +423,41 @@ func outputSchema[Out any]() *jsonschema.Schema {
 		reflect.TypeFor[JSONObject]():           capsuleSchema,
 		reflect.TypeFor[Worker]():               workerSchema,
 		reflect.TypeFor[Task]():                 taskSchema,
+		reflect.TypeFor[ErrorBody]():            nestedErrorSchema,
 		reflect.TypeFor[ListedTask]():           listedTaskSchema,
-	}})
+	}
+	s, err := jsonschema.For[Out](&jsonschema.ForOptions{TypeSchemas: fixed})
 	if err != nil {
 		panic(err)
 	}
+	withTags(s, reflect.TypeFor[Out](), false, fixed)
 	s.Properties["error"] = errorSchema
 	s.Required = nil
 	portable(s, true)
 	compact(s)
+	return s
+}
+
+// described stands for a result object in output schemas: desc names its
+// fields (a typed schema of each would cost every tool that returns one
+// most of its bytes) — all of them, or ("also: …") those besides its
+// properties — and each field with a closed set of values has it as the
+// enum of its property (CONTRACT.md §1: never prose only). A set's name
+// "a[].b" is field b of the items of array a.
+func described(desc string, sets map[string][]string) *jsonschema.Schema {
+	s := &jsonschema.Schema{Type: "object", Description: desc, Properties: map[string]*jsonschema.Schema{}}
+	for name, values := range sets {
+		p := &jsonschema.Schema{}
+		for _, v := range values {
+			p.Enum = append(p.Enum, v)
+		}
+		if array, item, ok := strings.Cut(name, "[]."); ok {
+			s.Properties[array] = &jsonschema.Schema{Type: "array", Items: &jsonschema.Schema{Type: "object",
+				Properties: map[string]*jsonschema.Schema{item: p}}}
+			continue
+		}
+		s.Properties[name] = p
+	}
 	return s
 }
 
@@ -443,6 +481,9 @@ var workingSetSchema = &jsonschema.Schema{Type: "object",
 // tools return messages, and a model reads the names.
 var messageSchema = &jsonschema.Schema{Type: "object",
 	Description: "message_id, session_id, seq, kind, text, redacted?, status, priority, tags, reply_to?, supersedes?, superseded_by?, resolution?, resolved_by?, created_at, resolved_at?"}
+
+var materialSchema = described("key, status, source?, text?, truncated?, redacted?",
+	map[string][]string{"status": {"available", "not_found", "unavailable"}})
 
 var diagnosticSchema = &jsonschema.Schema{Type: "object",
 	Description: "with diagnostic=true: the session's full tallies and more of its open work"}

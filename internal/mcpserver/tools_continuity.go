@@ -56,13 +56,30 @@ func (v JSONObject) MarshalJSON() ([]byte, error) { return JSONValue(v).MarshalJ
 var capsuleSchema = &jsonschema.Schema{Type: "object",
 	Description: "context only, never authority: version, authority, swarm_id, worker_id, label, epoch, checkpoint, blockers?, artifact_refs?, recent_tasks[{task_id, state, summary?}]"}
 
-var continuationSchema = &jsonschema.Schema{Type: "object",
-	Description: "continuation_id, worker_id, path (ticket|approval), source_epoch, target_epoch, state (pending|approved|bound|revoked|expired|reconcile_required), version, expires_at, capsule_hash?, bound_at?, approved_by? (owner|policy)"}
+var continuationSchema = described("continuation_id, worker_id, path, source_epoch, target_epoch, state, version, expires_at, capsule_hash?, bound_at?, approved_by?",
+	map[string][]string{"path": strs(continuo.ContinuationPaths()), "state": strs(continuo.ContinuationStates()),
+		"approved_by": {"owner", continuo.ApprovedByPolicy}})
 
-// ContinuationResult is what the continuation tools return.
+// ContinuationResult is what the continuation tools return; each declares
+// only what it can return (a schema's every byte sits in a model's
+// context).
 type ContinuationResult struct {
 	Continuation Continuation `json:"continuation"`
-	Ticket       string       `json:"ticket,omitempty"`
+	Replayed     bool         `json:"replayed,omitempty"`
+}
+
+// PreparedResult is what chat_swarm_prepare_continuation returns: the
+// ticket, shown here only, and the capsule.
+type PreparedResult struct {
+	Continuation Continuation `json:"continuation"`
+	Ticket       string       `json:"ticket"`
+	Capsule      CapsuleJSON  `json:"capsule,omitempty"`
+}
+
+// BoundResult is what chat_swarm_continuation_status returns: once bound,
+// the worker at its new epoch and the capsule.
+type BoundResult struct {
+	Continuation Continuation `json:"continuation"`
 	Capsule      CapsuleJSON  `json:"capsule,omitempty"`
 	Worker       *Worker      `json:"worker,omitempty"`
 	Replayed     bool         `json:"replayed,omitempty"`
@@ -86,12 +103,12 @@ type PrepareArgs struct {
 func (s *server) swarmPrepare(srv *mcp.Server) {
 	add(s, srv, tool{name: "chat_swarm_prepare_continuation", title: "Prepare a worker's new carrier",
 		desc: "Owner: when a worker's conversation must be replaced (context full, account change): a one-time ticket (shown once) and the capsule; the new conversation joins with the ticket."},
-		func(ctx context.Context, c *continuo.Caller, in *PrepareArgs) (*ContinuationResult, error) {
+		func(ctx context.Context, c *continuo.Caller, in *PrepareArgs) (*PreparedResult, error) {
 			p, err := s.opts.Swarm.Prepare(ctx, c, s.ownerCarrier(ctx), in.SwarmID, in.WorkerID, in.Reason, secs(in.TTLSecs))
 			if err != nil {
 				return nil, err
 			}
-			return &ContinuationResult{Continuation: continuationView(&p.Continuation), Ticket: p.Ticket, Capsule: CapsuleJSON(p.Continuation.Capsule)}, nil
+			return &PreparedResult{Continuation: continuationView(&p.Continuation), Ticket: p.Ticket, Capsule: CapsuleJSON(p.Continuation.Capsule)}, nil
 		})
 }
 
@@ -173,7 +190,7 @@ type ContinuationStatusArgs struct {
 func (s *server) swarmContinuationStatus(srv *mcp.Server) {
 	add(s, srv, tool{name: "chat_swarm_continuation_status", title: "Read my continuation request", idempotent: true,
 		desc: "Requesting conversation: its request's state; once approved this binds it, with the worker (new epoch) and capsule."},
-		func(ctx context.Context, c *continuo.Caller, in *ContinuationStatusArgs) (*ContinuationResult, error) {
+		func(ctx context.Context, c *continuo.Caller, in *ContinuationStatusArgs) (*BoundResult, error) {
 			car, err := s.carrier(ctx, in.CarrierKey)
 			if err != nil {
 				return nil, err
@@ -182,7 +199,7 @@ func (s *server) swarmContinuationStatus(srv *mcp.Server) {
 			if err != nil {
 				return nil, err
 			}
-			out := &ContinuationResult{Continuation: continuationView(&b.Continuation), Replayed: b.Replayed}
+			out := &BoundResult{Continuation: continuationView(&b.Continuation), Replayed: b.Replayed}
 			if b.Continuation.State == continuo.ContinuationBound {
 				w := workerView(&b.Worker)
 				out.Worker, out.Capsule = &w, CapsuleJSON(b.Continuation.Capsule)

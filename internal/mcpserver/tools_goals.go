@@ -35,11 +35,11 @@ func goal(g *continuo.Goal) Goal {
 
 // goalSchema names a goal's fields once, for the five tools that return
 // one (a typed schema of each would be most of their bytes).
-var goalSchema = &jsonschema.Schema{Type: "object",
-	Description: "goal_id, session_id, title, objective, completion_conditions, steps[{id, title, status: pending|in_progress|completed}], current_step_id (\"\": none), revision, lifecycle (active|completed|cancelled), terminal_reason?, updated_at, redacted?"}
+var goalSchema = described("goal_id, session_id, title, objective, completion_conditions, steps[{id, title, status}], current_step_id (\"\": none), revision, lifecycle, terminal_reason?, updated_at, redacted?",
+	map[string][]string{"steps[].status": strs(continuo.StepStatuses()), "lifecycle": strs(continuo.GoalLifecycles())})
 
-var goalSummarySchema = &jsonschema.Schema{Type: "object",
-	Description: "goal_id, session_id, title, lifecycle, revision, current_step_id, steps_completed, steps_total, updated_at"}
+var goalSummarySchema = described("goal_id, session_id, title, lifecycle, revision, current_step_id, steps_completed, steps_total, updated_at",
+	map[string][]string{"lifecycle": strs(continuo.GoalLifecycles())})
 
 var planHistorySchema = &jsonschema.Schema{Type: "object",
 	Description: "snapshots (replaced plans, newest first: revision, steps, current_step_id, reason, replaced_at), total_count, returned_count, truncated"}

@@ -8,7 +8,6 @@ import (
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/run"
 	"github.com/continuo-dev/continuo/internal/workflow"
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -70,11 +69,10 @@ func runView(r *continuo.Run) Run {
 }
 
 // runSchema names a run's fields once, for the tools that return one.
-var runSchema = &jsonschema.Schema{Type: "object",
-	Description: "run_id, kind (validation|agent), state (queued|running|succeeded|failed|cancelled|timed_out|interrupted), session_id?, project_id, check?, provider_id?, created_at, started_at?, ended_at?, exit_code?, error_kind?, usage?, cancel_requested?, source? {head, tree_hash, by_stat? {paths, total}: files taken by size and mtime}, output {bytes, kept_bytes, truncated}"}
+var runSchema = described("run_id, kind, state, session_id?, project_id, check?, provider_id?, created_at, started_at?, ended_at?, exit_code?, error_kind?, usage?, cancel_requested?, source? {head, tree_hash, by_stat? {paths, total}: files taken by size and mtime}, output {bytes, kept_bytes, truncated}",
+	map[string][]string{"kind": strs(continuo.RunKinds()), "state": strs(continuo.RunStates())})
 
-var runEventSchema = &jsonschema.Schema{Type: "object",
-	Description: "seq, kind (output|state|text|usage|tool|permission|thought), text"}
+var runEventSchema = described("seq, kind, text", map[string][]string{"kind": strs(continuo.RunEventKinds())})
 
 func (s *server) registerRunTools(srv *mcp.Server) {
 	for _, register := range []func(*mcp.Server){s.runValidation, s.observeRun, s.cancelRun, s.listRunners, s.startCodingAgent} {

@@ -68,6 +68,11 @@ type Worker struct {
 	CurrentTaskID   string `json:"current_task_id,omitempty"`
 	CheckpointAt    string `json:"checkpoint_at,omitempty"`
 	LastSeenAt      string `json:"last_seen_at"`
+	// BlockedReason says why it is compact_blocked; RetiredReason why it
+	// was retired, at RetiredAt.
+	BlockedReason string `json:"blocked_reason,omitempty"`
+	RetiredReason string `json:"retired_reason,omitempty"`
+	RetiredAt     string `json:"retired_at,omitempty"`
 	// Pressure is its context pressure (chat_swarm_status): an estimate
 	// unless exact; chat_swarm_context_status has its sources.
 	Pressure *WorkerPressure `json:"pressure,omitempty"`
@@ -83,9 +88,13 @@ type WorkerPressure struct {
 func workerView(w *continuo.Worker) Worker {
 	v := Worker{WorkerID: w.ID, SwarmID: w.SwarmID, Label: w.Label, Epoch: w.Epoch, State: string(w.State),
 		CarrierState: string(w.CarrierState), CarrierSource: string(w.CarrierSource), ContinuityState: string(w.ContinuityState),
-		CurrentTaskID: w.CurrentTaskID, LastSeenAt: ts(w.LastSeenAt)}
+		CurrentTaskID: w.CurrentTaskID, LastSeenAt: ts(w.LastSeenAt), BlockedReason: string(w.BlockedReason),
+		RetiredReason: string(w.RetiredReason)}
 	if w.CheckpointAt != nil {
 		v.CheckpointAt = ts(*w.CheckpointAt)
+	}
+	if w.RetiredAt != nil {
+		v.RetiredAt = ts(*w.RetiredAt)
 	}
 	return v
 }
@@ -122,24 +131,27 @@ func taskView(t *continuo.Task, a *continuo.Attempt, withResult bool) Task {
 	return v
 }
 
-// ListedTask is a task in a list of chat_swarm_status: the fields of Task,
-// which its schema names once (task), not twice.
+// ListedTask is a task in a list (chat_swarm_status, the batch forms of
+// dispatch and collect, submit's next): the fields of Task, which its
+// schema names once (task), not twice.
 type ListedTask Task
 
 var (
 	listedTaskSchema = &jsonschema.Schema{Type: "object", Description: "as task"}
-	swarmSchema      = &jsonschema.Schema{Type: "object",
-		Description: "swarm_id, state (active|closed), worker_limit, policy, invite_expires_at?, created_at"}
-	workerSchema = &jsonschema.Schema{Type: "object",
-		Description: "worker_id, swarm_id, label, epoch, state (idle|busy), carrier_state (active|lost|retired), carrier_source, continuity_state, current_task_id?, checkpoint_at?, last_seen_at, pressure? {tokens, ratio, exact}"}
-	taskSchema = &jsonschema.Schema{Type: "object",
-		Description: "task_id, task_key, state (queued|claimed|running|cancel_requested|result_ready|collected|failed|cancelled|reconcile_required), attempt, attempt_id?, worker_id?, preferred_worker_id?, prompt?, payload?, reason?, detail?, result?, updated_at"}
+	swarmSchema      = described("also: swarm_id, worker_limit, policy, invite_expires_at?, created_at",
+		map[string][]string{"state": strs(continuo.SwarmStates())})
+	workerSchema = described("also: worker_id, swarm_id, label, epoch, retired_at?, current_task_id?, checkpoint_at?, last_seen_at, pressure? {tokens, ratio, exact}",
+		map[string][]string{"state": strs(continuo.WorkerStates()), "carrier_state": strs(continuo.CarrierStates()),
+			"carrier_source": strs(continuo.CarrierSources()), "continuity_state": strs(continuo.ContinuityStates()),
+			"blocked_reason": strs(continuo.BlockedReasons()), "retired_reason": strs(continuo.RetiredReasons())})
+	taskSchema = described("also: task_id, task_key, attempt, attempt_id?, worker_id?, preferred_worker_id?, prompt?, payload?, reason?, detail?, result?, updated_at",
+		map[string][]string{"state": strs(continuo.TaskStates())})
 )
 
 func (s *server) registerSwarmTools(srv *mcp.Server) {
 	for _, register := range []func(*mcp.Server){s.swarmCreate, s.swarmInvite, s.swarmJoin, s.swarmDispatch, s.swarmNext,
-		s.swarmAck, s.swarmCheckpoint, s.swarmSubmit, s.swarmFail, s.swarmStatus, s.swarmCollect, s.swarmCancel,
-		s.swarmReconcile, s.swarmClose, s.swarmPrepare, s.swarmRequest, s.swarmApprove, s.swarmRevoke, s.swarmReconcileContinuation,
+		s.swarmAck, s.swarmCheckpoint, s.swarmSubmit, s.swarmFail, s.swarmLeave, s.swarmStatus, s.swarmCollect, s.swarmCancel,
+		s.swarmReconcile, s.swarmClose, s.swarmRemoveWorker, s.swarmPrepare, s.swarmRequest, s.swarmApprove, s.swarmRevoke, s.swarmReconcileContinuation,
 		s.swarmContinuationStatus, s.swarmReportContext, s.swarmContextStatus} {
 		register(srv)
 	}
@@ -160,6 +172,7 @@ type PolicyArgs struct {
 	RequeueUnacked     bool                 `json:"requeue_unacked,omitempty" jsonschema:"an expired claim never acked goes back to the queue"`
 	Compaction         *continuo.Compaction `json:"compaction,omitempty"`
 	AutoApproveManaged bool                 `json:"auto_approve_managed,omitempty" jsonschema:"approve a continuation request at once when the worker's own principal asks while the worker is compact_required"`
+	WorkerIdleTTLSecs  *int                 `json:"worker_idle_ttl_secs,omitempty" limit:"120,604800" jsonschema:"retire a worker silent this long without a task; default 1800"`
 }
 
 // SwarmCreateArgs are the arguments of chat_swarm_create.
@@ -209,6 +222,9 @@ func (s *server) swarmCreate(srv *mcp.Server) {
 				if p.Compaction != nil {
 					policy.Compaction = *p.Compaction
 				}
+				if p.WorkerIdleTTLSecs != nil {
+					policy.WorkerIdleTTLSecs = *p.WorkerIdleTTLSecs
+				}
 				policy.RequeueUnacked, policy.AutoApproveManaged = p.RequeueUnacked, p.AutoApproveManaged
 				input.Policy = &policy
 			}
@@ -235,13 +251,23 @@ func (s *server) swarmInvite(srv *mcp.Server) {
 		})
 }
 
-// SwarmDispatchArgs are the arguments of chat_swarm_dispatch.
+// SwarmDispatchArgs are the arguments of chat_swarm_dispatch: one task,
+// or tasks[].
 type SwarmDispatchArgs struct {
-	SwarmID           string    `json:"swarm_id" limit:"1,64"`
-	TaskKey           string    `json:"task_key" limit:"1,128" jsonschema:"same key and content return the same task"`
+	SwarmID           string         `json:"swarm_id" limit:"1,64"`
+	TaskKey           string         `json:"task_key,omitempty" limit:"1,128" jsonschema:"same key and content return the same task"`
+	Prompt            string         `json:"prompt,omitempty" limit:"1,65536"`
+	Payload           JSONValue      `json:"payload,omitempty" jsonschema:"any JSON, at most 64 KiB"`
+	PreferredWorkerID string         `json:"preferred_worker_id,omitempty" limit:"1,64" jsonschema:"only this worker claims it"`
+	Tasks             []DispatchItem `json:"tasks,omitempty" limit:"1,100" jsonschema:"instead: tasks of ≤ 512 KiB of prompts and payloads in all"`
+}
+
+// DispatchItem is one task of a batch dispatch.
+type DispatchItem struct {
+	TaskKey           string    `json:"task_key" limit:"1,128"`
 	Prompt            string    `json:"prompt" limit:"1,65536"`
-	Payload           JSONValue `json:"payload,omitempty" jsonschema:"any JSON, at most 64 KiB"`
-	PreferredWorkerID string    `json:"preferred_worker_id,omitempty" limit:"1,64" jsonschema:"only this worker claims it"`
+	Payload           JSONValue `json:"payload,omitempty" jsonschema:"any JSON"`
+	PreferredWorkerID string    `json:"preferred_worker_id,omitempty" limit:"1,64"`
 }
 
 // SwarmTaskResult is the result of the task tools.
@@ -257,13 +283,54 @@ func taskResult(r *swarm.TaskResult, err error, withResult bool) (*SwarmTaskResu
 	return &SwarmTaskResult{Task: taskView(&r.Task, nil, withResult), Replayed: r.Replayed}, nil
 }
 
+// SwarmTasksResult is the result of chat_swarm_dispatch and
+// chat_swarm_collect: one task, or (their batch forms) tasks[]; replayed
+// when the call changed nothing (in a batch dispatch: when every item
+// replayed).
+type SwarmTasksResult struct {
+	Task     *Task        `json:"task,omitempty"`
+	Tasks    []ListedTask `json:"tasks,omitempty"`
+	Replayed bool         `json:"replayed,omitempty"`
+}
+
 func (s *server) swarmDispatch(srv *mcp.Server) {
-	add(s, srv, tool{name: "chat_swarm_dispatch", title: "Dispatch a task", idempotent: true,
-		desc: "Owner: queue a task for the swarm's workers; a waiting worker gets it at once."},
-		func(ctx context.Context, c *continuo.Caller, in *SwarmDispatchArgs) (*SwarmTaskResult, error) {
-			r, err := s.opts.Swarm.Dispatch(ctx, c, s.ownerCarrier(ctx), swarm.DispatchInput{SwarmID: in.SwarmID, TaskKey: in.TaskKey,
-				Prompt: in.Prompt, Payload: json.RawMessage(in.Payload), PreferredWorkerID: in.PreferredWorkerID})
-			return taskResult(r, err, false)
+	add(s, srv, tool{name: "chat_swarm_dispatch", title: "Dispatch tasks", idempotent: true,
+		desc: "Owner: queue a task (task_key, prompt) — or up to 100 at once in tasks[], all or none — for the swarm's workers; a waiting worker gets it at once."},
+		func(ctx context.Context, c *continuo.Caller, in *SwarmDispatchArgs) (*SwarmTasksResult, error) {
+			car := s.ownerCarrier(ctx)
+			if len(in.Tasks) == 0 {
+				switch {
+				case in.TaskKey == "":
+					return nil, continuo.Invalid("task_key", "give task_key and prompt, or tasks")
+				case in.Prompt == "":
+					return nil, continuo.Invalid("prompt", "is required with task_key")
+				}
+				r, err := s.opts.Swarm.Dispatch(ctx, c, car, swarm.DispatchInput{SwarmID: in.SwarmID, TaskKey: in.TaskKey,
+					Prompt: in.Prompt, Payload: json.RawMessage(in.Payload), PreferredWorkerID: in.PreferredWorkerID})
+				if err != nil {
+					return nil, err
+				}
+				t := taskView(&r.Task, nil, false)
+				return &SwarmTasksResult{Task: &t, Replayed: r.Replayed}, nil
+			}
+			if in.TaskKey != "" || in.Prompt != "" || len(in.Payload) > 0 || in.PreferredWorkerID != "" {
+				return nil, continuo.Invalid("tasks", "give tasks or one task's fields, not both")
+			}
+			items := make([]swarm.DispatchItem, len(in.Tasks))
+			for i, it := range in.Tasks {
+				items[i] = swarm.DispatchItem{TaskKey: it.TaskKey, Prompt: it.Prompt, Payload: json.RawMessage(it.Payload),
+					PreferredWorkerID: it.PreferredWorkerID}
+			}
+			rs, err := s.opts.Swarm.DispatchBatch(ctx, c, car, in.SwarmID, items)
+			if err != nil {
+				return nil, err
+			}
+			out := &SwarmTasksResult{Tasks: make([]ListedTask, len(rs)), Replayed: true}
+			for i := range rs {
+				out.Tasks[i] = ListedTask(taskView(&rs[i].Task, nil, false))
+				out.Replayed = out.Replayed && rs[i].Replayed
+			}
+			return out, nil
 		})
 }
 
@@ -275,7 +342,7 @@ type SwarmStatusArgs struct {
 	After   string `json:"after,omitempty" limit:"1,64" jsonschema:"with state: next_after of the last page"`
 }
 
-// SwarmStatusResult is the result of chat_swarm_status and chat_swarm_close.
+// SwarmStatusResult is the result of chat_swarm_status.
 type SwarmStatusResult struct {
 	Swarm   *Swarm         `json:"swarm,omitempty"`
 	Workers []Worker       `json:"workers,omitempty"`
@@ -288,14 +355,12 @@ type SwarmStatusResult struct {
 	Continuations []Continuation `json:"continuations,omitempty"`
 	// Runtime says who replaces a compact_required worker's carrier: the
 	// server (process) or the owner (manual).
-	Runtime  string `json:"runtime,omitempty"`
-	Replayed bool   `json:"replayed,omitempty"`
+	Runtime string `json:"runtime,omitempty" enum:"runtime"`
 }
 
 func statusView(st *swarm.Status) *SwarmStatusResult {
 	sw := swarmView(&st.Swarm)
-	out := &SwarmStatusResult{Swarm: &sw, Workers: make([]Worker, len(st.Workers)), Tasks: map[string]int{}, Runtime: st.Runtime,
-		Replayed: st.Replayed}
+	out := &SwarmStatusResult{Swarm: &sw, Workers: make([]Worker, len(st.Workers)), Tasks: map[string]int{}, Runtime: st.Runtime}
 	for i := range st.Workers {
 		out.Workers[i] = workerView(&st.Workers[i])
 		if p := st.Pressures[st.Workers[i].ID]; p != nil {
@@ -355,12 +420,50 @@ type SwarmTaskArgs struct {
 	TaskID  string `json:"task_id" limit:"1,64"`
 }
 
+// SwarmCollectArgs are the arguments of chat_swarm_collect: one task, or
+// the ready results.
+type SwarmCollectArgs struct {
+	SwarmID        string `json:"swarm_id" limit:"1,64"`
+	TaskID         string `json:"task_id,omitempty" limit:"1,64" jsonschema:"one task; omit to collect every ready result, oldest first"`
+	WaitSecs       *int   `json:"wait_secs,omitempty" limit:"0,25" jsonschema:"without task_id: wait this long for the first; default 0"`
+	Limit          *int   `json:"limit,omitempty" limit:"1,100" jsonschema:"without task_id; default 20"`
+	IdempotencyKey string `json:"idempotency_key,omitempty" limit:"1,128" jsonschema:"without task_id: the same key returns what its first call collected"`
+}
+
 func (s *server) swarmCollect(srv *mcp.Server) {
-	add(s, srv, tool{name: "chat_swarm_collect", title: "Collect a result", idempotent: true,
-		desc: "Owner: take a result_ready task's result; it becomes collected."},
-		func(ctx context.Context, c *continuo.Caller, in *SwarmTaskArgs) (*SwarmTaskResult, error) {
-			r, err := s.opts.Swarm.Collect(ctx, c, s.ownerCarrier(ctx), in.SwarmID, in.TaskID)
-			return taskResult(r, err, true)
+	add(s, srv, tool{name: "chat_swarm_collect", title: "Collect results", idempotent: true,
+		desc: "Owner: take results: one task's (task_id), or every ready one, oldest first, waiting up to wait_secs for the first. They become collected."},
+		func(ctx context.Context, c *continuo.Caller, in *SwarmCollectArgs) (*SwarmTasksResult, error) {
+			car := s.ownerCarrier(ctx)
+			if in.TaskID != "" {
+				switch {
+				case in.WaitSecs != nil:
+					return nil, continuo.Invalid("wait_secs", "is only for collecting without task_id")
+				case in.Limit != nil:
+					return nil, continuo.Invalid("limit", "is only for collecting without task_id")
+				case in.IdempotencyKey != "":
+					return nil, continuo.Invalid("idempotency_key", "is only for collecting without task_id (one task's collect replays by itself)")
+				}
+				r, err := s.opts.Swarm.Collect(ctx, c, car, in.SwarmID, in.TaskID)
+				if err != nil {
+					return nil, err
+				}
+				t := taskView(&r.Task, nil, true)
+				return &SwarmTasksResult{Task: &t, Replayed: r.Replayed}, nil
+			}
+			input := swarm.CollectInput{SwarmID: in.SwarmID, Wait: secs(in.WaitSecs), Key: in.IdempotencyKey}
+			if in.Limit != nil {
+				input.Limit = *in.Limit
+			}
+			r, err := s.opts.Swarm.CollectReady(ctx, c, car, input)
+			if err != nil {
+				return nil, err
+			}
+			out := &SwarmTasksResult{Tasks: make([]ListedTask, len(r.Tasks)), Replayed: r.Replayed}
+			for i := range r.Tasks {
+				out.Tasks[i] = ListedTask(taskView(&r.Tasks[i], nil, true))
+			}
+			return out, nil
 		})
 }
 
@@ -391,7 +494,7 @@ type SwarmReconcileArgs struct {
 
 func (s *server) swarmReconcile(srv *mcp.Server) {
 	add(s, srv, tool{name: "chat_swarm_reconcile", title: "Settle a task in doubt", idempotent: true,
-		desc: "Owner: decide a reconcile_required task. requeue needs no_effect evidence on its latest attempt."},
+		desc: "Owner: decide a reconcile_required task, or a cancel_requested one its worker does not settle (not requeue). requeue needs no_effect evidence on its latest attempt."},
 		func(ctx context.Context, c *continuo.Caller, in *SwarmReconcileArgs) (*SwarmTaskResult, error) {
 			if err := checkEnum("evidence.disposition", "disposition", in.Evidence.Disposition); err != nil {
 				return nil, err
@@ -406,15 +509,55 @@ func (s *server) swarmReconcile(srv *mcp.Server) {
 		})
 }
 
+// SwarmClosedResult is the result of chat_swarm_close: the swarm and its
+// task counts, all settled.
+type SwarmClosedResult struct {
+	Swarm    Swarm          `json:"swarm"`
+	Tasks    map[string]int `json:"task_counts"`
+	Replayed bool           `json:"replayed,omitempty"`
+}
+
 func (s *server) swarmClose(srv *mcp.Server) {
 	add(s, srv, tool{name: "chat_swarm_close", title: "Close a swarm", idempotent: true,
 		desc: "Owner: close a swarm whose tasks are all settled; waiting workers are told it closed."},
-		func(ctx context.Context, c *continuo.Caller, in *SwarmArgs) (*SwarmStatusResult, error) {
+		func(ctx context.Context, c *continuo.Caller, in *SwarmArgs) (*SwarmClosedResult, error) {
 			st, err := s.opts.Swarm.CloseSwarm(ctx, c, s.ownerCarrier(ctx), in.SwarmID)
 			if err != nil {
 				return nil, err
 			}
-			return statusView(st), nil
+			out := &SwarmClosedResult{Swarm: swarmView(&st.Swarm), Tasks: map[string]int{}, Replayed: st.Replayed}
+			for k, n := range st.Counts {
+				out.Tasks[string(k)] = n
+			}
+			return out, nil
+		})
+}
+
+// SwarmWorkerArgs name a worker of a swarm.
+type SwarmWorkerArgs struct {
+	SwarmID  string `json:"swarm_id" limit:"1,64"`
+	WorkerID string `json:"worker_id" limit:"1,64"`
+}
+
+// SwarmRetiredResult is the result of chat_swarm_leave and
+// chat_swarm_remove_worker.
+type SwarmRetiredResult struct {
+	Worker   Worker `json:"worker"`
+	Replayed bool   `json:"replayed,omitempty"`
+}
+
+func retired(r *swarm.Retired, err error) (*SwarmRetiredResult, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &SwarmRetiredResult{Worker: workerView(&r.Worker), Replayed: r.Replayed}, nil
+}
+
+func (s *server) swarmRemoveWorker(srv *mcp.Server) {
+	add(s, srv, tool{name: "chat_swarm_remove_worker", title: "Remove a worker", idempotent: true,
+		desc: "Owner: retire a worker (a stale one, say) that holds no task: its slot is free, its conversation can never act as it again."},
+		func(ctx context.Context, c *continuo.Caller, in *SwarmWorkerArgs) (*SwarmRetiredResult, error) {
+			return retired(s.opts.Swarm.RemoveWorker(ctx, c, s.ownerCarrier(ctx), in.SwarmID, in.WorkerID))
 		})
 }
 
@@ -425,7 +568,7 @@ type SwarmJoinArgs struct {
 	SwarmID            string `json:"swarm_id" limit:"1,64"`
 	Invite             string `json:"invite,omitempty" limit:"1,128" jsonschema:"a new worker: the owner's invite"`
 	ContinuationTicket string `json:"continuation_ticket,omitempty" limit:"1,128" jsonschema:"or continue a worker: its one-time ticket"`
-	Label              string `json:"label,omitempty" limit:"1,256" jsonschema:"with invite: what this worker is, for the owner"`
+	Label              string `json:"label,omitempty" limit:"1,256" jsonschema:"for the owner (with a ticket: the worker's)"`
 	CarrierKey         string `json:"carrier_key,omitempty" limit:"22,128" jsonschema:"stateless clients: a random value this conversation keeps"`
 }
 
@@ -438,7 +581,7 @@ type SwarmJoinResult struct {
 
 func (s *server) swarmJoin(srv *mcp.Server) {
 	add(s, srv, tool{name: "chat_swarm_join", title: "Join a swarm", idempotent: true,
-		desc: "Worker: join with the owner's invite (or continue a worker with its ticket); then loop chat_swarm_next → ack → work → submit with worker_id and epoch."},
+		desc: "Worker: join with the owner's invite, or continue a worker with its ticket. Then chat_swarm_next(ack=true), and per task chat_swarm_submit(next={ack:true})."},
 		func(ctx context.Context, c *continuo.Caller, in *SwarmJoinArgs) (*SwarmJoinResult, error) {
 			car, err := s.carrier(ctx, in.CarrierKey)
 			if err != nil {
@@ -448,10 +591,7 @@ func (s *server) swarmJoin(srv *mcp.Server) {
 			case (in.Invite == "") == (in.ContinuationTicket == ""):
 				return nil, continuo.Invalid("invite", "give invite (a new worker) or continuation_ticket (continue one)")
 			case in.ContinuationTicket != "":
-				if in.Label != "" {
-					return nil, continuo.Invalid("label", "a continued worker keeps its label")
-				}
-				b, err := s.opts.Swarm.Redeem(ctx, c, car, in.SwarmID, in.ContinuationTicket)
+				b, err := s.opts.Swarm.RedeemAs(ctx, c, car, in.SwarmID, in.ContinuationTicket, in.Label)
 				if err != nil {
 					return nil, err
 				}
@@ -483,42 +623,52 @@ type SwarmNextArgs struct {
 	Epoch      *int64 `json:"epoch" limit:"0,1000000000"`
 	CarrierKey string `json:"carrier_key,omitempty" limit:"22,128" jsonschema:"as given to chat_swarm_join"`
 	WaitSecs   *int   `json:"wait_secs,omitempty" limit:"0,25" jsonschema:"default 20"`
+	Ack        bool   `json:"ack,omitempty"`
 }
 
 // SwarmNextResult is the result of chat_swarm_next.
 type SwarmNextResult struct {
-	State      string `json:"state"`
+	State      string `json:"state" enum:"nextstate"`
 	Task       *Task  `json:"task,omitempty"`
 	Redelivery bool   `json:"redelivery,omitempty"`
 }
 
 func (s *server) swarmNext(srv *mcp.Server) {
 	add(s, srv, tool{name: "chat_swarm_next", title: "Wait for a task",
-		desc: "Worker: your current task again, or the next one; waits up to wait_secs. state: task|idle|closed."},
+		desc: "Worker: your current task again, or the next; waits up to wait_secs; ack=true starts it. compact_required: take no work; continued, closed: stop."},
 		func(ctx context.Context, c *continuo.Caller, in *SwarmNextArgs) (*SwarmNextResult, error) {
 			car, ref, err := s.worker(ctx, in.WorkerID, *in.Epoch, in.CarrierKey)
 			if err != nil {
 				return nil, err
 			}
-			wait := continuo.DefaultNextWait
-			if in.WaitSecs != nil {
-				wait = time.Duration(*in.WaitSecs) * time.Second
-			}
-			d, err := s.opts.Swarm.Next(ctx, c, car, ref, wait, progress(ctx, "waiting for a task"))
+			d, err := s.opts.Swarm.Deliver(ctx, c, car, ref, swarm.NextOptions{Wait: nextWait(in.WaitSecs), Ack: in.Ack,
+				Progress: progress(ctx, "waiting for a task")})
 			if err != nil {
 				return nil, err
 			}
-			out := &SwarmNextResult{State: string(d.State), Redelivery: d.Redelivery}
-			if d.Task != nil {
-				t := taskView(d.Task, d.Attempt, false)
-				t.Prompt = d.Task.Prompt
-				if d.Task.Payload != "" {
-					t.Payload = JSONValue(d.Task.Payload)
-				}
-				out.Task = &t
-			}
-			return out, nil
+			return nextView(d), nil
 		})
+}
+
+// nextWait is next's wait: wait_secs, or the default.
+func nextWait(secs *int) time.Duration {
+	if secs == nil {
+		return continuo.DefaultNextWait
+	}
+	return time.Duration(*secs) * time.Second
+}
+
+func nextView(d *swarm.Delivery) *SwarmNextResult {
+	out := &SwarmNextResult{State: string(d.State), Redelivery: d.Redelivery}
+	if d.Task != nil {
+		t := taskView(d.Task, d.Attempt, false)
+		t.Prompt = d.Task.Prompt
+		if d.Task.Payload != "" {
+			t.Payload = JSONValue(d.Task.Payload)
+		}
+		out.Task = &t
+	}
+	return out
 }
 
 // SwarmWorkerTaskArgs name a task the worker holds.
@@ -573,23 +723,68 @@ func (s *server) swarmCheckpoint(srv *mcp.Server) {
 
 // SwarmSubmitArgs are the arguments of chat_swarm_submit.
 type SwarmSubmitArgs struct {
-	WorkerID   string `json:"worker_id" limit:"1,64"`
-	Epoch      *int64 `json:"epoch" limit:"0,1000000000"`
-	CarrierKey string `json:"carrier_key,omitempty" limit:"22,128" jsonschema:"as given to chat_swarm_join"`
-	TaskID     string `json:"task_id" limit:"1,64"`
-	Result     string `json:"result" limit:"1,262144"`
+	WorkerID   string    `json:"worker_id" limit:"1,64"`
+	Epoch      *int64    `json:"epoch" limit:"0,1000000000"`
+	CarrierKey string    `json:"carrier_key,omitempty" limit:"22,128" jsonschema:"as given to chat_swarm_join"`
+	TaskID     string    `json:"task_id" limit:"1,64"`
+	Result     string    `json:"result" limit:"1,262144"`
+	Next       *NextArgs `json:"next,omitempty"`
+}
+
+// NextArgs are submit's next: what chat_swarm_next takes, after the submit.
+type NextArgs struct {
+	WaitSecs *int `json:"wait_secs,omitempty" limit:"0,25"`
+	Ack      bool `json:"ack,omitempty"`
+}
+
+// SwarmSubmitResult is the result of chat_swarm_submit: the task, and
+// with next the answer chat_swarm_next would give, or why it could not
+// (the submit stands either way).
+type SwarmSubmitResult struct {
+	Task      Task        `json:"task"`
+	Replayed  bool        `json:"replayed,omitempty"`
+	Next      *NextAnswer `json:"next,omitempty"`
+	NextError *ErrorBody  `json:"next_error,omitempty"`
+}
+
+// NextAnswer is chat_swarm_next's answer inside submit's result; its task
+// is described by reference to the submitted task's schema (the bytes of a
+// second copy would sit in every worker's context).
+type NextAnswer struct {
+	State      string      `json:"state" enum:"nextstate"`
+	Task       *ListedTask `json:"task,omitempty"`
+	Redelivery bool        `json:"redelivery,omitempty"`
 }
 
 func (s *server) swarmSubmit(srv *mcp.Server) {
 	add(s, srv, tool{name: "chat_swarm_submit", title: "Submit a result", idempotent: true,
-		desc: "Worker: hand in the task's result; the same result again is a safe replay."},
-		func(ctx context.Context, c *continuo.Caller, in *SwarmSubmitArgs) (*SwarmTaskResult, error) {
+		desc: "Worker: hand in the task's result (the same again is a safe replay); with next, also chat_swarm_next's answer (next_error: why not; the submit stands)."},
+		func(ctx context.Context, c *continuo.Caller, in *SwarmSubmitArgs) (*SwarmSubmitResult, error) {
 			car, ref, err := s.worker(ctx, in.WorkerID, *in.Epoch, in.CarrierKey)
 			if err != nil {
 				return nil, err
 			}
-			r, err := s.opts.Swarm.Submit(ctx, c, car, ref, in.TaskID, in.Result)
-			return taskResult(r, err, false)
+			if in.Next == nil {
+				r, err := s.opts.Swarm.Submit(ctx, c, car, ref, in.TaskID, in.Result)
+				if err != nil {
+					return nil, err
+				}
+				return &SwarmSubmitResult{Task: taskView(&r.Task, nil, false), Replayed: r.Replayed}, nil
+			}
+			r, err := s.opts.Swarm.SubmitNext(ctx, c, car, ref, in.TaskID, in.Result, swarm.NextOptions{Wait: nextWait(in.Next.WaitSecs),
+				Ack: in.Next.Ack, Progress: progress(ctx, "waiting for the next task")})
+			if err != nil {
+				return nil, err
+			}
+			out := &SwarmSubmitResult{Task: taskView(&r.Task, nil, false), Replayed: r.Replayed}
+			if r.NextErr != nil {
+				body := s.errorBody(ctx, "chat_swarm_submit", r.NextErr)
+				out.NextError = &body
+			} else {
+				n := nextView(r.Next)
+				out.Next = &NextAnswer{State: n.State, Task: (*ListedTask)(n.Task), Redelivery: n.Redelivery}
+			}
+			return out, nil
 		})
 }
 
@@ -613,5 +808,24 @@ func (s *server) swarmFail(srv *mcp.Server) {
 			}
 			r, err := s.opts.Swarm.Fail(ctx, c, car, ref, in.TaskID, in.Reason, swarm.Effect(in.Effect))
 			return taskResult(r, err, false)
+		})
+}
+
+// SwarmLeaveArgs are the arguments of chat_swarm_leave.
+type SwarmLeaveArgs struct {
+	WorkerID   string `json:"worker_id" limit:"1,64"`
+	Epoch      *int64 `json:"epoch" limit:"0,1000000000"`
+	CarrierKey string `json:"carrier_key,omitempty" limit:"22,128" jsonschema:"as given to chat_swarm_join"`
+}
+
+func (s *server) swarmLeave(srv *mcp.Server) {
+	add(s, srv, tool{name: "chat_swarm_leave", title: "Leave a swarm", idempotent: true,
+		desc: "Worker: leave the swarm for good (holding no task); its slot is freed."},
+		func(ctx context.Context, c *continuo.Caller, in *SwarmLeaveArgs) (*SwarmRetiredResult, error) {
+			car, ref, err := s.worker(ctx, in.WorkerID, *in.Epoch, in.CarrierKey)
+			if err != nil {
+				return nil, err
+			}
+			return retired(s.opts.Swarm.Leave(ctx, c, car, ref))
 		})
 }

@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -222,6 +223,23 @@ func TestSwarmBadInput(t *testing.T) {
 	checkpointArgs := func(w *worker) obj { return w.args("checkpoint", obj{"summary": "s"}) }
 	submitArgs := func(w *worker) obj { return w.args("task_id", tID, "result", "r") }
 	failArgs := func(w *worker) obj { return w.args("task_id", tID, "reason", "why", "effect", "none") }
+	leaveArgs := func(w *worker) obj { return w.args() }
+	removeArgs := obj{"swarm_id": sID, "worker_id": w1.id}
+	item := func(key string) obj { return obj{"task_key": key, "prompt": "do " + key} }
+	batch := func(n int) obj {
+		items := make([]obj, n)
+		for i := range items {
+			items[i] = item(fmt.Sprint("b", i))
+		}
+		return obj{"swarm_id": sID, "tasks": items}
+	}
+	bigItems := func(n int) []obj {
+		items := make([]obj, n)
+		for i := range items {
+			items[i] = with(item(fmt.Sprint("big", i)), "prompt", strings.Repeat("p", 64<<10))
+		}
+		return items
+	}
 
 	// as sets the caller of cases.
 	as := func(by *client, cases []swarmBad) []swarmBad {
@@ -268,6 +286,9 @@ func TestSwarmBadInput(t *testing.T) {
 			{name: "reserve_tokens = budget", args: compaction("reserve_tokens", 1000), field: "policy.compaction.reserve_tokens"},
 			{name: "invite_ttl_secs 59", args: obj{"worker_limit": 2, "invite_ttl_secs": 59}, field: "invite_ttl_secs"},
 			{name: "invite_ttl_secs 86401", args: obj{"worker_limit": 2, "invite_ttl_secs": 86401}, field: "invite_ttl_secs"},
+			{name: "worker_idle_ttl_secs 119", args: policy("worker_idle_ttl_secs", 119), field: "policy.worker_idle_ttl_secs"},
+			{name: "worker_idle_ttl_secs 604801", args: policy("worker_idle_ttl_secs", 604801), field: "policy.worker_idle_ttl_secs"},
+			{name: "worker_idle_ttl_secs string", args: policy("worker_idle_ttl_secs", "1800"), field: "policy.worker_idle_ttl_secs"},
 			{name: "without swarm:own", by: w2.c, args: obj{"worker_limit": 2}, code: "forbidden", details: obj{"scope": "swarm:own"}},
 		}),
 		"chat_swarm_invite": slices.Concat(ownerCases("chat_swarm_invite", obj{"swarm_id": sID}), []swarmBad{
@@ -324,12 +345,27 @@ func TestSwarmBadInput(t *testing.T) {
 			{name: "preferred_worker_id 65", args: with(dispatchArgs, "preferred_worker_id", strings.Repeat("w", 65)), field: "preferred_worker_id"},
 			{name: "task_key of another prompt", args: with(dispatchArgs, "task_key", "d"), code: "conflict", details: obj{"task_id": dID}},
 			{name: "closed swarm", args: with(dispatchArgs, "swarm_id", cID), code: "invalid_state"},
+			{name: "tasks and task_key", args: with(dispatchArgs, "tasks", []obj{item("x")}), field: "tasks"},
+			{name: "tasks 101", args: batch(101), field: "tasks"},
+			{name: "tasks string", args: with(batch(0), "tasks", "many"), field: "tasks"},
+			{name: "tasks item missing prompt", args: with(batch(0), "tasks", []obj{item("x"), with(item("y"), "prompt", absent)}), field: "tasks[1].prompt"},
+			{name: "tasks item task_key 129", args: with(batch(0), "tasks", []obj{item(strings.Repeat("k", 129))}), field: "tasks[0].task_key"},
+			{name: "tasks item unknown key", args: with(batch(0), "tasks", []obj{item("x"), with(item("y"), "bogus", 1)}), field: "tasks[1].bogus"},
+			{name: "tasks item payload over 64 KiB", args: with(batch(0), "tasks", []obj{with(item("x"), "payload", obj{"blob": strings.Repeat("b", 64<<10)})}),
+				code: "too_large", field: "tasks[0].payload", details: obj{"index": 0.0}},
+			{name: "tasks over 512 KiB", args: with(batch(0), "tasks", bigItems(9)), code: "too_large", field: "tasks", details: obj{"limit": 524288.0}},
+			{name: "tasks item of another prompt", args: with(batch(0), "tasks", []obj{item("fresh"), item("d")}), code: "conflict",
+				details: obj{"index": 1.0, "task_id": dID}},
+			{name: "tasks item preferring another group's worker", args: with(batch(0), "tasks", []obj{item("fresh"), with(item("y"), "preferred_worker_id", eveW.id)}),
+				field: "tasks[1].preferred_worker_id", details: obj{"index": 1.0}},
+			{name: "tasks in a closed swarm", args: with(batch(3), "swarm_id", cID), code: "invalid_state"},
 		}),
 		"chat_swarm_next": slices.Concat(workerCases("chat_swarm_next", nextArgs), []swarmBad{
 			{name: "wait_secs 26", args: with(nextArgs(w1), "wait_secs", 26), field: "wait_secs"},
 			{name: "wait_secs -1", args: with(nextArgs(w1), "wait_secs", -1), field: "wait_secs"},
 			{name: "wait_secs string", args: with(nextArgs(w1), "wait_secs", "5"), field: "wait_secs"},
 			{name: "wait_secs fraction", args: with(nextArgs(w1), "wait_secs", 2.5), field: "wait_secs"},
+			{name: "ack string", args: with(nextArgs(w1), "ack", "yes"), field: "ack"},
 		}),
 		"chat_swarm_ack": slices.Concat(workerCases("chat_swarm_ack", ackArgs), workerTask("chat_swarm_ack", ackArgs(w1)), []swarmBad{
 			{name: "a settled task", args: with(ackArgs(w1), "task_id", dID), code: "terminal_immutable"},
@@ -355,6 +391,12 @@ func TestSwarmBadInput(t *testing.T) {
 			{name: "result object", args: with(submitArgs(w1), "result", obj{"r": 1}), field: "result"},
 			{name: "another result for a settled task", args: with(submitArgs(w1), "task_id", dID), code: "terminal_immutable"},
 			{name: "a task in doubt", by: w2.c, args: w2.args("task_id", rID, "result", "r"), code: "reconcile_required"},
+			{name: "next string", args: with(submitArgs(w1), "next", "yes"), field: "next"},
+			{name: "next.wait_secs 26", args: with(submitArgs(w1), "next", obj{"wait_secs": 26}), field: "next.wait_secs"},
+			{name: "next.ack string", args: with(submitArgs(w1), "next", obj{"ack": "yes"}), field: "next.ack"},
+			{name: "next unknown key", args: with(submitArgs(w1), "next", obj{"bogus": 1}), field: "next.bogus"},
+			{name: "with next, a task in doubt", by: w2.c, args: w2.args("task_id", rID, "result", "r", "next", obj{"ack": true}),
+				code: "reconcile_required"},
 		}),
 		"chat_swarm_fail": slices.Concat(workerCases("chat_swarm_fail", failArgs), workerTask("chat_swarm_fail", failArgs(w1)), []swarmBad{
 			{name: "missing reason", args: with(failArgs(w1), "reason", absent), field: "reason"},
@@ -374,9 +416,29 @@ func TestSwarmBadInput(t *testing.T) {
 			}),
 		"chat_swarm_collect": slices.Concat(ownerCases("chat_swarm_collect", obj{"swarm_id": sID, "task_id": dID}),
 			ownerTask("chat_swarm_collect", obj{"swarm_id": sID, "task_id": dID}), []swarmBad{
-				{name: "missing task_id", args: obj{"swarm_id": sID}, field: "task_id"},
 				{name: "a running task", args: obj{"swarm_id": sID, "task_id": tID}, code: "invalid_state"},
 				{name: "a task in doubt", args: obj{"swarm_id": sID, "task_id": rID}, code: "invalid_state"},
+				{name: "task_id and wait_secs", args: obj{"swarm_id": sID, "task_id": dID, "wait_secs": 1}, field: "wait_secs"},
+				{name: "task_id and limit", args: obj{"swarm_id": sID, "task_id": dID, "limit": 5}, field: "limit"},
+				{name: "task_id and idempotency_key", args: obj{"swarm_id": sID, "task_id": dID, "idempotency_key": "k"}, field: "idempotency_key"},
+				{name: "wait_secs 26", args: obj{"swarm_id": sID, "wait_secs": 26}, field: "wait_secs"},
+				{name: "limit 0", args: obj{"swarm_id": sID, "limit": 0}, field: "limit"},
+				{name: "limit 101", args: obj{"swarm_id": sID, "limit": 101}, field: "limit"},
+				{name: "idempotency_key 129", args: obj{"swarm_id": sID, "idempotency_key": strings.Repeat("k", 129)}, field: "idempotency_key"},
+				{name: "ready results of another group's swarm", args: obj{"swarm_id": eID}, code: "not_found"},
+			}),
+		"chat_swarm_leave": slices.Concat(workerCases("chat_swarm_leave", leaveArgs), []swarmBad{
+			replaced(leaveArgs),
+			{name: "holding a task", args: leaveArgs(w1), code: "unsafe_boundary", details: obj{"reason": "task_in_flight", "task_id": tID}},
+			{name: "a continuation open", by: sl, args: leaveArgs(wt), code: "unsafe_boundary",
+				details: obj{"reason": "continuation_pending", "continuation_id": cnT}},
+		}),
+		"chat_swarm_remove_worker": slices.Concat(ownerCases("chat_swarm_remove_worker", removeArgs), id("worker_id", removeArgs),
+			foreign("chat_swarm_remove_worker", "worker_id", removeArgs, eveW.id, continuo.PrefixWorker), []swarmBad{
+				{name: "worker of another swarm", args: with(removeArgs, "swarm_id", fID), code: "not_found"},
+				{name: "holding a task", args: removeArgs, code: "unsafe_boundary", details: obj{"reason": "task_in_flight", "task_id": tID}},
+				{name: "a continuation open", args: with(removeArgs, "worker_id", wc.id), code: "unsafe_boundary",
+					details: obj{"reason": "continuation_pending", "continuation_id": cnA}},
 			}),
 		"chat_swarm_cancel": slices.Concat(ownerCases("chat_swarm_cancel", obj{"swarm_id": sID, "task_id": tID}),
 			ownerTask("chat_swarm_cancel", obj{"swarm_id": sID, "task_id": tID}), []swarmBad{
@@ -511,7 +573,7 @@ func TestSwarmBadInput(t *testing.T) {
 	}
 
 	workerTools := []string{"chat_swarm_join", "chat_swarm_next", "chat_swarm_ack", "chat_swarm_checkpoint", "chat_swarm_submit", "chat_swarm_fail",
-		"chat_swarm_report_context", "chat_swarm_context_status"}
+		"chat_swarm_leave", "chat_swarm_report_context", "chat_swarm_context_status"}
 	got := map[string]result{}
 	before := f.swarmFingerprint()
 	for _, tool := range swarmTools {

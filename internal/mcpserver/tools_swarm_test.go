@@ -15,8 +15,8 @@ import (
 // swarmTools are Chat Swarm's tools; TestSwarmBadInput holds their bad
 // input.
 var swarmTools = []string{"chat_swarm_create", "chat_swarm_invite", "chat_swarm_join", "chat_swarm_dispatch", "chat_swarm_next",
-	"chat_swarm_ack", "chat_swarm_checkpoint", "chat_swarm_submit", "chat_swarm_fail", "chat_swarm_status", "chat_swarm_collect",
-	"chat_swarm_cancel", "chat_swarm_reconcile", "chat_swarm_close",
+	"chat_swarm_ack", "chat_swarm_checkpoint", "chat_swarm_submit", "chat_swarm_fail", "chat_swarm_leave", "chat_swarm_status", "chat_swarm_collect",
+	"chat_swarm_cancel", "chat_swarm_reconcile", "chat_swarm_close", "chat_swarm_remove_worker",
 	"chat_swarm_prepare_continuation", "chat_swarm_request_continuation", "chat_swarm_approve_continuation", "chat_swarm_revoke_continuation",
 	"chat_swarm_reconcile_continuation", "chat_swarm_continuation_status", "chat_swarm_report_context", "chat_swarm_context_status"}
 

@@ -162,6 +162,7 @@ var toolToolsets = map[string]Toolsets{
 	"chat_swarm_cancel":                 ToolsetSwarm,
 	"chat_swarm_reconcile":              ToolsetSwarm,
 	"chat_swarm_close":                  ToolsetSwarm,
+	"chat_swarm_remove_worker":          ToolsetSwarm,
 	"chat_swarm_prepare_continuation":   ToolsetSwarm,
 	"chat_swarm_approve_continuation":   ToolsetSwarm,
 	"chat_swarm_revoke_continuation":    ToolsetSwarm,
@@ -169,12 +170,15 @@ var toolToolsets = map[string]Toolsets{
 
 	// A worker's loop, and a new conversation continuing a worker. The
 	// context tools take the worker's carrier: the owner cannot call them.
-	"chat_swarm_join":                 ToolsetWorker,
-	"chat_swarm_next":                 ToolsetWorker,
-	"chat_swarm_ack":                  ToolsetWorker,
-	"chat_swarm_checkpoint":           ToolsetWorker,
-	"chat_swarm_submit":               ToolsetWorker,
-	"chat_swarm_fail":                 ToolsetWorker,
+	"chat_swarm_join":       ToolsetWorker,
+	"chat_swarm_next":       ToolsetWorker,
+	"chat_swarm_ack":        ToolsetWorker,
+	"chat_swarm_checkpoint": ToolsetWorker,
+	"chat_swarm_submit":     ToolsetWorker,
+	"chat_swarm_fail":       ToolsetWorker,
+	// Leaving is the worker's; listed to the owner too, whose conversation
+	// may also carry a worker of another swarm.
+	"chat_swarm_leave":                ToolsetWorker | ToolsetSwarm,
 	"chat_swarm_report_context":       ToolsetWorker,
 	"chat_swarm_context_status":       ToolsetWorker,
 	"chat_swarm_request_continuation": ToolsetWorker,

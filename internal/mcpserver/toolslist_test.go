@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -354,9 +356,105 @@ func TestInviteNamesWorkerEndpoint(t *testing.T) {
 	if next.str("state") != "task" {
 		t.Errorf("the worker at %s got %v, want its task", endpoint, next.Data)
 	}
+	// Leaving is the one worker tool the owner's endpoint lists too.
 	for _, tool := range lineNames(t, listOf(t, owner)) {
-		if mcpserver.ToolsetsOf(tool)&mcpserver.ToolsetWorker != 0 {
+		if mcpserver.ToolsetsOf(tool)&mcpserver.ToolsetWorker != 0 && tool != "chat_swarm_leave" {
 			t.Errorf("the owner's endpoint lists the worker's %s", tool)
+		}
+	}
+}
+
+// closedSetRE finds a closed set written out in prose: two or more
+// lower-case names joined by "|" ("none|unknown", "task|idle|closed").
+var closedSetRE = regexp.MustCompile(`\b[a-z][a-z0-9_]*(?:\|[a-z][a-z0-9_]*)+\b`)
+
+// proseSets returns what in one tool's description and schemas is a
+// closed set written only in prose (CONTRACT.md §1: every closed set is a
+// JSON Schema enum): a set "a|b|c" in the tool's description or in a
+// description anywhere in its input or output schema whose values are not
+// all in one enum of those schemas, and a string property whose
+// description says "one of" without an enum of its own.
+func proseSets(desc string, schemas ...any) []string {
+	var enums [][]string
+	type text struct{ path, desc string }
+	texts := []text{{"description", desc}}
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			var enum []string
+			if e, ok := x["enum"].([]any); ok {
+				for _, v := range e {
+					s, _ := v.(string)
+					enum = append(enum, s)
+				}
+				enums = append(enums, enum)
+			}
+			if d, ok := x["description"].(string); ok {
+				texts = append(texts, text{path, d})
+				if x["type"] == "string" && enum == nil && strings.Contains(d, "one of") {
+					texts = append(texts, text{path, "one of, without an enum"})
+				}
+			}
+			for k, e := range x {
+				walk(path+"."+k, e)
+			}
+		case []any:
+			for i, e := range x {
+				walk(fmt.Sprintf("%s[%d]", path, i), e)
+			}
+		}
+	}
+	for i, s := range schemas {
+		walk(fmt.Sprintf("schema%d", i), s)
+	}
+	var out []string
+	for _, t := range texts {
+		if t.desc == "one of, without an enum" {
+			out = append(out, t.path+": a string property says \"one of\" without an enum")
+			continue
+		}
+		for _, set := range closedSetRE.FindAllString(t.desc, -1) {
+			values := strings.Split(set, "|")
+			if !slices.ContainsFunc(enums, func(e []string) bool {
+				return !slices.ContainsFunc(values, func(v string) bool { return !slices.Contains(e, v) })
+			}) {
+				out = append(out, fmt.Sprintf("%s: %q is a closed set in prose, in no enum", t.path, set))
+			}
+		}
+	}
+	return out
+}
+
+// TestClosedSetsAreEnums walks tools/list: no closed set of values is
+// written only in prose, in any tool's description or schema; each is an
+// enum (CONTRACT.md §1). The checker itself is held to a tool that breaks
+// the rule both ways.
+func TestClosedSetsAreEnums(t *testing.T) {
+	bad := proseSets("Worker: state: task|idle|closed.",
+		map[string]any{"type": "object", "properties": map[string]any{
+			"disposition": map[string]any{"type": "string", "description": "no_effect|applied|unknown: what it did"},
+			"code":        map[string]any{"type": "string", "description": "one of the codes"}}},
+		map[string]any{"type": "object", "properties": map[string]any{"state": map[string]any{"enum": []any{"task", "idle"}}}})
+	if len(bad) != 3 {
+		t.Fatalf("the checker found %d prose sets in a tool with three: %v", len(bad), bad)
+	}
+	f := newFixture(t)
+	res, err := f.connect(f.token("lister", continuo.ScopeSessionsRead)).cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range res.Tools {
+		b, err := json.Marshal(map[string]any{"in": tl.InputSchema, "out": tl.OutputSchema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v map[string]any
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range proseSets(tl.Description, v["in"], v["out"]) {
+			t.Errorf("%s: %s", tl.Name, p)
 		}
 	}
 }

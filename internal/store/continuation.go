@@ -31,6 +31,10 @@ type ContinuationTx interface {
 	// ContinuationList lists continuations as p selects, newest first.
 	ContinuationList(ctx context.Context, p ContinuationListParams) ([]continuo.Continuation, error)
 
+	// WorkersBlocked counts the workers whose continuity state is
+	// compact_blocked, in every swarm (/metrics).
+	WorkersBlocked(ctx context.Context) (int, error)
+
 	// WorkersCompacting lists workers whose continuity state is
 	// compact_required, by ID: the Auto Compact planner's work.
 	WorkersCompacting(ctx context.Context, limit int) ([]continuo.Worker, error)

@@ -67,9 +67,8 @@ var (
 	carrierSources   = []continuo.CarrierSource{continuo.CarrierFromMeta, continuo.CarrierFromSession, continuo.CarrierFromKey}
 	carrierStates    = []continuo.CarrierState{continuo.CarrierActive, continuo.CarrierLost, continuo.CarrierRetired}
 	carrierRowStates = []continuo.CarrierState{continuo.CarrierActive, continuo.CarrierRetired} // a carrier row is never lost
-	continuityStates = []continuo.ContinuityState{continuo.ContinuitySteady, continuo.ContinuityCompactRequired,
-		continuo.ContinuityPending, continuo.ContinuityReconcileRequired}
-	attemptStates = []continuo.AttemptState{continuo.AttemptClaimed, continuo.AttemptRunning, continuo.AttemptSubmitted,
+	continuityStates = continuo.ContinuityStates()
+	attemptStates    = []continuo.AttemptState{continuo.AttemptClaimed, continuo.AttemptRunning, continuo.AttemptSubmitted,
 		continuo.AttemptFailed, continuo.AttemptCancelled, continuo.AttemptInDoubt, continuo.AttemptRequeued, continuo.AttemptSettled}
 )
 
@@ -444,6 +443,8 @@ var (
 	renameTableRE = regexp.MustCompile(`(?is)^ALTER\s+TABLE\s+"?(\w+)"?\s+RENAME\s+TO\s+"?(\w+)"?\s*$`)
 	renameColRE   = regexp.MustCompile(`(?is)^ALTER\s+TABLE\s+"?(\w+)"?\s+RENAME\s+(?:COLUMN\s+)?"?(\w+)"?\s+TO\s+"?(\w+)"?\s*$`)
 	addColumnRE   = regexp.MustCompile(`(?is)^ALTER\s+TABLE\s+"?(\w+)"?\s+ADD\s+`)
+	// PostgreSQL's name of a column's CHECK, dropped to be replaced.
+	dropCheckRE   = regexp.MustCompile(`(?is)^ALTER\s+TABLE\s+"?(\w+)"?\s+DROP\s+CONSTRAINT\s+"?(\w+)_check"?\s*$`)
 	alterTableRE  = regexp.MustCompile(`(?is)^ALTER\s+TABLE\s+"?(\w+)"?`)
 	createIndexRE = regexp.MustCompile(`(?is)^CREATE\s+(?:UNIQUE\s+)?INDEX\s+.*?\bON\s+"?(\w+)"?`)
 	inCheckRE     = regexp.MustCompile(`(?is)\bCHECK\s*\(\s*"?(\w+)"?\s+IN\s*\(([^()]*)\)\s*\)`)
@@ -518,6 +519,14 @@ func (s *schema) apply(st, where string) error {
 			delete(s.checks, m[1]+"."+m[2])
 			s.checks[m[1]+"."+m[3]] = vals
 		}
+	case dropCheckRE.MatchString(st):
+		// A column's CHECK named as PostgreSQL names it: table_column_check.
+		m := dropCheckRE.FindStringSubmatch(st)
+		col, ok := strings.CutPrefix(m[2], m[1]+"_")
+		if _, has := s.checks[m[1]+"."+col]; !ok || !has {
+			return fmt.Errorf("the schema test knows no CHECK called %s_check", m[2])
+		}
+		delete(s.checks, m[1]+"."+col)
 	case addColumnRE.MatchString(st):
 		return s.addChecks(addColumnRE.FindStringSubmatch(st)[1], st, where)
 	case alterTableRE.MatchString(st):

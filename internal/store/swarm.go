@@ -28,17 +28,23 @@ type SwarmTx interface {
 	WorkerCreate(ctx context.Context, w *continuo.Worker) error
 	WorkerGet(ctx context.Context, id string) (*continuo.Worker, error)
 	// WorkerUpdate replaces a worker's mutable fields (epoch, carrier,
-	// states, current task, checkpoint, last seen, revision, updated_at)
-	// if its stored revision is still prevRevision (which w.Revision must
-	// exceed); else ErrStale.
+	// states, current task, checkpoint, last seen, revision, updated_at,
+	// counted tokens, blocked and retired reasons, retired_at) if its
+	// stored revision is still prevRevision (which w.Revision must
+	// exceed); else ErrStale. The idle TTL stays as created.
 	WorkerUpdate(ctx context.Context, w *continuo.Worker, prevRevision int64) error
 	// WorkerTouch sets a worker's last_seen_at (and its carrier state back
 	// to active if it was lost) without changing its revision.
 	WorkerTouch(ctx context.Context, id string, at time.Time) error
-	// WorkerList lists a swarm's workers, oldest first.
+	// WorkerList lists a swarm's workers, retired ones too, oldest first.
 	WorkerList(ctx context.Context, swarmID string) ([]continuo.Worker, error)
-	// WorkerCount counts a swarm's workers.
+	// WorkerCount counts a swarm's workers that are not retired: those
+	// that take a slot.
 	WorkerCount(ctx context.Context, swarmID string) (int, error)
+	// WorkersIdle lists workers that hold no task and are not retired
+	// whose last_seen_at plus idle TTL is before now, the longest silent
+	// first: the idle reaper's work.
+	WorkersIdle(ctx context.Context, now time.Time, limit int) ([]continuo.Worker, error)
 
 	// CarrierBind records a carrier's binding; a hash bound before, to any
 	// worker, is ErrConflict, and so is a second active carrier of one

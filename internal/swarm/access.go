@@ -94,6 +94,9 @@ func (s *Service) carrierOf(ctx context.Context, tx store.Tx, c *continuo.Caller
 	if !visible(c, sw) {
 		return nil, continuo.NotFound("worker", ref.WorkerID)
 	}
+	if w.Retired() {
+		return nil, retiredErr(w)
+	}
 	if hash != w.CarrierHash || w.CarrierState == continuo.CarrierRetired || ref.Epoch != w.Epoch {
 		why := "this conversation is not the worker's bound carrier"
 		if hash == w.CarrierHash && ref.Epoch != w.Epoch {

@@ -51,10 +51,21 @@ type CapsuleTask struct {
 	Summary string `json:"summary,omitempty"` // the result's first bytes
 }
 
-// buildCapsule makes a worker's capsule for target epoch, and its hash.
-// It fails with invalid_state when the capsule would be too large or
-// would carry a secret.
-func buildCapsule(ctx context.Context, tx store.Tx, w *continuo.Worker, target int64) (string, string, error) {
+// capsuleLimit is the most bytes a capsule of a worker of sw may hold:
+// MaxCapsule, and a quarter of the swarm's budget (CONTRACT.md §8: a
+// rollover must leave room to work). At the ledger's bytesPerToken, a
+// quarter of budget_tokens is budget_tokens bytes.
+func capsuleLimit(sw *continuo.Swarm) int {
+	quarter := sw.Policy.Compaction.BudgetTokens / 4 * bytesPerToken
+	return int(min(int64(continuo.MaxCapsule), max(quarter, 0)))
+}
+
+// buildCapsule makes a worker's capsule for target epoch, and its hash,
+// within limit bytes (capsuleLimit): the oldest recent tasks are left out
+// to fit, never the checkpoint. It fails with invalid_state when the
+// capsule would not fit even so (reason capsule_too_large) or would carry
+// a secret.
+func buildCapsule(ctx context.Context, tx store.Tx, w *continuo.Worker, target int64, limit int) (string, string, error) {
 	c := Capsule{Version: CapsuleVersion, Authority: "context_only", SwarmID: w.SwarmID, WorkerID: w.ID, Label: w.Label,
 		Epoch: target, Checkpoint: json.RawMessage(w.Checkpoint), RecentTasks: []CapsuleTask{}}
 	var cp map[string]json.RawMessage
@@ -73,19 +84,18 @@ func buildCapsule(ctx context.Context, tx store.Tx, w *continuo.Worker, target i
 		c.RecentTasks = append(c.RecentTasks, ct)
 	}
 	b, err := encodeCapsule(c)
-	// The checkpoint (with its blockers and artifact refs) always fits;
-	// the summaries of results escaped in JSON may not: the oldest tasks
-	// make room, so a worker can always be continued.
-	for err == nil && len(b) > continuo.MaxCapsule && len(c.RecentTasks) > 0 {
+	// The checkpoint (with its blockers and artifact refs) is never cut;
+	// the summaries of recent results are: the oldest tasks make room.
+	for err == nil && len(b) > limit && len(c.RecentTasks) > 0 {
 		c.RecentTasks, c.TasksLeftOut = c.RecentTasks[:len(c.RecentTasks)-1], c.TasksLeftOut+1
 		b, err = encodeCapsule(c)
 	}
 	if err != nil {
 		return "", "", err
 	}
-	if len(b) > continuo.MaxCapsule {
-		return "", "", continuo.Errorf(continuo.CodeInvalidState, "the capsule would be %d bytes, over %d", len(b), continuo.MaxCapsule).
-			With("reason", "capsule_too_large")
+	if len(b) > limit {
+		return "", "", continuo.Errorf(continuo.CodeInvalidState, "the capsule would be %d bytes with its checkpoint alone, over %d (a quarter of the swarm's budget, at most %d): checkpoint less",
+			len(b), limit, continuo.MaxCapsule).With("reason", string(continuo.BlockedCapsuleTooLarge)).With("limit", limit)
 	}
 	// The scan looks at what came from stored truth, not at the
 	// envelope's own names ("authority" reads like a credential's key).

@@ -109,7 +109,7 @@ func (s *Service) Prepare(ctx context.Context, c *continuo.Caller, car Carrier, 
 		if err := boundary(ctx, tx, w, ""); err != nil {
 			return err
 		}
-		capsule, hash, err := buildCapsule(ctx, tx, w, w.Epoch+1)
+		capsule, hash, err := buildCapsule(ctx, tx, w, w.Epoch+1, capsuleLimit(sw))
 		if err != nil {
 			return err
 		}
@@ -155,13 +155,21 @@ type Bound struct {
 // ticket — used already when presented, expired, revoked, another swarm,
 // a worker that moved on — is ticket_invalid.
 func (s *Service) Redeem(ctx context.Context, c *continuo.Caller, car Carrier, swarmID, ticket string) (*Bound, error) {
-	return s.redeem(ctx, c, car, swarmID, ticket, nil)
+	return s.redeem(ctx, c, car, swarmID, ticket, "", nil)
 }
 
-// redeem is Redeem; between, if not nil, runs after the ticket was first
-// looked at and before the transaction that binds (a test's way to let
-// another carrier win in between).
-func (s *Service) redeem(ctx context.Context, c *continuo.Caller, car Carrier, swarmID, ticket string, between func()) (*Bound, error) {
+// RedeemAs is Redeem by a carrier that names the worker's label, as
+// chat_swarm_join may: a label other than the worker's is invalid_input
+// naming label, and binds nothing.
+func (s *Service) RedeemAs(ctx context.Context, c *continuo.Caller, car Carrier, swarmID, ticket, label string) (*Bound, error) {
+	return s.redeem(ctx, c, car, swarmID, ticket, label, nil)
+}
+
+// redeem is Redeem; label, if not "", must be the worker's; between, if not
+// nil, runs after the ticket was first looked at and before the
+// transaction that binds (a test's way to let another carrier win in
+// between).
+func (s *Service) redeem(ctx context.Context, c *continuo.Caller, car Carrier, swarmID, ticket, label string, between func()) (*Bound, error) {
 	if err := c.Require(continuo.ScopeSwarmWork); err != nil {
 		return nil, err
 	}
@@ -203,6 +211,9 @@ func (s *Service) redeem(ctx context.Context, c *continuo.Caller, car Carrier, s
 		}
 		switch {
 		case cn.State == continuo.ContinuationBound && subtle.ConstantTimeCompare([]byte(cn.TargetCarrier), []byte(hash)) == 1:
+			if err := sameLabel(w, label); err != nil {
+				return err
+			}
 			out, err = receipt(cn, w, hash)
 			return err
 		case cn.State == continuo.ContinuationBound && wasOpen:
@@ -219,6 +230,9 @@ func (s *Service) redeem(ctx context.Context, c *continuo.Caller, car Carrier, s
 		case !s.now().Before(cn.ExpiresAt):
 			return invalid("expired") // in doubt: it stays for the owner
 		}
+		if err := sameLabel(w, label); err != nil {
+			return err
+		}
 		return s.transfer(ctx, tx, cn, w, hash, car.Source, &out)
 	})
 	if err == nil && expired {
@@ -227,8 +241,23 @@ func (s *Service) redeem(ctx context.Context, c *continuo.Caller, car Carrier, s
 	}
 	if err == nil {
 		s.revoke(ctx, out.retired)
+		if !out.Replayed {
+			s.meters.boundOne()
+		}
 	}
 	return out, err
+}
+
+// sameLabel checks a label a continuing carrier gave ("" for none): it
+// must be the worker's (which is stored as the join redacted it).
+func sameLabel(w *continuo.Worker, label string) error {
+	if label == "" {
+		return nil
+	}
+	if l, _ := redact.String(label); l != w.Label {
+		return continuo.Invalid("label", "is not the label of the worker this ticket continues: leave it out, or give the worker's own")
+	}
+	return nil
 }
 
 // ticketOf returns the continuation a ticket names when a swarm of the
@@ -303,13 +332,14 @@ func (s *Service) end(ctx context.Context, tx store.Tx, cn *continuo.Continuatio
 	return cn.CarrierToken, setContinuity(ctx, tx, w, state, now)
 }
 
-// setContinuity records a worker's continuity state.
+// setContinuity records a worker's continuity state (any but
+// compact_blocked, which block records with its reason).
 func setContinuity(ctx context.Context, tx store.Tx, w *continuo.Worker, to continuo.ContinuityState, now time.Time) error {
 	if w.ContinuityState == to {
 		return nil
 	}
 	prev := w.Revision
-	w.ContinuityState, w.Revision, w.UpdatedAt = to, prev+1, now
+	w.ContinuityState, w.BlockedReason, w.Revision, w.UpdatedAt = to, "", prev+1, now
 	return stale(tx.WorkerUpdate(ctx, w, prev), "the worker")
 }
 
@@ -533,7 +563,11 @@ func (s *Service) Approve(ctx context.Context, c *continuo.Caller, car Carrier, 
 // it rests on is the request's: the transfer checks that it did not
 // change since).
 func (s *Service) approve(ctx context.Context, tx store.Tx, cn *continuo.Continuation, w *continuo.Worker, by string) error {
-	capsule, hash, err := buildCapsule(ctx, tx, w, cn.TargetEpoch)
+	sw, err := tx.SwarmGet(ctx, w.SwarmID)
+	if err != nil {
+		return err
+	}
+	capsule, hash, err := buildCapsule(ctx, tx, w, cn.TargetEpoch, capsuleLimit(sw))
 	if err != nil {
 		return err
 	}
@@ -692,6 +726,9 @@ func (s *Service) ContinuationStatus(ctx context.Context, c *continuo.Caller, ca
 	}
 	if err == nil {
 		s.revoke(ctx, out.retired)
+		if out.Continuation.State == continuo.ContinuationBound && !out.Replayed {
+			s.meters.boundOne()
+		}
 	}
 	return out, err
 }

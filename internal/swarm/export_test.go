@@ -15,7 +15,7 @@ func PlanPass(ctx context.Context, s *Service) error { return s.planPass(ctx) }
 // RedeemBetween is Redeem with between run after its first look at the
 // ticket and before its transaction.
 func RedeemBetween(ctx context.Context, s *Service, c *continuo.Caller, car Carrier, swarmID, ticket string, between func()) (*Bound, error) {
-	return s.redeem(ctx, c, car, swarmID, ticket, between)
+	return s.redeem(ctx, c, car, swarmID, ticket, "", between)
 }
 
 // PressureCost times, inside one Write, what a claiming next does for
@@ -42,4 +42,15 @@ func PressureCost(ctx context.Context, s *Service, workerID, ref, prompt string)
 		return err
 	})
 	return d, err
+}
+
+// CarrierBackoff is the planner's wait after the n-th failed try of a
+// replacement carrier.
+func CarrierBackoff(n int) time.Duration { return carrierBackoff(n) }
+
+// SubmitNextBetween is SubmitNext with between run after its submit and
+// before its next.
+func SubmitNextBetween(ctx context.Context, s *Service, c *continuo.Caller, car Carrier, ref WorkerRef, taskID, result string,
+	next NextOptions, between func()) (*Submitted, error) {
+	return s.submitNext(ctx, c, car, ref, taskID, result, next, between)
 }

@@ -7,6 +7,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/continuo-dev/continuo"
@@ -49,6 +51,9 @@ func CheckPolicy(p continuo.SwarmPolicy) error {
 		return continuo.Invalid("policy.compaction.threshold", "must be in (0, 1]")
 	case c.ReserveTokens < 0 || c.ReserveTokens >= c.BudgetTokens:
 		return continuo.Invalid("policy.compaction.reserve_tokens", "must be 0..budget_tokens-1")
+	case p.WorkerIdleTTLSecs != 0 && (p.WorkerIdleTTL() < continuo.MinWorkerIdleTTL || p.WorkerIdleTTL() > continuo.MaxWorkerIdleTTL):
+		return continuo.Invalid("policy.worker_idle_ttl_secs", "must be %d..%d", int(continuo.MinWorkerIdleTTL/time.Second),
+			int(continuo.MaxWorkerIdleTTL/time.Second))
 	}
 	return nil
 }
@@ -135,9 +140,17 @@ func closedErr(sw *continuo.Swarm) error {
 	return continuo.Errorf(continuo.CodeInvalidState, "swarm %s is closed", sw.ID).With("state", string(sw.State))
 }
 
-// DispatchInput is what chat_swarm_dispatch takes.
+// DispatchInput is what chat_swarm_dispatch takes for one task.
 type DispatchInput struct {
 	SwarmID           string
+	TaskKey           string
+	Prompt            string
+	Payload           json.RawMessage // nil: none
+	PreferredWorkerID string
+}
+
+// DispatchItem is one task of a batch dispatch.
+type DispatchItem struct {
 	TaskKey           string
 	Prompt            string
 	Payload           json.RawMessage // nil: none
@@ -154,77 +167,163 @@ type TaskResult struct {
 // prompt, payload and preferred worker return it (replayed), anything else
 // under that key is a conflict.
 func (s *Service) Dispatch(ctx context.Context, c *continuo.Caller, car Carrier, in DispatchInput) (*TaskResult, error) {
-	switch {
-	case in.TaskKey == "" || len(in.TaskKey) > continuo.MaxTaskKey:
-		return nil, continuo.Invalid("task_key", "must be 1..%d bytes", continuo.MaxTaskKey)
-	case in.Prompt == "" || len(in.Prompt) > continuo.MaxTaskPrompt:
-		return nil, continuo.Invalid("prompt", "must be 1..%d bytes", continuo.MaxTaskPrompt)
-	}
-	payload, err := compactJSON("payload", in.Payload, continuo.MaxTaskPayload)
+	out, err := s.dispatch(ctx, c, car, in.SwarmID, []DispatchItem{{TaskKey: in.TaskKey, Prompt: in.Prompt, Payload: in.Payload,
+		PreferredWorkerID: in.PreferredWorkerID}}, false)
 	if err != nil {
 		return nil, err
 	}
-	reqHash := digest("continuo task v1", in.Prompt, payload, in.PreferredWorkerID)
-	// A model reads the prompt and the payload: no credential reaches it.
-	prompt, _ := redact.String(in.Prompt)
-	if payload != "" {
-		payload = redactJSON(payload)
+	return &out[0], nil
+}
+
+// DispatchBatch queues 1..MaxDispatchBatch tasks in one transaction, all or
+// none, and returns them in order. Each item replays by its task key as a
+// single dispatch does (an item repeating an earlier item's key and
+// content is that task); an item that cannot be queued fails the batch,
+// its error naming its index (details.index, fields tasks[i].…).
+func (s *Service) DispatchBatch(ctx context.Context, c *continuo.Caller, car Carrier, swarmID string, items []DispatchItem) ([]TaskResult, error) {
+	return s.dispatch(ctx, c, car, swarmID, items, true)
+}
+
+// queuedTask is one item of a dispatch, checked and hashed.
+type queuedTask struct {
+	DispatchItem
+	payload, prompt, reqHash string
+}
+
+// dispatch queues items in one Write. batch names an item's fields by its
+// index (tasks[i].…) and puts the index in an error's details.
+func (s *Service) dispatch(ctx context.Context, c *continuo.Caller, car Carrier, swarmID string, items []DispatchItem, batch bool) ([]TaskResult, error) {
+	name := func(i int, field string) string {
+		if !batch {
+			return field
+		}
+		return fmt.Sprintf("tasks[%d].%s", i, field)
 	}
-	var out *TaskResult
-	dispatch := func(tx store.Tx) error {
-		sw, err := s.ownSwarm(ctx, tx, c, car, in.SwarmID)
+	at := func(i int, err *continuo.Error) *continuo.Error {
+		if batch {
+			err = err.With("index", i)
+		}
+		return err
+	}
+	if batch && (len(items) < 1 || len(items) > continuo.MaxDispatchBatch) {
+		return nil, continuo.Invalid("tasks", "must have 1..%d items, got %d", continuo.MaxDispatchBatch, len(items)).With("limit", continuo.MaxDispatchBatch)
+	}
+	qs := make([]queuedTask, len(items))
+	total := 0
+	for i, it := range items {
+		switch {
+		case it.TaskKey == "" || len(it.TaskKey) > continuo.MaxTaskKey:
+			return nil, at(i, continuo.Invalid(name(i, "task_key"), "must be 1..%d bytes", continuo.MaxTaskKey))
+		case it.Prompt == "" || len(it.Prompt) > continuo.MaxTaskPrompt:
+			return nil, at(i, continuo.Invalid(name(i, "prompt"), "must be 1..%d bytes", continuo.MaxTaskPrompt))
+		}
+		payload, err := compactJSON(name(i, "payload"), it.Payload, continuo.MaxTaskPayload)
+		if err != nil {
+			return nil, at(i, continuo.AsError(err))
+		}
+		total += len(it.Prompt) + len(payload)
+		if batch && total > continuo.MaxDispatchBatchBytes {
+			return nil, continuo.Errorf(continuo.CodeTooLarge, "the tasks' prompts and payloads exceed %d bytes together: dispatch them in smaller batches",
+				continuo.MaxDispatchBatchBytes).With("field", "tasks").With("limit", continuo.MaxDispatchBatchBytes).With("index", i)
+		}
+		q := queuedTask{DispatchItem: it, reqHash: digest("continuo task v1", it.Prompt, payload, it.PreferredWorkerID)}
+		// A model reads the prompt and the payload: no credential reaches it.
+		q.prompt, _ = redact.String(it.Prompt)
+		if payload != "" {
+			q.payload = redactJSON(payload)
+		}
+		qs[i] = q
+	}
+	var out []TaskResult
+	write := func(tx store.Tx) error {
+		out = make([]TaskResult, len(qs))
+		sw, err := s.ownSwarm(ctx, tx, c, car, swarmID)
 		if err != nil {
 			return err
 		}
-		prev, err := tx.TaskByKey(ctx, sw.ID, in.TaskKey)
-		switch {
-		case err == nil && prev.RequestHash == reqHash:
-			out = &TaskResult{Task: *prev, Replayed: true}
-			return nil
-		case err == nil:
-			return continuo.Errorf(continuo.CodeConflict, "task_key %q was dispatched with another prompt, payload or preferred worker", in.TaskKey).
-				With("task_id", prev.ID)
-		case !errors.Is(err, store.ErrNotFound):
-			return err
-		}
-		if sw.State != continuo.SwarmActive {
-			return closedErr(sw)
-		}
-		if in.PreferredWorkerID != "" {
-			w, err := tx.WorkerGet(ctx, in.PreferredWorkerID)
-			if errors.Is(err, store.ErrNotFound) || err == nil && w.SwarmID != sw.ID {
-				return continuo.Invalid("preferred_worker_id", "is not a worker of this swarm")
+		var fresh []int           // the items this call queues
+		first := map[string]int{} // task key → the first item with it
+		for i, q := range qs {
+			if j, ok := first[q.TaskKey]; ok {
+				if qs[j].reqHash != q.reqHash {
+					return at(i, continuo.Errorf(continuo.CodeConflict, "%s: task_key %q was given with another prompt, payload or preferred worker at index %d",
+						name(i, "task_key"), q.TaskKey, j))
+				}
+				out[i] = TaskResult{Task: out[j].Task, Replayed: true}
+				continue
 			}
-			if err != nil {
+			first[q.TaskKey] = i
+			prev, err := tx.TaskByKey(ctx, sw.ID, q.TaskKey)
+			switch {
+			case err == nil && prev.RequestHash == q.reqHash:
+				out[i] = TaskResult{Task: *prev, Replayed: true}
+				continue
+			case err == nil:
+				return at(i, continuo.Errorf(continuo.CodeConflict, "task_key %q was dispatched with another prompt, payload or preferred worker", q.TaskKey).
+					With("task_id", prev.ID))
+			case !errors.Is(err, store.ErrNotFound):
 				return err
 			}
+			if sw.State != continuo.SwarmActive {
+				return closedErr(sw)
+			}
+			if q.PreferredWorkerID != "" {
+				w, err := tx.WorkerGet(ctx, q.PreferredWorkerID)
+				switch {
+				case errors.Is(err, store.ErrNotFound) || err == nil && w.SwarmID != sw.ID:
+					return at(i, continuo.Invalid(name(i, "preferred_worker_id"), "is not a worker of this swarm"))
+				case err != nil:
+					return err
+				case w.Retired():
+					return at(i, continuo.Invalid(name(i, "preferred_worker_id"), "names worker %s, which was retired (%s)", w.ID, w.RetiredReason).
+						With("retired_reason", string(w.RetiredReason)))
+				}
+			}
+			fresh = append(fresh, i)
+		}
+		if len(fresh) == 0 {
+			return nil
 		}
 		queued, err := tx.TaskCount(ctx, sw.ID, continuo.TaskQueued)
 		if err != nil {
 			return err
 		}
-		if queued >= continuo.DefaultQueueLimit {
-			return continuo.Errorf(continuo.CodeQueueFull, "the swarm has %d queued tasks, its limit: wait for workers to claim some", queued).
-				With("limit", continuo.DefaultQueueLimit)
+		if queued+len(fresh) > continuo.DefaultQueueLimit {
+			return continuo.Errorf(continuo.CodeQueueFull, "the swarm has %d queued tasks and its limit is %d: wait for workers to claim some",
+				queued, continuo.DefaultQueueLimit).With("limit", continuo.DefaultQueueLimit)
 		}
 		now := s.now()
-		t := continuo.Task{ID: continuo.NewID(continuo.PrefixTask, now), SwarmID: sw.ID, TaskKey: in.TaskKey, RequestHash: reqHash,
-			Prompt: prompt, Payload: payload, PreferredWorkerID: in.PreferredWorkerID, State: continuo.TaskQueued,
-			Revision: 1, CreatedAt: now, UpdatedAt: now}
-		if err := tx.TaskCreate(ctx, &t); err != nil {
-			return err
+		for _, i := range fresh {
+			q := qs[i]
+			t := continuo.Task{ID: continuo.NewID(continuo.PrefixTask, now), SwarmID: sw.ID, TaskKey: q.TaskKey, RequestHash: q.reqHash,
+				Prompt: q.prompt, Payload: q.payload, PreferredWorkerID: q.PreferredWorkerID, State: continuo.TaskQueued,
+				Revision: 1, CreatedAt: now, UpdatedAt: now}
+			if err := tx.TaskCreate(ctx, &t); err != nil {
+				return err
+			}
+			out[i] = TaskResult{Task: t}
+			for j := i + 1; j < len(qs); j++ {
+				if qs[j].TaskKey == q.TaskKey {
+					out[j].Task = t
+				}
+			}
+			if err := tx.Notify(ctx, channel(sw.ID), wakePayload(q.PreferredWorkerID)); err != nil {
+				return err
+			}
 		}
-		out = &TaskResult{Task: t}
-		return tx.Notify(ctx, channel(sw.ID), wakePayload(in.PreferredWorkerID))
+		return nil
 	}
-	err = s.db.Write(ctx, dispatch)
+	err := s.db.Write(ctx, write)
 	if errors.Is(err, store.ErrConflict) {
 		// A concurrent dispatch of the same key committed first (on
 		// PostgreSQL the second insert meets its unique key): this run
 		// finds it and replays it, or reports the conflict.
-		err = s.db.Write(ctx, dispatch)
+		err = s.db.Write(ctx, write)
 	}
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // compactJSON validates an optional JSON value and returns it compacted
@@ -439,6 +538,130 @@ func (s *Service) Collect(ctx context.Context, c *continuo.Caller, car Carrier, 
 		return nil
 	})
 	return out, err
+}
+
+// CollectInput is what chat_swarm_collect takes without a task_id.
+type CollectInput struct {
+	SwarmID string
+	Wait    time.Duration // 0..MaxNextWait: how long to wait for the first result
+	Limit   int           // 1..MaxCollectBatch; 0: DefaultCollectBatch
+	// Key, when given (1..128 bytes), makes the call a keyed mutation: the
+	// same key and limit return the tasks the first call collected
+	// (replayed), which is how an owner recovers a lost answer.
+	Key string
+}
+
+// Collected is the results one collect took, oldest first.
+type Collected struct {
+	Tasks    []continuo.Task
+	Replayed bool
+}
+
+// collectScope is what a collect's key is unique within: its swarm.
+func collectScope(swarmID string) string { return "collect:" + swarmID }
+
+// CollectReady takes up to in.Limit ready results of a swarm the caller
+// owns, oldest first (result_ready becomes collected), in one Write;
+// with none ready it waits up to in.Wait for the first, woken by the
+// submit (or reconcile) that makes it ready.
+func (s *Service) CollectReady(ctx context.Context, c *continuo.Caller, car Carrier, in CollectInput) (*Collected, error) {
+	switch {
+	case in.Wait < 0 || in.Wait > continuo.MaxNextWait:
+		return nil, continuo.Invalid("wait_secs", "must be 0..%d", int(continuo.MaxNextWait/time.Second))
+	case in.Limit < 0 || in.Limit > continuo.MaxCollectBatch:
+		return nil, continuo.Invalid("limit", "must be 1..%d", continuo.MaxCollectBatch)
+	case len(in.Key) > 128:
+		return nil, continuo.Invalid("idempotency_key", "must be 1..128 bytes")
+	}
+	limit := in.Limit
+	if limit == 0 {
+		limit = continuo.DefaultCollectBatch
+	}
+	fp := digest("continuo collect v1", in.SwarmID, itoa(limit))
+	var out *Collected
+	try := func() (bool, bool, error) {
+		err := s.db.Write(ctx, func(tx store.Tx) error {
+			out = nil
+			sw, err := s.ownSwarm(ctx, tx, c, car, in.SwarmID)
+			if err != nil {
+				return err
+			}
+			if out, err = replayCollect(ctx, tx, sw.ID, in.Key, fp); err != nil || out != nil {
+				return err
+			}
+			ts, err := tx.TaskList(ctx, store.TaskListParams{SwarmID: sw.ID, States: []continuo.TaskState{continuo.TaskResultReady}, Limit: limit})
+			if err != nil {
+				return err
+			}
+			now := s.now()
+			ids := make([]string, len(ts))
+			for i := range ts {
+				t := &ts[i]
+				prev := t.Revision
+				t.State, t.Revision, t.UpdatedAt = continuo.TaskCollected, prev+1, now
+				if err := tx.TaskUpdate(ctx, t, prev); err != nil {
+					return stale(err, "a task")
+				}
+				ids[i] = t.ID
+			}
+			out = &Collected{Tasks: ts}
+			if in.Key == "" || len(ts) == 0 {
+				// Nothing taken, nothing to replay: the key stays unused.
+				return nil
+			}
+			return tx.IdempotencyCreate(ctx, store.Idempotency{Scope: collectScope(sw.ID), KeyHash: digest("continuo collect key v1", in.Key),
+				RequestHash: fp, ResultID: strings.Join(ids, " "), CreatedAt: now})
+		})
+		if err != nil {
+			return false, false, err
+		}
+		return len(out.Tasks) > 0 || out.Replayed, len(out.Tasks) == limit, nil
+	}
+	first := try
+	try = func() (bool, bool, error) {
+		done, pass, err := first()
+		if errors.Is(err, store.ErrConflict) {
+			// A concurrent collect with the same key recorded it first:
+			// this one replays it.
+			done, pass, err = first()
+		}
+		return done, pass, err
+	}
+	if done, _, err := try(); err != nil || done || in.Wait == 0 {
+		return out, err
+	}
+	if _, err := s.waitFor(ctx, readyChannel(in.SwarmID), "", nil, in.Wait, nil, try); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// replayCollect returns the tasks a keyed collect took, when key was used
+// before with the same request (fp); nil when it was not; conflict when
+// it was used with another.
+func replayCollect(ctx context.Context, tx store.Tx, swarmID, key, fp string) (*Collected, error) {
+	if key == "" {
+		return nil, nil
+	}
+	rec, err := tx.IdempotencyGet(ctx, collectScope(swarmID), digest("continuo collect key v1", key))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if rec.RequestHash != fp {
+		return nil, continuo.Errorf(continuo.CodeConflict, "idempotency_key was used with another limit").With("field", "idempotency_key")
+	}
+	out := &Collected{Replayed: true}
+	for _, id := range strings.Fields(rec.ResultID) {
+		t, err := tx.TaskGet(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out.Tasks = append(out.Tasks, *t)
+	}
+	return out, nil
 }
 
 func stateErr(t *continuo.Task, why string) error {

@@ -74,16 +74,93 @@ func (s *Service) planPass(ctx context.Context) error {
 	return first
 }
 
+// Retries of a replacement carrier (CONTRACT.md §8, "No storms"): one
+// that did not start, or started and did not redeem its ticket before it
+// expired, is retried after a backoff; after maxCarrierTries failures in a
+// row at one epoch and checkpoint the worker is compact_blocked. The
+// backoffs put the five tries within 10 minutes when starts fail at once;
+// a ticket the planner prepares expires after plannerTicketTTL (a carrier
+// the server starts redeems within seconds), so five not redeemed take a
+// little longer: never more than five tries in any 10 minutes.
+const (
+	maxCarrierTries  = 5
+	plannerTicketTTL = 2 * time.Minute
+)
+
+// carrierBackoff is the wait after the n-th failed try (n ≥ 1) before the
+// next: 10 s, 30 s, 90 s, 270 s.
+func carrierBackoff(n int) time.Duration {
+	d := 10 * time.Second
+	for range n - 1 {
+		d *= 3
+	}
+	return d
+}
+
+// failedTries returns how many of the planner's continuations of w at its
+// epoch and checkpoint failed in a row, newest first, and the newest of
+// them: revoked because its carrier did not start, or expired unredeemed.
+// Any other continuation (bound, the owner's, revoked by the owner) ends
+// the run.
+func failedTries(ctx context.Context, tx store.Tx, w *continuo.Worker) (int, *continuo.Continuation, error) {
+	cs, err := tx.ContinuationList(ctx, store.ContinuationListParams{WorkerID: w.ID, Limit: maxCarrierTries})
+	if err != nil {
+		return 0, nil, err
+	}
+	n := 0
+	for _, cn := range cs {
+		if cn.RequestedBy != plannerBy || cn.SourceEpoch != w.Epoch || cn.CheckpointHash != w.CheckpointHash || failure(&cn) == "" {
+			break
+		}
+		n++
+	}
+	if n == 0 {
+		return 0, nil, nil
+	}
+	return n, &cs[0], nil
+}
+
+// plannerBy is the requested_by of the planner's continuations.
+const plannerBy = "planner"
+
+// failure says how a planner's continuation failed: its carrier did not
+// start (revoked with its start failed, or expired before a start), or
+// started — or, in doubt, was said by the owner to have started — and
+// never redeemed (expired); "" when it did not fail.
+func failure(cn *continuo.Continuation) continuo.BlockedReason {
+	switch {
+	case cn.State == continuo.ContinuationRevoked && cn.CarrierOp == continuo.OpFailed:
+		return continuo.BlockedCarrierStartFailed
+	case cn.State == continuo.ContinuationExpired && (cn.CarrierOp == continuo.OpSucceeded || cn.CarrierOp == continuo.OpUnknown):
+		return continuo.BlockedNotRedeemed
+	case cn.State == continuo.ContinuationExpired:
+		return continuo.BlockedCarrierStartFailed
+	}
+	return ""
+}
+
+// block records that no rollover can leave worker w room to work.
+func block(ctx context.Context, tx store.Tx, w *continuo.Worker, why continuo.BlockedReason, now time.Time) error {
+	prev := w.Revision
+	w.ContinuityState, w.BlockedReason, w.Revision, w.UpdatedAt = continuo.ContinuityCompactBlocked, why, prev+1, now
+	return stale(tx.WorkerUpdate(ctx, w, prev), "the worker")
+}
+
 // replace prepares a continuation of a compact_required worker at a safe
-// boundary and starts its replacement carrier.
+// boundary and starts its replacement carrier — unless the last tries
+// failed (it waits out the backoff, or, after maxCarrierTries, blocks the
+// worker) or the capsule cannot leave room to work (it blocks the
+// worker).
 func (s *Service) replace(ctx context.Context, workerID string) error {
 	ticket := newTicket()
 	var cn *continuo.Continuation
 	var principal string
+	var retry bool
+	var blocked continuo.BlockedReason
 	err := s.db.Write(ctx, func(tx store.Tx) error {
-		cn = nil
+		cn, retry, blocked = nil, false, ""
 		w, err := tx.WorkerGet(ctx, workerID)
-		if err != nil || w.ContinuityState != continuo.ContinuityCompactRequired {
+		if err != nil || w.ContinuityState != continuo.ContinuityCompactRequired || w.Retired() {
 			return err
 		}
 		sw, err := tx.SwarmGet(ctx, w.SwarmID)
@@ -96,31 +173,50 @@ func (s *Service) replace(ctx context.Context, workerID string) error {
 			}
 			return err
 		}
-		capsule, hash, err := buildCapsule(ctx, tx, w, w.Epoch+1)
+		now := s.now()
+		n, last, err := failedTries(ctx, tx, w)
+		switch {
+		case err != nil:
+			return err
+		case n >= maxCarrierTries:
+			blocked = failure(last)
+			return block(ctx, tx, w, blocked, now)
+		case n > 0 && now.Before(last.UpdatedAt.Add(carrierBackoff(n))):
+			return nil // after the backoff
+		}
+		capsule, hash, err := buildCapsule(ctx, tx, w, w.Epoch+1, capsuleLimit(sw))
+		if reason, _ := continuo.AsError(err).Details["reason"].(string); reason == string(continuo.BlockedCapsuleTooLarge) {
+			blocked = continuo.BlockedCapsuleTooLarge
+			return block(ctx, tx, w, blocked, now)
+		}
 		if err != nil {
 			return err
 		}
-		now := s.now()
 		c := continuo.Continuation{ID: continuo.NewID(continuo.PrefixContinuation, now), SwarmID: sw.ID, WorkerID: w.ID,
 			Path: continuo.PathTicket, State: continuo.ContinuationPending, Version: 1, SourceEpoch: w.Epoch, TargetEpoch: w.Epoch + 1,
 			SourceCarrier: w.CarrierHash, TicketHash: ticketHash(ticket), CheckpointHash: w.CheckpointHash, Capsule: capsule,
-			CapsuleHash: hash, Reason: plannerReason, RequestedBy: "planner", CreatedAt: now, UpdatedAt: now,
-			ExpiresAt: now.Add(continuo.DefaultTicketTTL), CarrierOp: continuo.OpPrepared}
+			CapsuleHash: hash, Reason: plannerReason, RequestedBy: plannerBy, CreatedAt: now, UpdatedAt: now,
+			ExpiresAt: now.Add(plannerTicketTTL), CarrierOp: continuo.OpPrepared}
 		if err := s.markPending(ctx, tx, w, now); err != nil {
 			return err
 		}
 		if err := tx.ContinuationCreate(ctx, &c); err != nil {
 			return stale(err, "the worker's continuation")
 		}
-		cn, principal = &c, w.PrincipalID
+		cn, principal, retry = &c, w.PrincipalID, n > 0
 		return nil
 	})
+	if blocked != "" && err == nil {
+		s.log.Warn("swarm: a worker is compact_blocked", "worker", workerID, "reason", string(blocked))
+		s.meters.blocked(blocked)
+	}
 	if err != nil || cn == nil {
 		return err
 	}
+	s.meters.tried(retry)
 	token, tokenID, err := s.minter.Mint(ctx, principal, carrierTokenTTL)
 	if err != nil {
-		return errors.Join(err, s.opFailed(ctx, cn.ID, ""))
+		return errors.Join(err, s.startFailed(ctx, cn.ID, ""))
 	}
 	// From here until the start is recorded, a crash leaves its outcome
 	// unknown (the sweep makes the continuation reconcile_required).
@@ -131,8 +227,10 @@ func (s *Service) replace(ctx context.Context, workerID string) error {
 		"CONTINUO_WORKER_ID=" + cn.WorkerID, "CONTINUO_TOKEN=" + token})
 	if err != nil {
 		s.log.Warn("swarm: a replacement carrier did not start", "worker", cn.WorkerID, "continuation", cn.ID, "err", err)
-		return s.opFailed(ctx, cn.ID, tokenID)
+		s.meters.started(false)
+		return s.startFailed(ctx, cn.ID, tokenID)
 	}
+	s.meters.started(true)
 	s.log.Info("swarm: a replacement carrier started", "worker", cn.WorkerID, "continuation", cn.ID, "process", ident)
 	return s.setOp(ctx, cn.ID, continuo.OpInFlight, continuo.OpSucceeded, ident, tokenID)
 }
@@ -151,11 +249,29 @@ func (s *Service) setOp(ctx context.Context, id string, from, to continuo.Carrie
 	})
 }
 
-// opFailed records that a carrier start failed: the continuation awaits
-// the owner (reconcile_required; no_effect revokes it), so that a failing
-// command is not started again and again. The token, if any, is revoked.
-func (s *Service) opFailed(ctx context.Context, id, token string) error {
-	err := s.unknownOp(ctx, id, continuo.OpFailed)
+// startFailed records that a carrier start failed, knowing that nothing
+// started (the ticket was never handed out): the continuation is revoked
+// with its operation failed, the worker goes back to compact_required and
+// the planner tries again after a backoff (failedTries). The token, if
+// any, is revoked.
+func (s *Service) startFailed(ctx context.Context, id, token string) error {
+	err := s.db.Write(ctx, func(tx store.Tx) error {
+		cn, err := tx.ContinuationGet(ctx, id)
+		if err != nil || !cn.State.Open() {
+			return err
+		}
+		prev := cn.Version
+		cn.CarrierOp, cn.Version, cn.UpdatedAt = continuo.OpFailed, prev+1, s.now()
+		if err := tx.ContinuationUpdate(ctx, cn, prev); err != nil {
+			return stale(err, "the continuation")
+		}
+		w, err := tx.WorkerGet(ctx, cn.WorkerID)
+		if err != nil {
+			return err
+		}
+		_, err = s.end(ctx, tx, cn, w, continuo.ContinuationRevoked)
+		return err
+	})
 	if token != "" {
 		err = errors.Join(err, s.minter.Revoke(ctx, token))
 	}

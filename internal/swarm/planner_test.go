@@ -91,6 +91,23 @@ func (f *fixture) openContinuation(workerID string) *continuo.Continuation {
 	return cn
 }
 
+// blocked is worker x's continuity state and blocked reason, as the owner
+// sees them.
+func (f *fixture) blocked(inv *swarm.Invited, x *w) (continuo.ContinuityState, continuo.BlockedReason) {
+	f.t.Helper()
+	st, err := f.svc.SwarmStatus(f.t.Context(), f.owner, ownerCar, inv.Swarm.ID)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for _, w := range st.Workers {
+		if w.ID == x.ref.WorkerID {
+			return w.ContinuityState, w.BlockedReason
+		}
+	}
+	f.t.Fatalf("no worker %s", x.ref.WorkerID)
+	return "", ""
+}
+
 // continuity is worker x's continuity state, as the owner sees it.
 func (f *fixture) continuity(inv *swarm.Invited, x *w) continuo.ContinuityState {
 	f.t.Helper()
@@ -118,7 +135,8 @@ func storeRead(f *fixture, fn func(tx store.Tx) error) {
 // continuation and a started carrier — its ticket, swarm, worker and a
 // minted token in the carrier's environment — once; the carrier that
 // redeems it retires the old one, whose minted token is revoked; a failed
-// start leaves the continuation for the owner; a start in flight when its
+// start is tried again after a backoff, five times, then the worker is
+// compact_blocked until a new checkpoint; a start in flight when its
 // server died is unknown, never started again.
 func TestPlanner(t *testing.T) { stores.Each(t, testPlanner) }
 
@@ -182,28 +200,45 @@ func testPlanner(t *testing.T) {
 		t.Fatalf("revoked %v, want the retired carrier's tok_b", mint.revoked)
 	}
 
-	// A start that fails: the continuation awaits the owner, the token is
-	// revoked, and nothing is started again.
+	// A start that fails: nothing started, so the continuation is revoked
+	// (its start failed), the token revoked, and the worker
+	// compact_required again; the planner tries again after a backoff,
+	// five times in all, then the worker is compact_blocked
+	// (carrier_start_failed) and nothing more is started.
 	z := f.checkpointed(inv, "z")
 	rt.fail = errors.New("no such command")
 	f.compacting(z)
+	before, revoked := len(rt.starts), len(mint.revoked)
+	for i := range 5 {
+		planned()
+		planned() // within its backoff: nothing
+		if len(rt.starts) != before+i+1 || len(mint.revoked) != revoked+i+1 {
+			t.Fatalf("try %d: %d starts, %d tokens revoked; want %d and %d", i+1, len(rt.starts)-before, len(mint.revoked)-revoked, i+1, i+1)
+		}
+		if cz := f.openContinuation(z.ref.WorkerID); cz != nil {
+			t.Fatalf("try %d left a continuation open: %+v", i+1, cz)
+		}
+		if got := f.continuity(inv, z); got != continuo.ContinuityCompactRequired && i < 4 {
+			t.Fatalf("after try %d the worker is %s", i+1, got)
+		}
+		if i < 4 {
+			f.clock.add(swarm.CarrierBackoff(i + 1)) // its backoff is over
+		}
+	}
 	planned()
-	planned()
-	cz := f.openContinuation(z.ref.WorkerID)
-	if cz == nil || cz.State != continuo.ContinuationReconcileRequired || cz.CarrierOp != continuo.OpFailed || len(rt.starts) != 3 {
-		t.Fatalf("after a failed start: %+v, %d starts", cz, len(rt.starts))
+	if got, why := f.blocked(inv, z); got != continuo.ContinuityCompactBlocked || why != continuo.BlockedCarrierStartFailed || len(rt.starts) != before+5 {
+		t.Fatalf("after five failed starts the worker is %s (%s), %d starts", got, why, len(rt.starts)-before)
 	}
-	if got := f.continuity(inv, z); got != continuo.ContinuityReconcileRequired {
-		t.Fatalf("the worker whose carrier did not start is %s", got)
+	// A new checkpoint looks again, with the tries afresh: the command
+	// works now (below).
+	rt.fail = nil
+	if _, err := f.svc.Checkpoint(ctx, z.c, z.car, z.ref, []byte(`{"summary":"z, again"}`)); err != nil {
+		t.Fatal(err)
 	}
-	if r, err := f.svc.ReconcileContinuation(ctx, f.owner, ownerCar, inv.Swarm.ID, cz.ID, "no_effect"); err != nil || r.State != continuo.ContinuationRevoked {
-		t.Fatalf("the owner's reconcile: %+v %v", r, err)
-	}
-	// No carrier runs for it, and its context is still full: the planner
-	// tries again (below, when the command works).
 	if got := f.continuity(inv, z); got != continuo.ContinuityCompactRequired {
-		t.Fatalf("after no_effect the worker is %s", got)
+		t.Fatalf("after a new checkpoint the blocked worker is %s", got)
 	}
+	starts := len(rt.starts)
 
 	// A start in flight when its server died: unknown, reconcile_required
 	// (inDoubt checks it), and never started again.
@@ -218,7 +253,7 @@ func testPlanner(t *testing.T) {
 	if cz := f.openContinuation(z.ref.WorkerID); cz == nil || cz.CarrierOp != continuo.OpSucceeded {
 		t.Fatalf("z's second continuation: %+v", cz)
 	}
-	if cv == nil || cv.State != continuo.ContinuationReconcileRequired || cv.CarrierOp != continuo.OpUnknown || len(rt.starts) != 5 {
+	if cv == nil || cv.State != continuo.ContinuationReconcileRequired || cv.CarrierOp != continuo.OpUnknown || len(rt.starts) != starts+2 {
 		t.Fatalf("after the server died in flight: %+v, %d starts", cv, len(rt.starts))
 	}
 }
@@ -475,6 +510,12 @@ func testReconcileApplied(t *testing.T) {
 	if len(mint.revoked) != 1 || mint.revoked[0] != cy.CarrierToken {
 		t.Fatalf("revoked %v, want %s", mint.revoked, cy.CarrierToken)
 	}
+	// Its carrier started (the owner said) and never redeemed: a failed
+	// try, tried again after its backoff.
+	if err := swarm.PlanPass(ctx, later); err != nil || len(rt.starts) != 2 {
+		t.Fatalf("within the backoff: %d starts, %v", len(rt.starts), err)
+	}
+	f.clock.add(swarm.CarrierBackoff(1))
 	if err := swarm.PlanPass(ctx, later); err != nil {
 		t.Fatal(err)
 	}

@@ -58,8 +58,9 @@ func pressureFrom(sw *continuo.Swarm, w *continuo.Worker, es []continuo.LedgerEn
 	p := &Pressure{WorkerID: w.ID, Epoch: w.Epoch, Budget: pc.BudgetTokens, Threshold: pc.Threshold, Reserve: pc.ReserveTokens,
 		Sources: es}
 	var counted, top int64
-	exact, lead := false, ""
+	exact, lead, worked := false, "", false
 	for _, e := range es {
+		worked = worked || e.Source != continuo.LedgerCapsule
 		if e.Source.Reported() {
 			if e.Tokens > top || e.Tokens == top && (lead == "" || e.Source == continuo.LedgerHostExact) {
 				top, exact, lead = e.Tokens, e.Source == continuo.LedgerHostExact, string(e.Source)
@@ -75,7 +76,10 @@ func pressureFrom(sw *continuo.Swarm, w *continuo.Worker, es []continuo.LedgerEn
 	if p.Budget > 0 {
 		p.Ratio = float64(p.Tokens) / float64(p.Budget)
 	}
-	p.CompactRequired = p.Ratio >= p.Threshold
+	// A new epoch is never compact_required by its capsule alone
+	// (CONTRACT.md §8): only once a task was delivered, or a figure
+	// reported, in it.
+	p.CompactRequired = worked && p.Ratio >= p.Threshold
 	return p
 }
 

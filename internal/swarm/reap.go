@@ -46,20 +46,26 @@ func (s *Service) reapLoop() {
 
 // Sweep settles what lost its carrier: active attempts whose lease ran out
 // (reconcile_required, or back to the queue when the swarm's policy says
-// requeue_unacked and the worker never acked), and active attempts of a
+// requeue_unacked and the worker never acked), active attempts of a
 // server process that no longer runs on this host (reconcile_required:
-// the server that delivered them restarted). Tests call it directly with
-// an injected clock.
+// the server that delivered them restarted), and workers whose carrier
+// stayed silent past their idle TTL (retired). Tests call it directly
+// with an injected clock.
 func (s *Service) Sweep(ctx context.Context) error {
 	// A pass handles at most sweepBatch attempts of each kind; after a
 	// crash with more in doubt, passes run until one finds fewer.
 	if err := s.sweepOps(ctx); err != nil {
 		return err
 	}
-	for range 1000 {
-		n, err := s.sweepPass(ctx)
-		if err != nil || n < sweepBatch {
-			return err
+	for _, pass := range []func(context.Context) (int, error){s.sweepPass, s.sweepIdle} {
+		for range 1000 {
+			n, err := pass(ctx)
+			if err != nil {
+				return err
+			}
+			if n < sweepBatch {
+				break
+			}
 		}
 	}
 	return nil

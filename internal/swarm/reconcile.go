@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/redact"
@@ -47,7 +48,9 @@ type ReconcileInput struct {
 	Result      string // result_ready only
 }
 
-// Reconcile settles a task in reconcile_required by the owner's decision.
+// Reconcile settles a task in reconcile_required — or one in
+// cancel_requested, so that the owner need not wait for a worker that may
+// never answer — by the owner's decision.
 // Requeue runs it again as a new attempt, and only on no_effect evidence
 // naming its latest attempt: nothing in doubt is ever run twice on a
 // guess. The same decision again returns the task (replayed).
@@ -96,8 +99,11 @@ func (s *Service) Reconcile(ctx context.Context, c *continuo.Caller, car Carrier
 				return err
 			}
 		}
-		if t.State != continuo.TaskReconcileRequired {
-			return stateErr(t, "only a reconcile_required task is reconciled")
+		switch {
+		case t.State == continuo.TaskCancelRequested && in.Decision == DecideRequeue:
+			return stateErr(t, "it was cancelled: settle it as failed, or result_ready with what it did")
+		case t.State != continuo.TaskReconcileRequired && t.State != continuo.TaskCancelRequested:
+			return stateErr(t, "only a reconcile_required or cancel_requested task is reconciled")
 		}
 		if in.AttemptID != latest.ID {
 			return continuo.Errorf(continuo.CodeConflict, "the evidence names attempt %s; the task's latest attempt is %s", in.AttemptID, latest.ID).
@@ -120,6 +126,14 @@ func (s *Service) Reconcile(ctx context.Context, c *continuo.Caller, car Carrier
 		if latest.EndedAt == nil {
 			latest.EndedAt = &now
 		}
+		if prevState.Active() {
+			// A cancel_requested task its worker still holds (gone, or
+			// slow to answer): the owner's decision frees the worker, whose
+			// late submit or fail is then refused.
+			if err := release(ctx, tx, latest.WorkerID, t.ID, now); err != nil {
+				return err
+			}
+		}
 		if err := tx.TaskUpdate(ctx, t, prev); err != nil {
 			return stale(err, "the task")
 		}
@@ -127,11 +141,17 @@ func (s *Service) Reconcile(ctx context.Context, c *continuo.Caller, car Carrier
 			return stale(err, "the attempt")
 		}
 		out = &TaskResult{Task: *t}
-		if t.State == continuo.TaskQueued {
+		switch t.State {
+		case continuo.TaskQueued:
 			return tx.Notify(ctx, channel(sw.ID), wakePayload(t.PreferredWorkerID))
+		case continuo.TaskResultReady:
+			return tx.Notify(ctx, readyChannel(sw.ID), wakePayload(""))
 		}
 		return nil
 	})
+	if err == nil {
+		s.kickPlanner() // a worker freed of a cancel_requested task may be at its safe boundary
+	}
 	return out, err
 }
 
@@ -152,4 +172,15 @@ func replayed(t *continuo.Task, latest *continuo.Attempt, in ReconcileInput, res
 			(t.State == continuo.TaskResultReady || t.State == continuo.TaskCollected) && t.ResultHash == resultHash
 	}
 	return false
+}
+
+// release makes worker workerID idle if it holds task taskID.
+func release(ctx context.Context, tx store.Tx, workerID, taskID string, now time.Time) error {
+	w, err := tx.WorkerGet(ctx, workerID)
+	if err != nil || w.CurrentTaskID != taskID {
+		return err
+	}
+	prev := w.Revision
+	w.State, w.CurrentTaskID, w.Revision, w.UpdatedAt = continuo.WorkerIdle, "", prev+1, now
+	return stale(tx.WorkerUpdate(ctx, w, prev), "the worker")
 }

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/metrics"
 	"github.com/continuo-dev/continuo/internal/run/proc"
 	"github.com/continuo-dev/continuo/internal/store"
 )
@@ -44,6 +45,8 @@ type Options struct {
 	// runtime.
 	Runtime Runtime
 	Minter  Minter
+	// Metrics, when set, receives the swarm's series (meters.go).
+	Metrics *metrics.Registry
 }
 
 // Service implements Chat Swarm over a store.
@@ -57,6 +60,7 @@ type Service struct {
 	rooms   rooms
 	runtime Runtime
 	minter  Minter
+	meters  meters
 	plan    chan struct{} // wakes the planner
 	swarmOf sync.Map      // worker ID → swarm ID, learnt by next (a worker never changes swarm)
 	bg      context.Context
@@ -91,6 +95,7 @@ func New(db store.Store, opts Options) *Service {
 	bg, stop := context.WithCancel(context.Background())
 	s := &Service{db: db, now: func() time.Time { return now().UTC() }, log: log, self: self, alive: alive,
 		every: every, bg: bg, stop: stop, runtime: opts.Runtime, minter: opts.Minter, plan: make(chan struct{}, 1)}
+	s.meters = newMeters(opts.Metrics, db)
 	s.rooms.init(db)
 	return s
 }

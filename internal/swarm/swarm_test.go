@@ -738,7 +738,9 @@ func testWake(t *testing.T) {
 }
 
 // TestOneClaim: many workers calling next at once on one queued task:
-// exactly one gets it, every trial.
+// exactly one gets it, every trial — with ack (the one-call protocol's
+// next, which claims and starts it) on every other trial, its winner
+// handing it in with submit-and-next.
 func TestOneClaim(t *testing.T) { stores.Each(t, testOneClaim) }
 
 func testOneClaim(t *testing.T) {
@@ -756,6 +758,7 @@ func testOneClaim(t *testing.T) {
 	}
 	for trial := 0; trial < trials; trial++ {
 		task := f.dispatch(inv.Swarm.ID, fmt.Sprint("t", trial), "")
+		ack := trial%2 == 0
 		var claims atomic.Int32
 		var winner atomic.Pointer[w]
 		var wg sync.WaitGroup
@@ -763,7 +766,7 @@ func testOneClaim(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				d, err := f.svc.Next(ctx, x.c, x.car, x.ref, 0, nil)
+				d, err := f.svc.Deliver(ctx, x.c, x.car, x.ref, swarm.NextOptions{Ack: ack})
 				if err != nil {
 					t.Errorf("trial %d: %v", trial, err)
 					return
@@ -771,6 +774,9 @@ func testOneClaim(t *testing.T) {
 				if d.Task != nil {
 					claims.Add(1)
 					winner.Store(x)
+					if want := map[bool]continuo.TaskState{true: continuo.TaskRunning, false: continuo.TaskClaimed}[ack]; d.Task.State != want {
+						t.Errorf("trial %d: the claimed task is %s, want %s", trial, d.Task.State, want)
+					}
 				}
 			}()
 		}
@@ -779,8 +785,9 @@ func testOneClaim(t *testing.T) {
 			t.Fatalf("trial %d: %d claims of one task", trial, claims.Load())
 		}
 		x := winner.Load()
-		if _, err := f.svc.Submit(ctx, x.c, x.car, x.ref, task.ID, "r"); err != nil {
-			t.Fatal(err)
+		if s, err := f.svc.SubmitNext(ctx, x.c, x.car, x.ref, task.ID, "r", swarm.NextOptions{Ack: ack}); err != nil || s.NextErr != nil ||
+			s.Next.State != swarm.NextIdle {
+			t.Fatalf("trial %d: submit and next: %+v %v", trial, s, err)
 		}
 	}
 }

@@ -36,7 +36,12 @@ func wakePayload(workerID string) string {
 	return "q " + workerID
 }
 
-// rooms holds, per swarm, the workers waiting in this process.
+// readyChannel is the channel of one swarm's results: a submit (or the
+// owner's result_ready decision) wakes an owner waiting to collect.
+func readyChannel(swarmID string) string { return "swarm-ready:" + swarmID }
+
+// rooms holds, per channel, the callers waiting on it in this process:
+// workers on their swarm's channel, owners on its results'.
 type rooms struct {
 	db store.Store
 	mu sync.Mutex
@@ -55,60 +60,60 @@ type waiter struct {
 
 func (rs *rooms) init(db store.Store) { rs.db, rs.m = db, map[string]*room{} }
 
-// enter registers a waiter of a swarm, listening to the swarm's channel
-// if nobody here does yet. leave must be called when the wait ends.
-func (rs *rooms) enter(swarmID, workerID string) (*waiter, error) {
+// enter registers a waiter on a channel, listening to it if nobody here
+// does yet. leave must be called when the wait ends.
+func (rs *rooms) enter(ch, workerID string) (*waiter, error) {
 	w := &waiter{workerID: workerID, c: make(chan struct{}, 1)}
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	r := rs.m[swarmID]
+	r := rs.m[ch]
 	if r == nil {
 		ctx, stop := context.WithCancel(context.Background())
-		notes, err := rs.db.Listen(ctx, channel(swarmID))
+		notes, err := rs.db.Listen(ctx, ch)
 		if err != nil {
 			stop()
 			return nil, err
 		}
 		r = &room{stop: stop}
-		rs.m[swarmID] = r
-		go rs.relay(swarmID, r, notes)
+		rs.m[ch] = r
+		go rs.relay(ch, r, notes)
 	}
 	r.waiters = append(r.waiters, w)
 	return w, nil
 }
 
 // leave unregisters a waiter; the last one out stops listening.
-func (rs *rooms) leave(swarmID string, w *waiter) {
+func (rs *rooms) leave(ch string, w *waiter) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	r := rs.m[swarmID]
+	r := rs.m[ch]
 	if r == nil {
 		return
 	}
 	r.waiters = slices.DeleteFunc(r.waiters, func(x *waiter) bool { return x == w })
 	if len(r.waiters) == 0 {
 		r.stop()
-		delete(rs.m, swarmID)
+		delete(rs.m, ch)
 	}
 }
 
-// relay turns a swarm's notifications into wake-ups.
-func (rs *rooms) relay(swarmID string, r *room, notes <-chan string) {
+// relay turns a channel's notifications into wake-ups.
+func (rs *rooms) relay(ch string, r *room, notes <-chan string) {
 	for p := range notes {
 		if p == wakeAll {
 			rs.wakeAll(r)
 			continue
 		}
-		rs.wake(swarmID, r, strings.TrimPrefix(strings.TrimPrefix(p, "q"), " "))
+		rs.wake(ch, r, strings.TrimPrefix(strings.TrimPrefix(p, "q"), " "))
 	}
 }
 
 // wake wakes the waiter of workerID if it waits here, else the oldest
 // waiter without a wake-up pending.
-func (rs *rooms) wake(swarmID string, r *room, workerID string) {
+func (rs *rooms) wake(ch string, r *room, workerID string) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	if rs.m[swarmID] != r {
+	if rs.m[ch] != r {
 		return
 	}
 	if workerID != "" {
@@ -135,12 +140,12 @@ func (rs *rooms) wakeAll(r *room) {
 	}
 }
 
-// pass hands a wake-up on to another waiter of the swarm, after a waiter
-// claimed a task (more may be queued).
-func (rs *rooms) pass(swarmID string, self *waiter) {
+// pass hands a wake-up on to another waiter of the channel, after a
+// waiter took something (a task, results: more may be there).
+func (rs *rooms) pass(ch string, self *waiter) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	r := rs.m[swarmID]
+	r := rs.m[ch]
 	if r == nil {
 		return
 	}
@@ -159,19 +164,21 @@ func signal(w *waiter) {
 	}
 }
 
-// waitFor waits up to wait for try to deliver something other than idle,
-// trying again on every wake-up and every jittered poll interval.
-// w is the caller's place in the swarm's room when it entered before its
+// waitFor waits on channel ch up to wait for try to be done, trying again
+// on every wake-up and every jittered poll interval; it reports whether
+// try was done before the wait ran out. try says whether it took
+// something that leaves more for others (pass): the wake-up is handed on.
+// w is the caller's place in the channel's room when it entered before its
 // first look; nil makes waitFor enter, and look once more at once (a
-// dispatch between the first look and entering notified nobody here).
-func (s *Service) waitFor(ctx context.Context, swarmID, workerID string, w *waiter, wait time.Duration, progress Progress,
-	try func() (*Delivery, error)) (*Delivery, error) {
+// notification between the first look and entering woke nobody here).
+func (s *Service) waitFor(ctx context.Context, ch, id string, w *waiter, wait time.Duration, progress Progress,
+	try func() (done, pass bool, err error)) (bool, error) {
 	if w == nil {
 		var err error
-		if w, err = s.rooms.enter(swarmID, workerID); err != nil {
-			return nil, err
+		if w, err = s.rooms.enter(ch, id); err != nil {
+			return false, err
 		}
-		defer s.rooms.leave(swarmID, w)
+		defer s.rooms.leave(ch, w)
 		signal(w)
 	}
 	start := time.Now()
@@ -181,16 +188,16 @@ func (s *Service) waitFor(ctx context.Context, swarmID, workerID string, w *wait
 	for {
 		left := time.Until(deadline)
 		if left <= 0 {
-			return &Delivery{State: NextIdle}, nil
+			return false, nil
 		}
 		poll := time.NewTimer(min(left, jitter(store.PollInterval)))
 		select {
 		case <-ctx.Done():
 			poll.Stop()
-			return nil, ctx.Err()
+			return false, ctx.Err()
 		case <-s.bg.Done():
 			poll.Stop()
-			return &Delivery{State: NextIdle}, nil
+			return false, nil
 		case <-tick.C:
 			poll.Stop()
 			if progress != nil {
@@ -201,12 +208,12 @@ func (s *Service) waitFor(ctx context.Context, swarmID, workerID string, w *wait
 		case <-poll.C:
 		}
 		poll.Stop()
-		d, err := try()
-		if err != nil || d.State != NextIdle {
-			if err == nil && d.State == NextTask && !d.Redelivery {
-				s.rooms.pass(swarmID, w)
+		done, pass, err := try()
+		if err != nil || done {
+			if err == nil && pass {
+				s.rooms.pass(ch, w)
 			}
-			return d, err
+			return done, err
 		}
 	}
 }

@@ -100,7 +100,8 @@ func (s *Service) Join(ctx context.Context, c *continuo.Caller, car Carrier, in 
 		}
 		w := continuo.Worker{ID: continuo.NewID(continuo.PrefixWorker, now), SwarmID: sw.ID, PrincipalID: c.PrincipalID, Label: label,
 			CarrierHash: hash, CarrierSource: car.Source, CarrierState: continuo.CarrierActive, State: continuo.WorkerIdle,
-			ContinuityState: continuo.ContinuitySteady, JoinHash: joinHash, LastSeenAt: now, Revision: 1, CreatedAt: now, UpdatedAt: now}
+			ContinuityState: continuo.ContinuitySteady, JoinHash: joinHash, LastSeenAt: now, Revision: 1, CreatedAt: now, UpdatedAt: now,
+			IdleTTL: sw.Policy.WorkerIdleTTL()}
 		if err := tx.WorkerCreate(ctx, &w); err != nil {
 			return err
 		}
@@ -135,28 +136,54 @@ const (
 	NextClosed          NextState = "closed"
 )
 
+// NextStates lists every state next returns, in order.
+func NextStates() []NextState {
+	return []NextState{NextTask, NextIdle, NextCompactRequired, NextContinued, NextClosed}
+}
+
 // Progress is told, while next waits, how long it has waited of how long.
 type Progress func(waited, of time.Duration)
+
+// NextOptions says how next waits, and whether it acks what it delivers.
+type NextOptions struct {
+	Wait time.Duration // 0..MaxNextWait
+	// Ack claims and marks the task running in one call: the carrier
+	// starts at once (its effect may exist from then on).
+	Ack      bool
+	Progress Progress
+}
 
 // Next returns the worker's current task again (redelivery), or claims the
 // next one for it, or waits up to wait for one to be dispatched.
 func (s *Service) Next(ctx context.Context, c *continuo.Caller, car Carrier, ref WorkerRef, wait time.Duration, progress Progress) (*Delivery, error) {
+	return s.Deliver(ctx, c, car, ref, NextOptions{Wait: wait, Progress: progress})
+}
+
+// Deliver is chat_swarm_next: the worker's current task again
+// (redelivery), or the next one claimed for it, or, up to o.Wait, the
+// first one dispatched for it; with o.Ack what it delivers is running.
+func (s *Service) Deliver(ctx context.Context, c *continuo.Caller, car Carrier, ref WorkerRef, o NextOptions) (*Delivery, error) {
+	wait := o.Wait
 	if wait < 0 || wait > continuo.MaxNextWait {
 		return nil, continuo.Invalid("wait_secs", "must be 0..%d", int(continuo.MaxNextWait/time.Second))
 	}
 	continued := false
+	var seen time.Time // when the worker was last seen, at the first look
 	look := func() (swarmID string, mine bool, err error) {
 		// Read-only: most looks of an idle worker find nothing.
 		err = s.db.Read(ctx, func(tx store.Tx) error {
 			b, err := s.carrierOf(ctx, tx, c, car, ref)
 			if err != nil {
-				if s.replaced(ctx, tx, c, car, ref) {
+				if !isRetired(err) && s.replaced(ctx, tx, c, car, ref) {
 					continued, swarmID = true, ""
 					return nil
 				}
 				return err
 			}
 			swarmID = b.sw.ID
+			if seen.IsZero() {
+				seen = b.w.LastSeenAt
+			}
 			mine = b.w.CurrentTaskID != "" || b.sw.State != continuo.SwarmActive || b.w.ContinuityState != continuo.ContinuitySteady
 			if !mine {
 				mine, err = tx.TaskQueued(ctx, b.sw.ID, b.w.ID)
@@ -165,25 +192,32 @@ func (s *Service) Next(ctx context.Context, c *continuo.Caller, car Carrier, ref
 		})
 		return swarmID, mine || continued, err
 	}
-	try := func() (*Delivery, error) {
+	var out *Delivery
+	try := func() (bool, bool, error) {
 		if _, mine, err := look(); err != nil || !mine {
-			return &Delivery{State: NextIdle}, err
+			return false, false, err
 		}
 		if continued {
-			return &Delivery{State: NextContinued}, nil
+			out = &Delivery{State: NextContinued}
+			return true, false, nil
 		}
-		return s.claim(ctx, c, car, ref)
+		d, err := s.claim(ctx, c, car, ref, o.Ack)
+		if err != nil || d.State == NextIdle {
+			return false, false, err
+		}
+		out = d
+		return true, d.State == NextTask && !d.Redelivery, nil
 	}
 	// A worker never changes swarm: once known, its swarm's room is
 	// entered before the first look, so that a dispatch committed after
 	// that look wakes it, and an idle call costs one look, not two.
 	var room *waiter
 	if id, ok := s.swarmOf.Load(ref.WorkerID); ok && wait > 0 {
-		w, err := s.rooms.enter(id.(string), ref.WorkerID)
+		w, err := s.rooms.enter(channel(id.(string)), ref.WorkerID)
 		if err != nil {
 			return nil, err
 		}
-		defer s.rooms.leave(id.(string), w)
+		defer s.rooms.leave(channel(id.(string)), w)
 		room = w
 	}
 	swarmID, mine, err := look()
@@ -195,23 +229,50 @@ func (s *Service) Next(ctx context.Context, c *continuo.Caller, car Carrier, ref
 	}
 	s.swarmOf.Store(ref.WorkerID, swarmID)
 	if mine {
-		if d, err := s.claim(ctx, c, car, ref); err != nil || d.State != NextIdle || wait == 0 {
+		if d, err := s.claim(ctx, c, car, ref, o.Ack); err != nil || d.State != NextIdle || wait == 0 {
 			return d, err
+		}
+	} else if s.now().Sub(seen) >= touchEvery {
+		// An idle worker's looks are reads: it is marked seen now and
+		// then, so that the reaper never takes a worker that calls for a
+		// silent one.
+		if err := s.touch(ctx, c, car, ref); err != nil {
+			return nil, err
 		}
 	}
 	if wait == 0 {
 		return &Delivery{State: NextIdle}, nil
 	}
-	return s.waitFor(ctx, swarmID, ref.WorkerID, room, wait, progress, try)
+	done, err := s.waitFor(ctx, channel(swarmID), ref.WorkerID, room, wait, o.Progress, try)
+	if err != nil || !done {
+		return &Delivery{State: NextIdle}, err
+	}
+	return out, nil
+}
+
+// touchEvery is how often an idle worker's next marks it seen: well
+// within MinWorkerIdleTTL, with next's longest wait added.
+const touchEvery = time.Minute
+
+// touch marks the calling carrier's worker seen now.
+func (s *Service) touch(ctx context.Context, c *continuo.Caller, car Carrier, ref WorkerRef) error {
+	return s.db.Write(ctx, func(tx store.Tx) error {
+		b, err := s.carrierOf(ctx, tx, c, car, ref)
+		if err != nil {
+			return err
+		}
+		return tx.WorkerTouch(ctx, b.w.ID, s.now())
+	})
 }
 
 // claim redelivers the worker's current task (renewing its lease) or
-// claims the next queued one, in one Write. The Write runs at READ
-// COMMITTED on PostgreSQL (store.ReadCommitted): it locks the worker's row
-// first and only then reads it, and every other decision is a guarded
-// statement, so concurrent claimers take different tasks instead of
-// failing on each other's snapshots.
-func (s *Service) claim(ctx context.Context, c *continuo.Caller, car Carrier, ref WorkerRef) (*Delivery, error) {
+// claims the next queued one, in one Write; with ack, what it delivers is
+// running. The Write runs at READ COMMITTED on PostgreSQL
+// (store.ReadCommitted): it locks the worker's row first and only then
+// reads it, and every other decision is a guarded statement, so
+// concurrent claimers take different tasks instead of failing on each
+// other's snapshots.
+func (s *Service) claim(ctx context.Context, c *continuo.Caller, car Carrier, ref WorkerRef, ack bool) (*Delivery, error) {
 	var out *Delivery
 	err := s.db.Write(store.ReadCommitted(ctx), func(tx store.Tx) error {
 		now := s.now()
@@ -244,6 +305,11 @@ func (s *Service) claim(ctx context.Context, c *continuo.Caller, car Carrier, re
 			} else if a.State.Active() && a.WorkerID == b.w.ID {
 				prev := a.State
 				a.LeaseUntil = now.Add(b.sw.Policy.LeaseTTL())
+				if ack {
+					if err := start(ctx, tx, t, a, now); err != nil {
+						return err
+					}
+				}
 				if err := tx.AttemptUpdate(ctx, a, prev); err != nil {
 					return stale(err, "the attempt")
 				}
@@ -259,7 +325,8 @@ func (s *Service) claim(ctx context.Context, c *continuo.Caller, car Carrier, re
 			return continuo.Errorf(continuo.CodeInternal, "worker %s names task %s, which it does not hold", b.w.ID, b.w.CurrentTaskID)
 		}
 		if b.w.ContinuityState != continuo.ContinuitySteady {
-			// Its carrier is to be replaced: no new work until it is.
+			// Its carrier is to be replaced (or cannot be: blocked): no new
+			// work until it is.
 			out = &Delivery{State: NextCompactRequired}
 			return nil
 		}
@@ -283,6 +350,11 @@ func (s *Service) claim(ctx context.Context, c *continuo.Caller, car Carrier, re
 		a := continuo.Attempt{ID: continuo.NewID(continuo.PrefixAttempt, now), TaskID: t.ID, SwarmID: b.sw.ID, Number: t.Attempt,
 			WorkerID: b.w.ID, Epoch: b.w.Epoch, Server: s.self, State: continuo.AttemptClaimed,
 			LeaseUntil: now.Add(b.sw.Policy.LeaseTTL()), ClaimedAt: now}
+		if ack {
+			if err := start(ctx, tx, t, &a, now); err != nil {
+				return err
+			}
+		}
 		if err := tx.AttemptCreate(ctx, &a); err != nil {
 			return stale(err, "the task")
 		}
@@ -290,6 +362,22 @@ func (s *Service) claim(ctx context.Context, c *continuo.Caller, car Carrier, re
 		return s.checkPressure(ctx, tx, b, now)
 	})
 	return out, err
+}
+
+// start marks an attempt the worker acked running, and its task running
+// if it was claimed (a cancel_requested task stays so); the caller writes
+// the attempt.
+func start(ctx context.Context, tx store.Tx, t *continuo.Task, a *continuo.Attempt, now time.Time) error {
+	if a.State == continuo.AttemptRunning {
+		return nil
+	}
+	a.State, a.AckedAt = continuo.AttemptRunning, &now
+	if t.State != continuo.TaskClaimed {
+		return nil
+	}
+	prev := t.Revision
+	t.State, t.Revision, t.UpdatedAt = continuo.TaskRunning, prev+1, now
+	return stale(tx.TaskUpdate(ctx, t, prev), "the task")
 }
 
 // held runs fn on the task the calling carrier's worker holds, in one
@@ -362,16 +450,11 @@ func (s *Service) Ack(ctx context.Context, c *continuo.Caller, car Carrier, ref 
 			out = &TaskResult{Task: *t, Replayed: true}
 			return tx.AttemptUpdate(ctx, a, prevA)
 		}
-		a.State, a.AckedAt = continuo.AttemptRunning, &now
+		if err := start(ctx, tx, t, a, now); err != nil {
+			return err
+		}
 		if err := tx.AttemptUpdate(ctx, a, prevA); err != nil {
 			return stale(err, "the attempt")
-		}
-		if t.State == continuo.TaskClaimed {
-			prev := t.Revision
-			t.State, t.Revision, t.UpdatedAt = continuo.TaskRunning, prev+1, now
-			if err := tx.TaskUpdate(ctx, t, prev); err != nil {
-				return stale(err, "the task")
-			}
 		}
 		out = &TaskResult{Task: *t}
 		return tx.WorkerTouch(ctx, b.w.ID, now)
@@ -422,12 +505,20 @@ func (s *Service) Checkpoint(ctx context.Context, c *continuo.Caller, car Carrie
 		prev := w.Revision
 		w.Checkpoint, w.CheckpointHash, w.CheckpointAt = text, digest("continuo checkpoint v1", text), &now
 		w.CarrierState, w.LastSeenAt, w.Revision, w.UpdatedAt = continuo.CarrierActive, now, prev+1, now
+		if w.ContinuityState == continuo.ContinuityCompactBlocked {
+			// A new checkpoint may make a capsule that fits, and starts
+			// the planner's tries afresh: it looks again.
+			w.ContinuityState, w.BlockedReason = continuo.ContinuityCompactRequired, ""
+		}
 		if err := tx.WorkerUpdate(ctx, w, prev); err != nil {
 			return stale(err, "the worker")
 		}
 		out = w
 		return nil
 	})
+	if err == nil && out.ContinuityState == continuo.ContinuityCompactRequired {
+		s.kickPlanner()
+	}
 	return out, err
 }
 
@@ -501,12 +592,57 @@ func (s *Service) Submit(ctx context.Context, c *continuo.Caller, car Carrier, r
 		}, &out); err != nil {
 			return err
 		}
+		// An owner waiting to collect hears of it.
+		if err := tx.Notify(ctx, readyChannel(b.sw.ID), wakePayload("")); err != nil {
+			return err
+		}
 		return s.checkPressure(ctx, tx, b, now)
 	})
 	if err == nil {
 		s.kickPlanner() // a settled task may be the safe boundary a compacting worker waited for
 	}
 	return out, err
+}
+
+// Submitted is a submit, and what next answered after it.
+type Submitted struct {
+	TaskResult
+	// Next is next's answer after the submit committed; nil when its half
+	// failed, NextErr saying why (the submit stands).
+	Next    *Delivery
+	NextErr error
+}
+
+// SubmitNext submits the worker's result and, once that committed,
+// answers as Deliver does with next: one call per task in the steady
+// state. A failure of the next half never undoes the submit; it is
+// returned in NextErr. An identical replay (a lost answer) returns the
+// same next task: the submit replays, and next redelivers the task the
+// worker holds since the first call.
+func (s *Service) SubmitNext(ctx context.Context, c *continuo.Caller, car Carrier, ref WorkerRef, taskID, result string, next NextOptions) (*Submitted, error) {
+	return s.submitNext(ctx, c, car, ref, taskID, result, next, nil)
+}
+
+// submitNext is SubmitNext; between, if not nil, runs after the submit and
+// before the next (a test's way to make the next half fail).
+func (s *Service) submitNext(ctx context.Context, c *continuo.Caller, car Carrier, ref WorkerRef, taskID, result string, next NextOptions,
+	between func()) (*Submitted, error) {
+	if next.Wait < 0 || next.Wait > continuo.MaxNextWait {
+		return nil, continuo.Invalid("next.wait_secs", "must be 0..%d", int(continuo.MaxNextWait/time.Second))
+	}
+	r, err := s.Submit(ctx, c, car, ref, taskID, result)
+	if err != nil {
+		return nil, err
+	}
+	if between != nil {
+		between()
+	}
+	out := &Submitted{TaskResult: *r}
+	out.Next, out.NextErr = s.Deliver(ctx, c, car, ref, next)
+	if out.NextErr != nil {
+		out.Next = nil
+	}
+	return out, nil
 }
 
 // Effect is what a failing worker knows of its task's effect.

@@ -91,7 +91,8 @@ type swarmWorker struct {
 type swarmPageView struct {
 	*swarm.Status
 	Workers       []swarmWorker
-	Labels        map[string]string // worker ID → label (the workers are few: at most 64)
+	Slots         int               // the workers that take a slot: those not retired
+	Labels        map[string]string // worker ID → label (the workers are few: at most 64 at a time, and those retired)
 	States        []swarmStateCount
 	Total         int
 	Chart         swarmChart
@@ -120,6 +121,9 @@ func (d *dash) swarmPage(r *http.Request, c *continuo.Caller) (string, any, erro
 	for _, w := range st.Workers {
 		v.Workers = append(v.Workers, swarmWorker{Worker: w, Pressure: o.Pressures[w.ID]})
 		v.Labels[w.ID] = w.Label
+		if !w.Retired() {
+			v.Slots++
+		}
 	}
 	for _, s := range continuo.TaskStates() {
 		v.States = append(v.States, swarmStateCount{State: s, N: st.Counts[s]})

@@ -1,11 +1,15 @@
 package web_test
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/store/stores"
@@ -378,5 +382,96 @@ func testDashSwarmReconcile(t *testing.T) {
 	}
 	if r := w.b.submit(page, "settle-applied-"+cz.ID, nil); r.StatusCode != http.StatusConflict || !strings.Contains(r.body, "only reconcile_required") {
 		t.Fatalf("reconcile a revoked continuation: %d %s", r.StatusCode, r.body)
+	}
+}
+
+// noRuntime is a carrier runtime that the test expects never to start
+// anything, and a minter that mints for it.
+type noRuntime struct{ t *testing.T }
+
+func (r noRuntime) Start(context.Context, string, []string) (string, error) {
+	r.t.Error("a carrier was started for a worker whose capsule cannot fit")
+	return "", errors.New("no")
+}
+func (noRuntime) Mint(context.Context, string, time.Duration) (string, string, error) {
+	return "cto_pat_x", "tok_x", nil
+}
+func (noRuntime) Revoke(context.Context, string) error { return nil }
+
+// TestDashSwarmRetiredBlocked: the swarm page shows a worker that left and
+// one the owner removed as retired, each with why, and counts only the
+// others against the limit; and a worker whose capsule cannot leave room
+// to work as compact_blocked, with what unblocks it.
+func TestDashSwarmRetiredBlocked(t *testing.T) { stores.Each(t, testDashSwarmRetiredBlocked) }
+
+func testDashSwarmRetiredBlocked(t *testing.T) {
+	s := newDashServer(t, func(o *dashOptions) { o.swarm.Runtime, o.swarm.Minter = noRuntime{t}, noRuntime{t} })
+	policy := continuo.DefaultSwarmPolicy()
+	policy.Compaction = continuo.Compaction{BudgetTokens: 1_000, Threshold: 0.5, ReserveTokens: 0}
+	w := newSwarmWorld(t, s, "alice", &policy)
+	gone, removed, big := w.join("gone"), w.join("removed"), w.join("big")
+	ctx := t.Context()
+	if _, err := s.swarm.Leave(ctx, w.crew, gone.car, gone.ref); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.swarm.RemoveWorker(ctx, w.owner, w.car, w.id(), removed.ref.WorkerID); err != nil {
+		t.Fatal(err)
+	}
+	cp, _ := json.Marshal(map[string]string{"summary": strings.Repeat("s", 1_200)})
+	if _, err := s.swarm.Checkpoint(ctx, w.crew, big.car, big.ref, cp); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.swarm.ReportContext(ctx, w.crew, big.car, big.ref, swarm.ReportInput{Tokens: 900, Source: continuo.LedgerEstimate}); err != nil {
+		t.Fatal(err)
+	}
+	// The report wakes the planner (in the service's reaper loop), which
+	// finds the capsule cannot fit.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		st, err := s.swarm.SwarmStatus(ctx, w.owner, w.car, w.id())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Workers[2].ContinuityState == continuo.ContinuityCompactBlocked {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker is %s, not compact_blocked", st.Workers[2].ContinuityState)
+		}
+		time.Sleep(20 * time.Millisecond) // the planner runs in the reaper's loop: a deadline, not a timing
+	}
+	page := w.b.page("/w/" + w.id())
+	swarmHas(t, "the swarm page", page.body, "1 of at most 8", "(and 3 in all, with those retired)", "is retired, its slot freed")
+	swarmHas(t, "the worker that left", swarmRow(t, page.body, gone.ref.WorkerID), "badge-retired", "it left")
+	swarmHas(t, "the removed worker", swarmRow(t, page.body, removed.ref.WorkerID), "badge-retired", "you removed it")
+	swarmHas(t, "the blocked worker", swarmRow(t, page.body, big.ref.WorkerID), "badge-compact_blocked", "its checkpoint leaves no room to work")
+}
+
+// TestDashSwarmSettleCancelled: a task cancelled while its worker holds it
+// (cancel_requested) can be settled from its page — failed, or with its
+// result; never requeued — and the swarm then closes.
+func TestDashSwarmSettleCancelled(t *testing.T) { stores.Each(t, testDashSwarmSettleCancelled) }
+
+func testDashSwarmSettleCancelled(t *testing.T) {
+	s := newDashServer(t)
+	w := newSwarmWorld(t, s, "alice", nil)
+	x := w.join("xavier")
+	task := w.dispatch("slow", "do it slowly", x.ref.WorkerID)
+	d := w.next(x)
+	if _, err := s.swarm.Cancel(t.Context(), w.owner, w.car, w.id(), task.ID); err != nil {
+		t.Fatal(err)
+	}
+	page := w.b.page("/w/" + w.id() + "/tasks/" + task.ID)
+	swarmHas(t, "the cancel_requested task's page", page.body, "the worker settles it when it answers", `id="fail-`+task.ID+`"`, `id="result-`+task.ID+`"`)
+	swarmLacks(t, "the cancel_requested task's page", page.body, `id="requeue-`+task.ID+`"`)
+	r := w.b.submit(page, "fail-"+task.ID, url.Values{"disposition": {"unknown"}, "evidence": {"the worker never answered"}})
+	if r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("settle as failed: %d %s", r.StatusCode, r.body)
+	}
+	if st := w.task(task.ID); st.Task.State != continuo.TaskFailed || st.Attempt.ID != d.Attempt.ID || st.Attempt.State != continuo.AttemptSettled {
+		t.Fatalf("after settling: %+v %+v", st.Task, st.Attempt)
+	}
+	if _, err := s.swarm.CloseSwarm(t.Context(), w.owner, w.car, w.id()); err != nil {
+		t.Fatalf("close once every task is settled: %v", err)
 	}
 }

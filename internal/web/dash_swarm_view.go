@@ -26,6 +26,9 @@ var swarmFuncs = template.FuncMap{
 	"swarmSecs":     func(s int) string { return (time.Duration(s) * time.Second).String() },
 	"swarmOpen":     func(s continuo.ContinuationState) bool { return s.Open() },
 	"swarmStates":   continuo.TaskStates,
+	"swarmIdle":     func(p continuo.SwarmPolicy) int { return int(p.WorkerIdleTTL() / time.Second) },
+	"swarmBlocked":  swarmBlocked,
+	"swarmRetired":  swarmRetired,
 	"swarmWith":     func(v *view, x any) swarmPart { return swarmPart{V: v, X: x} },
 	"swarmDecision": func(v *view, t continuo.Task, a *continuo.Attempt, d string) swarmDecision {
 		return swarmDecision{V: v, Task: t, Attempt: a, Decision: d}
@@ -121,6 +124,32 @@ func swarmSignal(p *swarm.Pressure) string {
 		return "the worker's estimate"
 	}
 	return p.Leading
+}
+
+// swarmBlocked says why a worker is compact_blocked, and what unblocks it.
+func swarmBlocked(r continuo.BlockedReason) string {
+	switch r {
+	case continuo.BlockedCapsuleTooLarge:
+		return "its checkpoint leaves no room to work in a new conversation: it checkpoints less, or you remove it"
+	case continuo.BlockedCarrierStartFailed:
+		return "its replacement carrier did not start, five times: fix the carrier command, then prepare a ticket"
+	case continuo.BlockedNotRedeemed:
+		return "its replacement carrier started and never joined, five times: prepare a ticket, or remove it"
+	}
+	return string(r)
+}
+
+// swarmRetired says why a worker was retired.
+func swarmRetired(r continuo.RetiredReason) string {
+	switch r {
+	case continuo.RetiredLeft:
+		return "it left"
+	case continuo.RetiredRemoved:
+		return "you removed it"
+	case continuo.RetiredIdle:
+		return "its conversation went silent"
+	}
+	return string(r)
 }
 
 // swarmApprover says who approved a continuation — "owner" or "policy",

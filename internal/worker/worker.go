@@ -1,12 +1,16 @@
 // Package worker is `continuo worker`, the reference Chat Swarm worker
 // (CONTRACT.md §10): an MCP client that carries one worker. It joins with
 // an invite (or, as a replacement carrier, with a continuation ticket),
-// then loops next → ack → one turn of a configured model provider through
-// start_coding_agent (so model credentials stay in the server) →
-// checkpoint → submit the model's text, reporting its own context estimate
-// as it goes. It stops, with success, when the worker is continued by
-// another carrier, fenced, or its swarm closed, or when its token is
-// revoked once it has joined.
+// takes its first task with next(ack), then runs each task as one turn of
+// a configured model provider through start_coding_agent (so model
+// credentials stay in the server) and hands in the model's text with the
+// submit that also takes the next task (submit's next, with ack): one
+// swarm call per task. It checkpoints once, when its worker has no
+// checkpoint (it keeps no state between tasks: each is one model turn),
+// and reports its own context estimate once per carrier. It stops, with
+// success, when the worker is continued by another carrier, fenced,
+// retired or its swarm closed, or when its token is revoked once it has
+// joined.
 package worker
 
 import (
@@ -63,13 +67,21 @@ const (
 
 // worker is one carrier's loop.
 type worker struct {
-	cfg     Config
-	c       hook.Caller
-	key     string // this carrier's identity (the stateless protocol's carrier_key)
-	id      string
-	epoch   int64
-	handled int64 // bytes of prompts and results this carrier read and wrote
-	log     *slog.Logger
+	cfg      Config
+	c        hook.Caller
+	key      string // this carrier's identity (the stateless protocol's carrier_key)
+	id       string
+	epoch    int64
+	handled  int64 // bytes of prompts and results this carrier read and wrote
+	reported bool  // this carrier reported its context estimate
+	log      *slog.Logger
+	// next is what the last submit (or next) answered: the task to work
+	// on, or what to do instead; nil means ask next.
+	next *nextView
+	// idle is how long to wait before asking again while the worker's
+	// carrier is being replaced (compact_required): it grows, so that a
+	// replacement that does not come costs few calls.
+	idle time.Duration
 }
 
 // Run carries one worker through c until it is continued, fenced, its
@@ -95,7 +107,7 @@ func Run(ctx context.Context, c hook.Caller, cfg Config) (Stopped, error) {
 	case len(key) < continuo.MinCarrierKey:
 		return "", fmt.Errorf("worker: a carrier key must be at least %d bytes of a random value", continuo.MinCarrierKey)
 	}
-	w := &worker{cfg: cfg, c: patient{c, cfg.Patience, cfg.Logger}, key: key, log: cfg.Logger}
+	w := &worker{cfg: cfg, c: patient{c, cfg.Patience, cfg.Logger}, key: key, log: cfg.Logger, idle: time.Second}
 	if err := w.join(ctx); err != nil {
 		return "", err
 	}
@@ -161,8 +173,9 @@ func newKey() string {
 }
 
 type workerView struct {
-	WorkerID string `json:"worker_id"`
-	Epoch    int64  `json:"epoch"`
+	WorkerID     string `json:"worker_id"`
+	Epoch        int64  `json:"epoch"`
+	CheckpointAt string `json:"checkpoint_at"`
 }
 
 func (w *worker) join(ctx context.Context) error {
@@ -183,7 +196,16 @@ func (w *worker) join(ctx context.Context) error {
 	}
 	w.id, w.epoch = out.Worker.WorkerID, out.Worker.Epoch
 	w.log.Info("worker joined", "worker", w.id, "epoch", w.epoch, "continued", w.cfg.Ticket != "")
-	return nil
+	if out.Worker.CheckpointAt != "" {
+		return nil // a continued worker has one: its capsule rests on it
+	}
+	// Its checkpoint says what a new carrier starts from: nothing but the
+	// tasks' results, which the capsule lists (each task is one model
+	// turn). It never changes, so a continuation prepared for the worker
+	// stays valid whenever it comes.
+	return w.c.Call(ctx, "chat_swarm_checkpoint", w.args("checkpoint", map[string]any{
+		"summary": "reference worker: each task is one turn of the model; no state is kept between tasks",
+		"state":   "ready", "next_step": "take the next task"}), nil)
 }
 
 // args are a worker call's arguments with the worker's identity.
@@ -201,39 +223,48 @@ type task struct {
 	Prompt    string `json:"prompt"`
 }
 
-// step waits for one task and works it.
+// nextView is chat_swarm_next's answer, alone or in submit's next.
+type nextView struct {
+	State string `json:"state"`
+	Task  *task  `json:"task"`
+}
+
+// step works the task the last answer gave, or asks next for one (with
+// ack: it starts at once), or waits while its carrier is replaced.
 func (w *worker) step(ctx context.Context) (Stopped, error) {
-	var next struct {
-		State string `json:"state"`
-		Task  *task  `json:"task"`
+	n := w.next
+	w.next = nil
+	if n == nil {
+		n = &nextView{}
+		if err := w.c.Call(ctx, "chat_swarm_next", w.args("wait_secs", int(w.cfg.Wait/time.Second), "ack", true), n); err != nil {
+			return "", err
+		}
 	}
-	if err := w.c.Call(ctx, "chat_swarm_next", w.args("wait_secs", int(w.cfg.Wait/time.Second)), &next); err != nil {
-		return "", err
-	}
-	switch next.State {
+	switch n.State {
 	case "continued":
 		return StopContinued, nil
 	case "closed":
 		return StopClosed, nil
 	case "compact_required":
-		// Its replacement is under way: take no work, wait to be told.
+		// Its replacement is under way (or blocked): take no work, ask
+		// again later, less often each time.
 		select {
 		case <-ctx.Done():
 			return "", ctx.Err()
-		case <-time.After(time.Second):
+		case <-time.After(w.idle):
 		}
+		w.idle = min(2*w.idle, w.cfg.Wait)
 		return "", nil
 	case "task":
-		return "", w.work(ctx, next.Task)
+		w.idle = time.Second
+		return "", w.work(ctx, n.Task)
 	}
 	return "", nil
 }
 
-// work runs one task through the provider and hands in its answer.
+// work runs one task through the provider and hands in its answer with
+// the submit that takes the next task.
 func (w *worker) work(ctx context.Context, t *task) error {
-	if err := w.c.Call(ctx, "chat_swarm_ack", w.args("task_id", t.TaskID), nil); err != nil {
-		return err
-	}
 	w.handled += int64(len(t.Prompt))
 	text, runErr := w.delegate(ctx, t)
 	if runErr != nil {
@@ -246,16 +277,37 @@ func (w *worker) work(ctx context.Context, t *task) error {
 		return w.c.Call(ctx, "chat_swarm_fail", w.args("task_id", t.TaskID, "reason", reason, "effect", "none"), nil)
 	}
 	w.handled += int64(len(text))
-	if err := w.c.Call(ctx, "chat_swarm_checkpoint", w.args("checkpoint", map[string]any{
-		"summary": "task " + t.TaskID + " answered", "last_task": t.TaskID}), nil); err != nil {
+	var out struct {
+		Next      *nextView `json:"next"`
+		NextError *struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"next_error"`
+	}
+	if err := w.c.Call(ctx, "chat_swarm_submit", w.args("task_id", t.TaskID, "result", text,
+		"next", map[string]any{"ack": true, "wait_secs": int(w.cfg.Wait / time.Second)}), &out); err != nil {
 		return err
 	}
-	if err := w.c.Call(ctx, "chat_swarm_submit", w.args("task_id", t.TaskID, "result", text), nil); err != nil {
-		return err
+	if out.NextError != nil {
+		// The result is in; the next half failed: ask next by itself.
+		w.log.Warn("worker: the next task did not come with the submit", "code", out.NextError.Code, "message", out.NextError.Message)
+	} else {
+		w.next = out.Next
 	}
+	if w.reported {
+		return nil
+	}
+	// Once per carrier: its own estimate, labelled as one (the server
+	// counts the same bytes itself; a chat model would report what its
+	// host says).
+	w.reported = true
 	return w.c.Call(ctx, "chat_swarm_report_context", w.args("tokens", w.handled/4, "source", "estimate",
 		"basis", "reference worker: bytes of prompts and answers it handled / 4"), nil)
 }
+
+// renewEvery is how often a task's lease is renewed while its model turn
+// runs: well within the default lease of 5 minutes.
+const renewEvery = time.Minute
 
 type run struct {
 	RunID     string `json:"run_id"`
@@ -282,7 +334,16 @@ func (w *worker) delegate(ctx context.Context, t *task) (string, error) {
 	}
 	var text strings.Builder
 	token := ""
+	renewed := time.Now()
 	for {
+		if time.Since(renewed) > renewEvery {
+			// A long turn: next redelivers the task, which renews its
+			// lease (the submit would otherwise find it expired).
+			if err := w.c.Call(ctx, "chat_swarm_next", w.args("wait_secs", 0), nil); err != nil {
+				return "", err
+			}
+			renewed = time.Now()
+		}
 		args := map[string]any{"run_id": started.Run.RunID, "wait_secs": 25}
 		if token != "" {
 			args["observation_token"] = token

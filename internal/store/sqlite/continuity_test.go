@@ -120,3 +120,9 @@ func TestMigration0008FromV7(t *testing.T) {
 func TestMigration0009FromV8(t *testing.T) {
 	storetest.CheckMigration0009(t, upgradedFrom(t, 8, storetest.Migration0009Seed))
 }
+
+// Migration 0017 adds compact_blocked, retirement and the idle TTL to
+// workers; SQLite rebuilds the table, whose rows other tables reference.
+func TestMigration0017FromV16(t *testing.T) {
+	storetest.CheckMigration0017(t, upgradedFrom(t, 16, storetest.Migration0017Seed))
+}

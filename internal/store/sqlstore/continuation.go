@@ -154,6 +154,13 @@ func openStates(states []continuo.ContinuationState) bool {
 	return true
 }
 
+// WorkersBlocked implements store.ContinuationTx, through workers_blocked.
+func (t *Tx) WorkersBlocked(ctx context.Context) (int, error) {
+	var n int
+	err := t.row(ctx, "SELECT count(*) FROM workers WHERE continuity_state = '"+string(continuo.ContinuityCompactBlocked)+"'").Scan(&n)
+	return n, t.interpret(err)
+}
+
 // WorkersCompacting implements store.ContinuationTx, through
 // workers_compact.
 func (t *Tx) WorkersCompacting(ctx context.Context, limit int) ([]continuo.Worker, error) {

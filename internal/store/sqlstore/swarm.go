@@ -21,7 +21,7 @@ const (
 	revision, created_at, updated_at`
 	workerCols = `id, swarm_id, principal_id, label, epoch, carrier_hash, carrier_source, carrier_state, state,
 	continuity_state, current_task_id, join_hash, checkpoint, checkpoint_hash, checkpoint_at, last_seen_at,
-	revision, created_at, updated_at, counted_tokens`
+	revision, created_at, updated_at, counted_tokens, blocked_reason, retired_reason, retired_at, idle_ttl_ms`
 	carrierCols = `hash, worker_id, swarm_id, epoch, source, state, bound_at, retired_at`
 )
 
@@ -89,26 +89,34 @@ func (t *Tx) SwarmList(ctx context.Context, p store.SwarmListParams) ([]continuo
 func scanWorker(s scanner) (*continuo.Worker, error) {
 	var w continuo.Worker
 	var source, carrier, state, continuity string
-	var checkpointAt sql.NullInt64
-	var seen, created, updated int64
+	var blocked, retired string
+	var checkpointAt, retiredAt sql.NullInt64
+	var seen, created, updated, idleTTL int64
 	if err := s.Scan(&w.ID, &w.SwarmID, &w.PrincipalID, &w.Label, &w.Epoch, &w.CarrierHash, &source, &carrier, &state,
 		&continuity, &w.CurrentTaskID, &w.JoinHash, &w.Checkpoint, &w.CheckpointHash, &checkpointAt, &seen,
-		&w.Revision, &created, &updated, &w.CountedTokens); err != nil {
+		&w.Revision, &created, &updated, &w.CountedTokens, &blocked, &retired, &retiredAt, &idleTTL); err != nil {
 		return nil, err
 	}
 	w.CarrierSource, w.CarrierState = continuo.CarrierSource(source), continuo.CarrierState(carrier)
 	w.State, w.ContinuityState = continuo.WorkerState(state), continuo.ContinuityState(continuity)
+	w.BlockedReason, w.RetiredReason, w.RetiredAt = continuo.BlockedReason(blocked), continuo.RetiredReason(retired), fromNullMS(retiredAt)
+	w.IdleTTL = time.Duration(idleTTL) * time.Millisecond
 	w.CheckpointAt, w.LastSeenAt = fromNullMS(checkpointAt), fromMS(seen)
 	w.CreatedAt, w.UpdatedAt = fromMS(created), fromMS(updated)
 	return &w, nil
 }
 
-// WorkerCreate implements store.SwarmTx.
+// WorkerCreate implements store.SwarmTx. No idle TTL is the default one.
 func (t *Tx) WorkerCreate(ctx context.Context, w *continuo.Worker) error {
-	_, err := t.exec(ctx, "INSERT INTO workers ("+workerCols+") VALUES ("+Placeholders(20)+")",
+	idleTTL := w.IdleTTL
+	if idleTTL <= 0 {
+		idleTTL = continuo.DefaultWorkerIdleTTL
+	}
+	_, err := t.exec(ctx, "INSERT INTO workers ("+workerCols+") VALUES ("+Placeholders(24)+")",
 		w.ID, w.SwarmID, w.PrincipalID, w.Label, w.Epoch, w.CarrierHash, string(w.CarrierSource), string(w.CarrierState), string(w.State),
 		string(w.ContinuityState), w.CurrentTaskID, w.JoinHash, w.Checkpoint, w.CheckpointHash, msPtr(w.CheckpointAt), ms(w.LastSeenAt),
-		w.Revision, ms(w.CreatedAt), ms(w.UpdatedAt), w.CountedTokens)
+		w.Revision, ms(w.CreatedAt), ms(w.UpdatedAt), w.CountedTokens, string(w.BlockedReason), string(w.RetiredReason),
+		msPtr(w.RetiredAt), idleTTL.Milliseconds())
 	return err
 }
 
@@ -119,17 +127,18 @@ func (t *Tx) WorkerGet(ctx context.Context, id string) (*continuo.Worker, error)
 }
 
 // WorkerUpdate implements store.SwarmTx. The swarm, principal, label,
-// join hash and creation time stay as created.
+// join hash, idle TTL and creation time stay as created.
 func (t *Tx) WorkerUpdate(ctx context.Context, w *continuo.Worker, prevRevision int64) error {
 	if w.Revision <= prevRevision {
 		return errors.New("store: a worker update must raise the revision")
 	}
 	return t.useOnce(ctx, "workers", w.ID, store.ErrStale, `UPDATE workers SET epoch = ?, carrier_hash = ?, carrier_source = ?,
 		carrier_state = ?, state = ?, continuity_state = ?, current_task_id = ?, checkpoint = ?, checkpoint_hash = ?,
-		checkpoint_at = ?, last_seen_at = ?, revision = ?, updated_at = ?, counted_tokens = ? WHERE id = ? AND revision = ?`,
+		checkpoint_at = ?, last_seen_at = ?, revision = ?, updated_at = ?, counted_tokens = ?, blocked_reason = ?,
+		retired_reason = ?, retired_at = ? WHERE id = ? AND revision = ?`,
 		w.Epoch, w.CarrierHash, string(w.CarrierSource), string(w.CarrierState), string(w.State), string(w.ContinuityState),
 		w.CurrentTaskID, w.Checkpoint, w.CheckpointHash, msPtr(w.CheckpointAt), ms(w.LastSeenAt), w.Revision, ms(w.UpdatedAt),
-		w.CountedTokens, w.ID, prevRevision)
+		w.CountedTokens, string(w.BlockedReason), string(w.RetiredReason), msPtr(w.RetiredAt), w.ID, prevRevision)
 }
 
 // WorkerTouch implements store.SwarmTx. A lost carrier that calls is
@@ -146,11 +155,29 @@ func (t *Tx) WorkerList(ctx context.Context, swarmID string) ([]continuo.Worker,
 	return list(t, ctx, scanWorker, "SELECT "+workerCols+" FROM workers WHERE swarm_id = ? ORDER BY id", swarmID)
 }
 
-// WorkerCount implements store.SwarmTx.
+// WorkerCount implements store.SwarmTx: a range of workers_swarm.
 func (t *Tx) WorkerCount(ctx context.Context, swarmID string) (int, error) {
 	var n int
-	err := t.row(ctx, "SELECT count(*) FROM workers WHERE swarm_id = ?", swarmID).Scan(&n)
+	err := t.row(ctx, "SELECT count(*) FROM workers WHERE swarm_id = ? AND retired_reason = ''", swarmID).Scan(&n)
 	return n, t.interpret(err)
+}
+
+// workerIdle keeps the workers the idle reaper may retire, as workers_idle's
+// WHERE says it, and idleAt is that index's expression: when the worker's
+// carrier's silence runs past its idle TTL.
+const (
+	workerIdle = "retired_reason = '' AND state = '" + string(continuo.WorkerIdle) + "'"
+	idleAt     = "last_seen_at + idle_ttl_ms"
+)
+
+// WorkersIdle implements store.SwarmTx: a range of workers_idle; a limit
+// ≤ 0 is 100.
+func (t *Tx) WorkersIdle(ctx context.Context, now time.Time, limit int) ([]continuo.Worker, error) {
+	if limit <= 0 {
+		limit = swarmListDefault
+	}
+	return list(t, ctx, scanWorker, "SELECT "+workerCols+" FROM workers WHERE "+workerIdle+" AND "+idleAt+" < ? ORDER BY "+idleAt+" LIMIT ?",
+		ms(now), limit)
 }
 
 func scanCarrier(s scanner) (*continuo.Carrier, error) {

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -31,6 +32,8 @@ func swarmTests() []test {
 		{"WorkerUpdate", testWorkerUpdate},
 		{"WorkerTouch", testWorkerTouch},
 		{"WorkerListCount", testWorkerListCount},
+		{"WorkersIdle", testWorkersIdle},
+		{"WorkersBlocked", testWorkersBlocked},
 		{"CarrierBindGet", testCarrierBindGet},
 		{"CarrierBoundOnce", testCarrierBoundOnce},
 		{"CarrierOneActive", testCarrierOneActive},
@@ -109,6 +112,7 @@ func NewSwarmWorker(swarmID, principalID, label string) *continuo.Worker {
 		ContinuityState: continuo.ContinuitySteady,
 		JoinHash:        "join-" + label,
 		LastSeenAt:      Base,
+		IdleTTL:         continuo.DefaultWorkerIdleTTL,
 		Revision:        1,
 		CreatedAt:       Base,
 		UpdatedAt:       Base,
@@ -215,7 +219,7 @@ func normSwarm(s continuo.Swarm) continuo.Swarm {
 }
 
 func normWorker(w continuo.Worker) continuo.Worker {
-	w.CheckpointAt, w.LastSeenAt = truncPtr(w.CheckpointAt), trunc(w.LastSeenAt)
+	w.CheckpointAt, w.LastSeenAt, w.RetiredAt = truncPtr(w.CheckpointAt), trunc(w.LastSeenAt), truncPtr(w.RetiredAt)
 	w.CreatedAt, w.UpdatedAt = trunc(w.CreatedAt), trunc(w.UpdatedAt)
 	return w
 }
@@ -429,7 +433,14 @@ func testWorkerCreateGet(t *testing.T, s store.Store) {
 		w.LastSeenAt, w.Revision = at.Add(time.Second), 9
 		w.CreatedAt, w.UpdatedAt = Base.Add(1500*time.Microsecond), at
 	})
-	for _, want := range []*continuo.Worker{f.W1, busy} {
+	retiredAt := at.Add(time.Minute)
+	retired := SwarmWorker(t, s, f.Swarm.ID, f.Principal.ID, "retired", func(w *continuo.Worker) {
+		w.CarrierState, w.RetiredReason, w.RetiredAt, w.IdleTTL = continuo.CarrierRetired, continuo.RetiredRemoved, &retiredAt, 90*time.Second
+		w.ContinuityState, w.BlockedReason = continuo.ContinuityCompactBlocked, continuo.BlockedNotRedeemed
+	})
+	unset := SwarmWorker(t, s, f.Swarm.ID, f.Principal.ID, "no idle TTL", func(w *continuo.Worker) { w.IdleTTL = 0 })
+	unset.IdleTTL = continuo.DefaultWorkerIdleTTL // none given: the default
+	for _, want := range []*continuo.Worker{f.W1, busy, retired, unset} {
 		same(t, "worker "+want.Label, mustWorker(t, s, want.ID), *want, normWorker)
 	}
 	if got := mustWorker(t, s, busy.ID); got.CheckpointAt == nil || !got.CheckpointAt.Equal(at.Truncate(time.Millisecond)) ||
@@ -526,12 +537,77 @@ func testWorkerTouch(t *testing.T, s store.Store) {
 
 // A swarm's workers come oldest first, another swarm's never, and
 // WorkerCount counts them.
+// testWorkersIdle: WorkersIdle lists the workers that hold no task and
+// are not retired whose carrier stayed silent past their own idle TTL,
+// the longest past first, up to the limit.
+func testWorkersIdle(t *testing.T, s store.Store) {
+	f := setupSwarm(t, s)
+	now := Base.Add(time.Hour)
+	silent := func(label string, seen time.Time, ttl time.Duration, o ...func(*continuo.Worker)) *continuo.Worker {
+		return SwarmWorker(t, s, f.Swarm.ID, "", label, append([]func(*continuo.Worker){func(w *continuo.Worker) {
+			w.LastSeenAt, w.IdleTTL = seen, ttl
+		}}, o...)...)
+	}
+	// f.W1 and f.W2 were seen at Base with the default TTL (30 min): past it.
+	long := silent("long ttl", Base, 2*time.Hour)
+	justPast := silent("just past", now.Add(-10*time.Minute-time.Millisecond), 10*time.Minute)
+	atLimit := silent("at the limit", now.Add(-10*time.Minute), 10*time.Minute)
+	busy := silent("busy", Base, time.Minute, func(w *continuo.Worker) {
+		w.State, w.CurrentTaskID = continuo.WorkerBusy, continuo.NewID(continuo.PrefixTask, Base)
+	})
+	gone := Base.Add(time.Second)
+	retired := silent("retired", Base, time.Minute, func(w *continuo.Worker) {
+		w.CarrierState, w.RetiredReason, w.RetiredAt = continuo.CarrierRetired, continuo.RetiredIdle, &gone
+	})
+	idle := func(limit int) []string {
+		ws := mustGet(t, s, "WorkersIdle", func(tx store.Tx) ([]continuo.Worker, error) { return tx.WorkersIdle(t.Context(), now, limit) })
+		var ids []string
+		for _, w := range ws {
+			ids = append(ids, w.ID)
+		}
+		return ids
+	}
+	want := []string{f.W1.ID, f.W2.ID, justPast.ID}
+	if got := idle(0); !slices.Equal(got, want) {
+		t.Errorf("WorkersIdle = %v, want %v (not %s, %s, %s, %s)", got, want, long.ID, atLimit.ID, busy.ID, retired.ID)
+	}
+	if got := idle(2); !slices.Equal(got, want[:2]) {
+		t.Errorf("WorkersIdle limit 2 = %v, want %v", got, want[:2])
+	}
+}
+
+// testWorkersBlocked: WorkersBlocked counts the compact_blocked workers
+// of every swarm.
+func testWorkersBlocked(t *testing.T, s store.Store) {
+	f := setupSwarm(t, s)
+	other := Swarm(t, s, f.Group.ID, "")
+	count := func() int {
+		return mustGet(t, s, "WorkersBlocked", func(tx store.Tx) (int, error) { return tx.WorkersBlocked(t.Context()) })
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("WorkersBlocked with none = %d", n)
+	}
+	for i, sw := range []string{f.Swarm.ID, other.ID} {
+		SwarmWorker(t, s, sw, "", fmt.Sprint("blocked ", i), func(w *continuo.Worker) {
+			w.ContinuityState, w.BlockedReason = continuo.ContinuityCompactBlocked, continuo.BlockedReasons()[i]
+		})
+	}
+	if n := count(); n != 2 {
+		t.Errorf("WorkersBlocked = %d, want 2", n)
+	}
+}
+
 func testWorkerListCount(t *testing.T, s store.Store) {
 	f := setupSwarm(t, s)
 	other := Swarm(t, s, f.Group.ID, "")
 	SwarmWorker(t, s, other.ID, "", "elsewhere")
 	w3 := SwarmWorker(t, s, f.Swarm.ID, "", "three")
-	sameList(t, "WorkerList", listWorkers(t, s, f.Swarm.ID), []continuo.Worker{*f.W1, *f.W2, *w3}, normWorker)
+	// A retired worker is listed, and takes no slot.
+	gone := Base.Add(time.Hour)
+	w4 := SwarmWorker(t, s, f.Swarm.ID, "", "four", func(w *continuo.Worker) {
+		w.CarrierState, w.RetiredReason, w.RetiredAt = continuo.CarrierRetired, continuo.RetiredLeft, &gone
+	})
+	sameList(t, "WorkerList", listWorkers(t, s, f.Swarm.ID), []continuo.Worker{*f.W1, *f.W2, *w3, *w4}, normWorker)
 	empty := Swarm(t, s, f.Group.ID, "")
 	for _, tc := range []struct {
 		id   string

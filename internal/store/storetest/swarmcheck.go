@@ -160,17 +160,34 @@ func testSwarmChecks(t *testing.T, s store.Store) {
 			sw.State, sw.Revision = "open", 2
 			return tx.SwarmUpdate(ctx, &sw, 1)
 		},
-		"WorkerIDPrefix":          createWorker(func(wk *continuo.Worker) { wk.ID = continuo.NewID(continuo.PrefixSwarm, Base) }),
-		"WorkerOfUnknownSwarm":    createWorker(func(wk *continuo.Worker) { wk.SwarmID = unknown }),
-		"UnknownWorkerState":      createWorker(func(wk *continuo.Worker) { wk.State = "asleep" }),
-		"UnknownCarrierState":     createWorker(func(wk *continuo.Worker) { wk.CarrierState = "gone" }),
-		"UnknownCarrierSource":    createWorker(func(wk *continuo.Worker) { wk.CarrierSource = "cookie" }),
-		"UnknownContinuityState":  createWorker(func(wk *continuo.Worker) { wk.ContinuityState = "compacting" }),
-		"WorkerNegativeEpoch":     createWorker(func(wk *continuo.Worker) { wk.Epoch = -1 }),
-		"BusyWithoutTask":         createWorker(func(wk *continuo.Worker) { wk.State = continuo.WorkerBusy }),
-		"IdleWithTask":            createWorker(func(wk *continuo.Worker) { wk.CurrentTaskID = w.Held.ID }),
-		"CheckpointNotJSON":       createWorker(func(wk *continuo.Worker) { wk.Checkpoint = "step 2" }),
-		"WorkerZeroRevision":      createWorker(func(wk *continuo.Worker) { wk.Revision = 0 }),
+		"WorkerIDPrefix":         createWorker(func(wk *continuo.Worker) { wk.ID = continuo.NewID(continuo.PrefixSwarm, Base) }),
+		"WorkerOfUnknownSwarm":   createWorker(func(wk *continuo.Worker) { wk.SwarmID = unknown }),
+		"UnknownWorkerState":     createWorker(func(wk *continuo.Worker) { wk.State = "asleep" }),
+		"UnknownCarrierState":    createWorker(func(wk *continuo.Worker) { wk.CarrierState = "gone" }),
+		"UnknownCarrierSource":   createWorker(func(wk *continuo.Worker) { wk.CarrierSource = "cookie" }),
+		"UnknownContinuityState": createWorker(func(wk *continuo.Worker) { wk.ContinuityState = "compacting" }),
+		"WorkerNegativeEpoch":    createWorker(func(wk *continuo.Worker) { wk.Epoch = -1 }),
+		"BusyWithoutTask":        createWorker(func(wk *continuo.Worker) { wk.State = continuo.WorkerBusy }),
+		"IdleWithTask":           createWorker(func(wk *continuo.Worker) { wk.CurrentTaskID = w.Held.ID }),
+		"CheckpointNotJSON":      createWorker(func(wk *continuo.Worker) { wk.Checkpoint = "step 2" }),
+		"WorkerZeroRevision":     createWorker(func(wk *continuo.Worker) { wk.Revision = 0 }),
+		"BlockedWithoutReason":   createWorker(func(wk *continuo.Worker) { wk.ContinuityState = continuo.ContinuityCompactBlocked }),
+		"ReasonWithoutBlocked":   createWorker(func(wk *continuo.Worker) { wk.BlockedReason = continuo.BlockedNotRedeemed }),
+		"UnknownBlockedReason": createWorker(func(wk *continuo.Worker) {
+			wk.ContinuityState, wk.BlockedReason = continuo.ContinuityCompactBlocked, "tired"
+		}),
+		"UnknownRetiredReason": createWorker(func(wk *continuo.Worker) {
+			wk.RetiredReason, wk.RetiredAt, wk.CarrierState = "bored", &retired, continuo.CarrierRetired
+		}),
+		"RetiredUntimed": createWorker(func(wk *continuo.Worker) {
+			wk.RetiredReason, wk.CarrierState = continuo.RetiredLeft, continuo.CarrierRetired
+		}),
+		"RetiredAtWithoutReason": createWorker(func(wk *continuo.Worker) { wk.RetiredAt = &retired }),
+		"RetiredWithCarrier":     createWorker(func(wk *continuo.Worker) { wk.RetiredReason, wk.RetiredAt = continuo.RetiredIdle, &retired }),
+		"RetiredBusy": createWorker(func(wk *continuo.Worker) {
+			wk.RetiredReason, wk.RetiredAt, wk.CarrierState = continuo.RetiredRemoved, &retired, continuo.CarrierRetired
+			wk.State, wk.CurrentTaskID = continuo.WorkerBusy, w.Held.ID
+		}),
 		"CarrierLost":             bindCarrier(func(c *continuo.Carrier) { c.State = continuo.CarrierLost }),
 		"CarrierRetiredUntimed":   bindCarrier(func(c *continuo.Carrier) { c.RetiredAt = nil }),
 		"CarrierActiveRetiredAt":  bindCarrier(func(c *continuo.Carrier) { c.State = continuo.CarrierActive }),
