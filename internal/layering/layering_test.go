@@ -50,6 +50,7 @@ var layers = map[string]int{
 	"internal/rpcwire":               layerSupport,
 	"internal/workspace":             layerSupport,
 	"internal/datadir":               layerSupport,
+	"internal/datadir/asuser":        layerSupport,
 	"internal/run/proc":              layerSupport,
 	"internal/provider":              layerSupport,
 	"internal/provider/providertest": layerSupport,
