@@ -19,6 +19,7 @@ import (
 	"github.com/continuo-dev/continuo/internal/datadir"
 	"github.com/continuo-dev/continuo/internal/mcpserver"
 	"github.com/continuo-dev/continuo/internal/metrics"
+	"github.com/continuo-dev/continuo/internal/oauth"
 	"github.com/continuo-dev/continuo/internal/provider"
 	runs "github.com/continuo-dev/continuo/internal/run"
 	"github.com/continuo-dev/continuo/internal/store"
@@ -280,14 +281,15 @@ func runServe(e *env, args []string) error {
 	// Tests serve client metadata documents from loopback with their own
 	// CA; nothing else relaxes the fetcher's rules.
 	testCA := os.Getenv("CONTINUO_TEST_CLIENT_METADATA_CA")
-	fetcher, err := auth.NewClientDocFetcher(auth.FetcherOptions{TestCAFile: testCA})
+	fetcher, err := oauth.NewClientDocFetcher(oauth.FetcherOptions{TestCAFile: testCA})
 	if err != nil {
 		return err
 	}
 	if testCA != "" {
 		e.log.Warn("CONTINUO_TEST_CLIENT_METADATA_CA is set: client metadata documents on loopback addresses are allowed (tests only)")
 	}
-	a.auth.EnableOAuth(auth.OAuthOptions{Issuer: oauthIssuer(e.cfg.Server.PublicURL, ln.Addr()), Fetcher: fetcher})
+	a.auth.EnableOAuth(auth.OAuthOptions{Issuer: oauthIssuer(e.cfg.Server.PublicURL, ln.Addr())})
+	authorization := oauth.New(a.auth, a.store, nil, oauth.Options{Fetcher: fetcher})
 	base := e.cfg.Server.PublicURL
 	if base == "" {
 		base = "http://" + ln.Addr().String()
@@ -304,7 +306,7 @@ func runServe(e *env, args []string) error {
 	defer closeStreams()
 	srv := &http.Server{
 		Handler: endStreams(streams, web.Handler(web.Options{MCP: mcpSrv, Auth: a.auth, Ready: a.store.Ping, Metrics: a.metrics, Logger: e.log,
-			PublicHost: publicHost, PublicURL: e.cfg.Server.PublicURL, Sessions: sessions, OAuth: a.auth, Key: key,
+			PublicHost: publicHost, PublicURL: e.cfg.Server.PublicURL, Sessions: sessions, OAuth: a.auth, OAuthServer: authorization, Key: key,
 			Dashboard:      &web.Dashboard{Workflow: a.workflow, Runs: a.runs, Swarm: a.swarm, Auth: a.auth},
 			AllowedOrigins: e.cfg.Server.AllowedOrigins, Limits: web.Limits{MaxSessions: e.cfg.Server.MaxSessions,
 				MaxSessionsPerPrincipal: e.cfg.Server.MaxSessionsPerPrincipal,

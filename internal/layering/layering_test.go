@@ -64,6 +64,7 @@ var layers = map[string]int{
 	"internal/modelstub":             layerSupport,
 
 	"internal/auth":     layerService,
+	"internal/oauth":    layerService,
 	"internal/workflow": layerService,
 	"internal/run":      layerService,
 	"internal/swarm":    layerService,
@@ -80,6 +81,17 @@ var layers = map[string]int{
 	"bench/profserver":  layerMain,
 	"internal/e2e":      layerMain,
 	"internal/layering": layerMain,
+}
+
+// services orders the service layer: a service imports only services of a
+// lower rank. auth (identities, tokens, grants) is under every other;
+// the authorization server (oauth) stands on auth, never the reverse.
+var services = map[string]int{
+	"internal/auth":     0,
+	"internal/oauth":    1,
+	"internal/run":      1,
+	"internal/swarm":    1,
+	"internal/workflow": 2,
 }
 
 const mcpSDK = "github.com/modelcontextprotocol/go-sdk"
@@ -234,6 +246,9 @@ func check(own []pkg, std map[string]bool) []string {
 			case layers[to] > layer:
 				report(from, imp, fmt.Sprintf("a %s package imports no %s package (edges → services → store → root)",
 					layerNames[layer], layerNames[layers[to]]))
+			case layer == layerService && layers[to] == layerService && room(to) != room(from) && services[room(to)] >= services[room(from)]:
+				report(from, imp, fmt.Sprintf("a service imports only services of a lower rank (services: %s is %d, %s is %d)",
+					room(from), services[room(from)], room(to), services[room(to)]))
 			case room(to) != room(from) && layers[room(to)] > layer:
 				report(from, imp, fmt.Sprintf("a %s package imports nothing inside %s, a %s room: move %s out to a room of its own",
 					layerNames[layer], room(to), layerNames[layers[room(to)]], to))
@@ -296,7 +311,10 @@ func TestLayering(t *testing.T) {
 		r, _ := rel(p.ImportPath)
 		listed[r] = true
 	}
-	for r := range layers {
+	for r, l := range layers {
+		if _, ranked := services[r]; l == layerService && !ranked {
+			t.Errorf("%s is a service without a rank: place it in services (internal/layering)", r)
+		}
 		if !listed[r] {
 			t.Errorf("layers places %s, which is not a package of the module", show(r))
 		}
@@ -318,6 +336,11 @@ func TestRooms(t *testing.T) {
 	}
 	if bad := check(provider("internal/proc"), std); len(bad) != 0 {
 		t.Errorf("provider → internal/proc: %q, want none", bad)
+	}
+	// auth stands under the authorization server.
+	authImports := []pkg{{ImportPath: module + "/internal/auth", Imports: []string{module + "/internal/oauth"}}}
+	if bad := check(authImports, std); len(bad) != 1 || !strings.Contains(bad[0], "a service imports only services of a lower rank") {
+		t.Errorf("auth → oauth: %q, want one refusal", bad)
 	}
 	for r, want := range map[string]string{
 		"": "", "internal/run": "internal/run", "internal/run/proc": "internal/run",
