@@ -426,7 +426,7 @@ func runInit(e *env, args []string) error {
 // JSON object (scripts and tests read it); otherwise a short text.
 func (e *env) announce(mcpURL, addr, issuer string, first *firstStart) {
 	if e.json {
-		v := map[string]any{"mcp_url": mcpURL, "listen": addr, "data_dir": e.dataDir, "toolsets": e.cfg.DefaultToolsets().Names()}
+		v := map[string]any{"mcp_url": mcpURL, "listen": addr, "data_dir": e.dataDir, "config": e.config, "toolsets": e.cfg.DefaultToolsets().Names()}
 		if issuer != "" {
 			v["oauth_issuer"] = issuer
 		}
@@ -443,8 +443,8 @@ func (e *env) announce(mcpURL, addr, issuer string, first *firstStart) {
 		return
 	}
 	w := e.stdout
-	fmt.Fprintf(w, "Continuo is running.\n  MCP endpoint:   %s (toolsets: %s)\n  Other toolsets: %s/x/TOOLSET (%s)\n  Data directory: %s\n",
-		mcpURL, e.cfg.DefaultToolsets(), mcpURL, strings.Join(mcpserver.ToolsetNames(), ", "), e.dataDir)
+	fmt.Fprintf(w, "Continuo is running.\n  MCP endpoint:   %s (toolsets: %s)\n  Other toolsets: %s/x/TOOLSET (%s)\n  Data directory: %s\n  Config file:    %s\n",
+		mcpURL, e.cfg.DefaultToolsets(), mcpURL, strings.Join(mcpserver.ToolsetNames(), ", "), e.dataDir, e.configShown())
 	if issuer != "" {
 		fmt.Fprintf(w, "  OAuth issuer:   %s\n", issuer)
 	} else {
@@ -465,6 +465,15 @@ func (e *env) announce(mcpURL, addr, issuer string, first *firstStart) {
 	}
 	fmt.Fprintf(w, "\nConnect Claude Code:\n  claude mcp add --transport http continuo %s --header \"Authorization: Bearer %s\"\n", mcpURL, secret)
 	fmt.Fprintf(w, "Connect Codex CLI (~/.codex/config.toml):\n  [mcp_servers.continuo]\n  url = %q\n  bearer_token_env_var = \"CONTINUO_TOKEN\"\n", mcpURL)
+}
+
+// configShown names the configuration file in use, or where one would be
+// read from.
+func (e *env) configShown() string {
+	if e.config != "" {
+		return e.config
+	}
+	return "none (defaults; write " + filepath.Join(e.dataDir, DefaultConfigName) + " or pass --config FILE)"
 }
 
 // dataDirFlagged reports whether the data directory is not the default
