@@ -126,6 +126,9 @@ type firstStart struct {
 	project *continuo.Project
 	fromCwd bool // the project is the checkout the command ran in (no --project)
 	fresh   bool // this start bootstrapped the database
+	// hint is one line saying how to register the checkout a later start
+	// could not register itself.
+	hint string
 }
 
 // bootstrapper returns an openOptions.prepare that bootstraps a fresh
@@ -263,8 +266,8 @@ func runServe(e *env, args []string) error {
 		return err
 	}
 	defer a.close()
-	if *project != "" && !first.fresh {
-		fmt.Fprintf(e.stderr, "continuo: --project applies to a first start only; this data directory exists already (use `continuo project add`)\n")
+	if !first.fresh {
+		e.registerCheckout(a.auth, *project, &first)
 	}
 	key, err := a.auth.SessionKey(e.ctx)
 	if err != nil {
@@ -439,6 +442,9 @@ func (e *env) announce(mcpURL, addr, issuer string, first *firstStart) {
 			v["project"] = first.project.Name
 			v["project_root"] = first.project.Root
 		}
+		if first.hint != "" {
+			v["project_hint"] = first.hint
+		}
 		e.out(v, "")
 		return
 	}
@@ -460,6 +466,12 @@ func (e *env) announce(mcpURL, addr, issuer string, first *firstStart) {
 		dd := ""
 		if e.dataDirFlagged() {
 			dd = " --data-dir " + e.dataDir
+		}
+		if p := first.project; p != nil {
+			fmt.Fprintf(w, "  Project:        %s (%s) registered for %s, granted to admin\n", p.Name, p.ID, p.Root)
+		}
+		if first.hint != "" {
+			fmt.Fprintf(w, "  Project:        %s\n", first.hint)
 		}
 		fmt.Fprintf(w, "\nThe admin token was shown at first start. Make another with:\n  continuo token create --principal admin --scopes admin%s\n", dd)
 	}

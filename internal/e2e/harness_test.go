@@ -62,7 +62,8 @@ type server struct {
 	URL     string      // the MCP endpoint
 	Base    string      // http://host:port
 	Admin   string      // the admin token, on the first start only
-	Project string      // the bootstrapped project id, on the first start only
+	Project string      // the project this start registered (its checkout), if any
+	Hint    string      // how to register the checkout this start could not
 	Issuer  string      // the OAuth issuer ("" when OAuth is off)
 	stderr  *syncBuffer // safe to read while the process runs
 }
@@ -73,6 +74,7 @@ type announcement struct {
 	Listen     string `json:"listen"`
 	AdminToken string `json:"admin_token"`
 	ProjectID  string `json:"project_id"`
+	Hint       string `json:"project_hint"`
 	Issuer     string `json:"oauth_issuer"`
 }
 
@@ -174,7 +176,7 @@ func startEnv(t *testing.T, dataDir, workDir string, env []string, extra ...stri
 		if err := json.Unmarshal([]byte(l), &a); err != nil {
 			t.Fatalf("announcement %q: %v", l, err)
 		}
-		s.URL, s.Base, s.Admin, s.Project, s.Issuer = a.MCPURL, "http://"+a.Listen, a.AdminToken, a.ProjectID, a.Issuer
+		s.URL, s.Base, s.Admin, s.Project, s.Hint, s.Issuer = a.MCPURL, "http://"+a.Listen, a.AdminToken, a.ProjectID, a.Hint, a.Issuer
 	case <-time.After(60 * time.Second):
 		t.Fatalf("continuo serve did not announce itself: %s", stderr.String())
 	}
