@@ -53,7 +53,9 @@ type env struct {
 	json    bool
 	cfg     Config
 	log     *slog.Logger
-	flagOut bytes.Buffer // what the flag package prints: help goes to stdout, errors to stderr
+	// --log-level and --log-format ("": the configuration's, else info, text)
+	logLevel, logFormat string
+	flagOut             bytes.Buffer // what the flag package prints: help goes to stdout, errors to stderr
 }
 
 type command struct {
@@ -158,6 +160,8 @@ func (e *env) flags(name, usage string) *flag.FlagSet {
 	fs.StringVar(&e.config, "config", "", "TOML configuration `file` (default DATA_DIR/continuo.toml, when it exists)")
 	fs.StringVar(&e.dataDir, "data-dir", "", "data `directory` (default $CONTINUO_DATA_DIR, else $XDG_DATA_HOME/continuo, else ~/.local/share/continuo)")
 	fs.BoolVar(&e.json, "json", false, "print one JSON object on stdout")
+	fs.StringVar(&e.logLevel, "log-level", "", "log `level` on stderr: debug, info, warn or error (default [log] level, else info)")
+	fs.StringVar(&e.logFormat, "log-format", "", "log `format` on stderr: text or json (default [log] format, else text)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: continuo %s\n\nFlags:\n", usage)
 		fs.PrintDefaults()
@@ -198,6 +202,9 @@ func (e *env) parse(fs *flag.FlagSet, args []string, wantPos int) ([]string, err
 	}
 	cfg.ApplyEnv(os.Getenv)
 	e.cfg = cfg
+	if err := e.setLogger(); err != nil {
+		return nil, err
+	}
 	return pos, nil
 }
 
