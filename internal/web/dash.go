@@ -186,6 +186,7 @@ func (d *dash) caller(w http.ResponseWriter, r *http.Request) (*continuo.Caller,
 		seeOther(w, "/login?"+url.Values{"next": {back}}.Encode())
 		return nil, false
 	}
+	c.Via = continuo.ViaDashboard // what it writes records a person on the dashboard (Caller.Actor)
 	return c, true
 }
 
