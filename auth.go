@@ -73,6 +73,20 @@ type Caller struct {
 	GroupID     string
 	Scopes      []Scope
 	TokenID     string // empty for stdio
+	Via         string // where a person acts from: ViaDashboard, or "" for a tool call
+}
+
+// ViaDashboard is Caller.Via for a person acting on the web dashboard.
+const ViaDashboard = "dashboard"
+
+// Actor says who acts, as a note records it (Message.Author, Resolver):
+// the principal's name, and "via dashboard" when a person acted on the
+// dashboard rather than a model through a tool.
+func (c *Caller) Actor() string {
+	if c.Via == "" {
+		return c.Principal
+	}
+	return c.Principal + " via " + c.Via
 }
 
 // Has reports whether the caller holds scope (admin holds every scope).

@@ -209,6 +209,8 @@ type Message struct {
 	SupersededBy string
 	Resolution   string
 	ResolvedBy   string // the answer that resolved a question, "" otherwise
+	Author       string // who posted it (Caller.Actor); "" before schema 18
+	Resolver     string // who resolved it (Caller.Actor), "" while it is not
 	CreatedAt    time.Time
 	ResolvedAt   *time.Time
 }

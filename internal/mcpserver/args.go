@@ -253,6 +253,12 @@ func fieldOf(sf reflect.StructField) (field, bool) {
 	return f, true
 }
 
+// CheckArgs checks a tool's arguments (a pointer to its *Args struct),
+// filled by another front end (the dashboard's forms), against the tool's
+// own rules: what a tool call with these arguments would be refused for
+// is refused here with the same invalid_input.
+func CheckArgs(in any) error { return validate(reflect.ValueOf(in).Elem(), "") }
+
 // validate checks every argument field of struct value v against its
 // tags, and the fields of nested structs (objects, items of arrays of
 // objects) against theirs; prefix is v's path ("" at the top).

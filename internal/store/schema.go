@@ -13,7 +13,7 @@ import (
 // embeds exactly this many migrations, numbered 1..SchemaVersion, and the
 // same version means the same logical schema in every driver (a test
 // compares them).
-const SchemaVersion = 17
+const SchemaVersion = 18
 
 // Migration is one numbered schema step.
 type Migration struct {

@@ -142,14 +142,7 @@ type actor func(r *http.Request, c *continuo.Caller) (next string, err error)
 // session, does nothing.
 func (d *dash) action(form string, act actor) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !d.edge.readForm(w, r) {
-			return
-		}
-		if !d.edge.postAllowed(r, form) {
-			renderForbidden(w)
-			return
-		}
-		c, ok := d.caller(w, r)
+		c, ok := d.posted(w, r, form)
 		if !ok {
 			return
 		}
@@ -160,6 +153,21 @@ func (d *dash) action(form string, act actor) http.HandlerFunc {
 		}
 		seeOther(w, safeNext(next))
 	}
+}
+
+// posted is the prologue of every form post of the dashboard: it reads
+// the form, refuses (403, nothing done) a post that did not come from a
+// page of ours (csrf.go), and returns the signed-in caller, or sends the
+// browser to sign in. On false the answer is written.
+func (d *dash) posted(w http.ResponseWriter, r *http.Request, form string) (*continuo.Caller, bool) {
+	if !d.edge.readForm(w, r) {
+		return nil, false
+	}
+	if !d.edge.postAllowed(r, form) {
+		renderForbidden(w)
+		return nil, false
+	}
+	return d.caller(w, r)
 }
 
 // caller returns the signed-in caller, or sends the browser to sign in
@@ -178,6 +186,7 @@ func (d *dash) caller(w http.ResponseWriter, r *http.Request) (*continuo.Caller,
 		seeOther(w, "/login?"+url.Values{"next": {back}}.Encode())
 		return nil, false
 	}
+	c.Via = continuo.ViaDashboard // what it writes records a person on the dashboard (Caller.Actor)
 	return c, true
 }
 

@@ -68,17 +68,10 @@ func (d *dash) adminAction(form string, act actor) http.HandlerFunc {
 
 // adminForm serves an admin form whose answer is a page of its own rather
 // than a redirect (a new token's secret, which is shown once, on this
-// response, and never put in a URL). It checks what d.action checks.
+// response, and never put in a URL). It checks what d.action checks (d.posted).
 func (d *dash) adminForm(form, name string, act loader) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !d.edge.readForm(w, r) {
-			return
-		}
-		if !d.edge.postAllowed(r, form) {
-			renderForbidden(w)
-			return
-		}
-		c, ok := d.caller(w, r)
+		c, ok := d.posted(w, r, form)
 		if !ok {
 			return
 		}

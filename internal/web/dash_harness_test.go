@@ -158,6 +158,16 @@ type dashBrowser struct {
 func (s *dashServer) browser(tok *auth.IssuedToken) *dashBrowser {
 	s.t.Helper()
 	b := s.anonymous()
+	b.signIn(tok)
+	return b
+}
+
+// signIn signs this browser in with tok (as whoever it was signed in as
+// before, if anyone: its CSRF cookie stays, so the forms of a page it
+// loaded before still carry a good field).
+func (b *dashBrowser) signIn(tok *auth.IssuedToken) {
+	s := b.s
+	s.t.Helper()
 	page := b.get("/login")
 	fields, ok := webtest.FormFields(page.body, "signin")
 	if !ok {
@@ -168,7 +178,6 @@ func (s *dashServer) browser(tok *auth.IssuedToken) *dashBrowser {
 	if r.StatusCode != http.StatusSeeOther {
 		s.t.Fatalf("sign in: %d %s", r.StatusCode, r.body)
 	}
-	return b
 }
 
 // anonymous returns a browser that has not signed in.

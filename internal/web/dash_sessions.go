@@ -36,15 +36,29 @@ func init() {
 	dashFuncs["sessionsItem"] = func(sessionID string, it workflow.Item) sessionsItemArgs {
 		return sessionsItemArgs{Session: sessionID, Item: it}
 	}
+	dashFuncs["sessionsAct"] = func(v *view, sessionID string, it any, act string) sessionsItemArgs {
+		a := sessionsItemArgs{Session: sessionID, V: v, Act: act}
+		switch x := it.(type) {
+		case workflow.Item:
+			a.Item = x
+		case workflow.Constraint:
+			a.Item = workflow.Item{MessageID: x.MessageID, Excerpt: x.Text}
+		}
+		return a
+	}
 	dashFuncs["sessionsCutNote"] = func(truncated bool, pointer, link string) sessionsCutArgs {
 		return sessionsCutArgs{Truncated: truncated, Pointer: pointer, Link: link}
 	}
 }
 
-// sessionsItemArgs are the arguments of the sessions-item partial.
+// sessionsItemArgs are the arguments of the sessions-item partial, and of
+// sessions-act: the page's view (its CSRF fields) and the action to offer
+// on the item ("answer", "resolve", "retire"; "" for none).
 type sessionsItemArgs struct {
 	Session string
 	Item    workflow.Item
+	V       *view
+	Act     string
 }
 
 // sessionsCutArgs are the arguments of the sessions-cut partial: whether

@@ -65,7 +65,7 @@ func testDashboardSessionNotes(t *testing.T) {
 		`superseded by <a class="mono" href="#`+repl.ID+`">`)
 	sessionsHas(t, "replacing note", sessionsSection(t, p2.body, "article", repl.ID), `replaces <a class="mono" href="#`+old.ID+`">`)
 	sessionsLacks(t, "replacing note", sessionsSection(t, p2.body, "article", repl.ID), "<s>")
-	sessionsHas(t, "question", sessionsSection(t, p2.body, "article", q.ID), `badge-resolved`, `by answer <a class="mono" href="#`+a.ID+`">`,
+	sessionsHas(t, "question", sessionsSection(t, p2.body, "article", q.ID), `badge-resolved`, `with answer <a class="mono" href="#`+a.ID+`">`, `resolved by <span class="author">`,
 		`answered in <a class="mono" href="#`+late.ID+`">`)
 	sessionsHas(t, "answer", sessionsSection(t, p2.body, "article", a.ID), `answers <a class="mono" href="#`+q.ID+`">`)
 	sessionsHas(t, "late answer", sessionsSection(t, p2.body, "article", late.ID), `answers <a class="mono" href="#`+q.ID+`">`)

@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -36,6 +37,7 @@ func init() {
 		handle("POST /w/{swarm}/continuations/{id}/approve", d.action(formSwarmApprove, d.swarmApprove))
 		handle("POST /w/{swarm}/continuations/{id}/revoke", d.action(formSwarmRevoke, d.swarmRevoke))
 		handle("POST /w/{swarm}/continuations/{id}/reconcile", d.action(formSwarmSettle, d.swarmSettle))
+		handle("POST /w/{swarm}/close", d.action(formSwarmClose, d.swarmClose))
 	})
 }
 
@@ -47,6 +49,7 @@ const (
 	formSwarmApprove   = "swarm-approve"
 	formSwarmRevoke    = "swarm-revoke"
 	formSwarmSettle    = "swarm-continuation-reconcile"
+	formSwarmClose     = "swarm-close"
 )
 
 // Page sizes of the swarm area.
@@ -101,6 +104,18 @@ type swarmPageView struct {
 	History       []continuo.Continuation
 	HistoryNext   string
 	HistoryBefore string
+	Close         swarmClose
+}
+
+// swarmClose is what stands between the owner and closing the swarm: the
+// unsettled tasks by state, and the first of those cancel_requested (the
+// ones the owner settles on the task's page when the worker never
+// answers).
+type swarmClose struct {
+	Open      []swarmStateCount
+	Cancelled []swarm.TaskStatus // cancel_requested, the first swarmDoubtPage
+	More      bool
+	Refused   bool // the page is the answer to a close that was refused
 }
 
 type swarmStateCount struct {
@@ -128,6 +143,17 @@ func (d *dash) swarmPage(r *http.Request, c *continuo.Caller) (string, any, erro
 	for _, s := range continuo.TaskStates() {
 		v.States = append(v.States, swarmStateCount{State: s, N: st.Counts[s]})
 		v.Total += st.Counts[s]
+		if !s.Terminal() && st.Counts[s] > 0 {
+			v.Close.Open = append(v.Close.Open, swarmStateCount{State: s, N: st.Counts[s]})
+		}
+	}
+	v.Close.Refused = r.URL.Query().Get("close") == "refused"
+	if st.Swarm.State == continuo.SwarmActive && st.Counts[continuo.TaskCancelRequested] > 0 {
+		p, err := d.svc.Swarm.ListTaskStatus(r.Context(), c, ownerCarrier(c), st.Swarm.ID, continuo.TaskCancelRequested, "", swarmDoubtPage)
+		if err != nil {
+			return "", nil, err
+		}
+		v.Close.Cancelled, v.Close.More = p.Tasks, p.Next != ""
 	}
 	return "Swarm " + st.Swarm.ID, v, nil
 }
@@ -245,4 +271,18 @@ func (d *dash) swarmRevoke(r *http.Request, c *continuo.Caller) (string, error) 
 func (d *dash) swarmSettle(r *http.Request, c *continuo.Caller) (string, error) {
 	_, err := d.svc.Swarm.ReconcileContinuation(r.Context(), c, ownerCarrier(c), r.PathValue("swarm"), r.PathValue("id"), r.PostForm.Get("decision"))
 	return swarmBack(r), err
+}
+
+// swarmClose is POST /w/{swarm}/close. A swarm with unsettled tasks is
+// not closed (the service's invalid_state): the owner is sent back to
+// the swarm's page, whose Close section lists what to settle first and
+// how (a cancel_requested task is settled on its page when its worker
+// never answers).
+func (d *dash) swarmClose(r *http.Request, c *continuo.Caller) (string, error) {
+	back := "/w/" + url.PathEscape(r.PathValue("swarm"))
+	_, err := d.svc.Swarm.CloseSwarm(r.Context(), c, ownerCarrier(c), r.PathValue("swarm"))
+	if ce := continuo.AsError(err); ce.Code == continuo.CodeInvalidState && ce.Details["open"] != nil {
+		return back + "?close=refused#close", nil
+	}
+	return back + "#close", err
 }

@@ -27,8 +27,8 @@ var swarmFuncs = template.FuncMap{
 	"swarmOpen":     func(s continuo.ContinuationState) bool { return s.Open() },
 	"swarmStates":   continuo.TaskStates,
 	"swarmIdle":     func(p continuo.SwarmPolicy) int { return int(p.WorkerIdleTTL() / time.Second) },
-	"swarmBlocked":  swarmBlocked,
-	"swarmRetired":  swarmRetired,
+	"swarmBlocked":  swarmReason[continuo.BlockedReason],
+	"swarmRetired":  swarmReason[continuo.RetiredReason],
 	"swarmWith":     func(v *view, x any) swarmPart { return swarmPart{V: v, X: x} },
 	"swarmDecision": func(v *view, t continuo.Task, a *continuo.Attempt, d string) swarmDecision {
 		return swarmDecision{V: v, Task: t, Attempt: a, Decision: d}
@@ -126,28 +126,21 @@ func swarmSignal(p *swarm.Pressure) string {
 	return p.Leading
 }
 
-// swarmBlocked says why a worker is compact_blocked, and what unblocks it.
-func swarmBlocked(r continuo.BlockedReason) string {
-	switch r {
-	case continuo.BlockedCapsuleTooLarge:
-		return "its checkpoint leaves no room to work in a new conversation: it checkpoints less, or you remove it"
-	case continuo.BlockedCarrierStartFailed:
-		return "its replacement carrier did not start, five times: fix the carrier command, then prepare a ticket"
-	case continuo.BlockedNotRedeemed:
-		return "its replacement carrier started and never joined, five times: prepare a ticket, or remove it"
-	}
-	return string(r)
+// swarmReasons say why a worker is compact_blocked (and what unblocks
+// it) or why it was retired, by the reason's value.
+var swarmReasons = map[string]string{
+	string(continuo.BlockedCapsuleTooLarge):    "its checkpoint leaves no room to work in a new conversation: it checkpoints less, or you remove it",
+	string(continuo.BlockedCarrierStartFailed): "its replacement carrier did not start, five times: fix the carrier command, then prepare a ticket",
+	string(continuo.BlockedNotRedeemed):        "its replacement carrier started and never joined, five times: prepare a ticket, or remove it",
+	string(continuo.RetiredLeft):               "it left",
+	string(continuo.RetiredRemoved):            "you removed it",
+	string(continuo.RetiredIdle):               "its conversation went silent",
 }
 
-// swarmRetired says why a worker was retired.
-func swarmRetired(r continuo.RetiredReason) string {
-	switch r {
-	case continuo.RetiredLeft:
-		return "it left"
-	case continuo.RetiredRemoved:
-		return "you removed it"
-	case continuo.RetiredIdle:
-		return "its conversation went silent"
+// swarmReason says a reason of swarmReasons, or the reason's value.
+func swarmReason[R ~string](r R) string {
+	if s, ok := swarmReasons[string(r)]; ok {
+		return s
 	}
 	return string(r)
 }

@@ -208,14 +208,29 @@ func (m *routes) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Re
 	m.Handle(pattern, http.HandlerFunc(h))
 }
 
+// landing is the page at / for anyone not signed in: what Continuo is,
+// how to connect a client, and (with the dashboard on) how to sign in. It
+// wears the dashboard's stylesheet when the dashboard serves one, and a
+// system font otherwise.
 var landing = template.Must(template.New("landing").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Continuo</title></head>
-<body><h1>Continuo {{.Version}}</h1>
-<p>Durable continuity for AI work. Connect an MCP client to <code>{{.MCP}}</code> with a bearer token
-(<code>continuo token create --principal NAME --scopes sessions:read,sessions:write --grant PROJECT:write --json</code>),
-or add it as a connector in ChatGPT or Claude, which sign in with OAuth (<code>continuo login-link --principal NAME</code> makes a sign-in link).</p>
-{{if .SignIn}}<p><a href="{{.SignIn}}">Sign in</a> to the dashboard with a sign-in link or a personal access token.</p>{{end}}
-<p><a href="/healthz">healthz</a> · <a href="/readyz">readyz</a> · <a href="/metrics">metrics</a></p>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Continuo</title>{{if .SignIn}}<link rel="stylesheet" href="/ui/dash.css">{{end}}</head>
+<body class="landing"{{if not .SignIn}} style="font-family: system-ui, sans-serif; max-width: 48em; margin: 2em auto; padding: 0 1em"{{end}}>
+<header class="top"><nav><a class="brand" href="/">Continuo</a> <span class="muted">{{.Version}}</span></nav>
+{{if .SignIn}}<a class="button" href="{{.SignIn}}">Sign in</a>{{end}}</header>
+<main>
+<h1>Durable continuity for AI work</h1>
+<p class="lead">Sessions, decisions, open questions and validation evidence that outlive any one conversation: the next model reads a brief and carries on.</p>
+{{if .SignIn}}<p><a href="{{.SignIn}}">Sign in to the dashboard</a> with a sign-in link (<code>continuo login-link --principal NAME</code>) or a personal access token.</p>{{end}}
+<div class="grid">
+<section><h2>Connect an MCP client</h2>
+<p>The endpoint is <code>{{.MCP}}</code>, with a bearer token:</p>
+<pre>continuo token create --principal NAME --scopes sessions:read,sessions:write --grant PROJECT:write --json</pre></section>
+<section><h2>ChatGPT or Claude</h2>
+<p>Add <code>{{.MCP}}</code> as a connector: it signs in with OAuth, and you approve it here.</p></section>
+</div>
+<p class="muted small"><a href="/healthz">healthz</a> · <a href="/readyz">readyz</a> · <a href="/metrics">metrics</a></p>
+</main>
 </body></html>
 `))
 

@@ -80,7 +80,7 @@ func (s *Service) PostMessage(ctx context.Context, c *continuo.Caller, in Post) 
 		sess.MessageSeq++
 		m := &continuo.Message{ID: continuo.NewID(continuo.PrefixMessage, sess.UpdatedAt), SessionID: sess.ID, Seq: sess.MessageSeq,
 			Kind: in.Kind, Text: in.Text, Status: continuo.StatusOpen, Priority: in.Priority, Tags: in.Tags,
-			ReplyTo: in.ReplyTo, Supersedes: in.Supersedes, CreatedAt: sess.UpdatedAt}
+			ReplyTo: in.ReplyTo, Supersedes: in.Supersedes, Author: c.Actor(), CreatedAt: sess.UpdatedAt}
 		count(&sess.Counts, m.Kind, "", m.Status)
 		sess.Counts.Messages++
 		var old *continuo.Message
@@ -111,8 +111,8 @@ func (s *Service) PostMessage(ctx context.Context, c *continuo.Caller, in Post) 
 		}
 		if question != nil {
 			at := m.CreatedAt
-			question.Status, question.Resolution, question.ResolvedBy, question.ResolvedAt =
-				continuo.StatusResolved, cut(m.Text, resolutionBytes), m.ID, &at
+			question.Status, question.Resolution, question.ResolvedBy, question.Resolver, question.ResolvedAt =
+				continuo.StatusResolved, cut(m.Text, resolutionBytes), m.ID, m.Author, &at
 			if err := tx.MessageUpdate(ctx, question, continuo.StatusOpen); err != nil {
 				return err
 			}
@@ -230,7 +230,7 @@ func (s *Service) ResolveMessage(ctx context.Context, c *continuo.Caller, sessio
 		s.bump(sess)
 		count(&sess.Counts, m.Kind, m.Status, continuo.StatusResolved)
 		at := sess.UpdatedAt
-		m.Status, m.Resolution, m.ResolvedAt = continuo.StatusResolved, resolution, &at
+		m.Status, m.Resolution, m.Resolver, m.ResolvedAt = continuo.StatusResolved, resolution, c.Actor(), &at
 		if err := tx.SessionUpdate(ctx, sess, prev); err != nil {
 			return err
 		}

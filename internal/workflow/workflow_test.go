@@ -546,3 +546,38 @@ func testListMessagesOrderQuery(t *testing.T) {
 		t.Errorf("posting kind instruction succeeded")
 	}
 }
+
+func TestNotesRecordWhoActed(t *testing.T) { stores.Each(t, testNotesRecordWhoActed) }
+
+// testNotesRecordWhoActed: a note records who posted it and who resolved
+// it, and a person on the dashboard is told apart from a tool call.
+func testNotesRecordWhoActed(t *testing.T) {
+	f := setup(t, "", workflow.Git{})
+	s := f.start(t)
+	person := *f.caller
+	person.Via = continuo.ViaDashboard
+	q := f.post(t, s.ID, continuo.KindQuestion, "which port?")
+	todo := f.post(t, s.ID, continuo.KindTodo, "write docs")
+	if q.Author != f.caller.Principal {
+		t.Errorf("a tool's question's author = %q, want %q", q.Author, f.caller.Principal)
+	}
+	ans, _, err := f.wf.PostMessage(f.ctx, &person, workflow.Post{SessionID: s.ID, Kind: continuo.KindAnswer, Text: "8080", ReplyTo: q.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := f.caller.Principal + " via dashboard"
+	if _, _, err := f.wf.ResolveMessage(f.ctx, &person, s.ID, todo.ID, "done"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		id, author, resolver string
+	}{{q.ID, f.caller.Principal, want}, {ans.ID, want, ""}, {todo.ID, f.caller.Principal, want}} {
+		m, err := f.wf.GetMessage(f.ctx, f.caller, s.ID, c.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Author != c.author || m.Resolver != c.resolver {
+			t.Errorf("%s %s: author %q resolver %q, want %q %q", m.Kind, m.ID, m.Author, m.Resolver, c.author, c.resolver)
+		}
+	}
+}

@@ -21,7 +21,7 @@ func SearchText(text string) string {
 }
 
 const messageCols = `id, session_id, seq, kind, text, status, priority, tags, reply_to, supersedes, superseded_by,
-	resolution, created_at, resolved_at, resolved_by`
+	resolution, created_at, resolved_at, resolved_by, author, resolver`
 
 func scanMessage(sc scanner) (*continuo.Message, error) {
 	var m continuo.Message
@@ -29,7 +29,7 @@ func scanMessage(sc scanner) (*continuo.Message, error) {
 	var created int64
 	var resolved sql.NullInt64
 	err := sc.Scan(&m.ID, &m.SessionID, &m.Seq, &kind, &m.Text, &status, &prio, &tags, &m.ReplyTo, &m.Supersedes,
-		&m.SupersededBy, &m.Resolution, &created, &resolved, &m.ResolvedBy)
+		&m.SupersededBy, &m.Resolution, &created, &resolved, &m.ResolvedBy, &m.Author, &m.Resolver)
 	if err != nil {
 		return nil, err
 	}
@@ -53,9 +53,10 @@ func (t *Tx) MessageCreate(ctx context.Context, m *continuo.Message) error {
 	}
 	// rank and handoff are derived from fields that never change, so
 	// they are written once, here, and only read by the brief's queries.
-	_, err = t.exec(ctx, "INSERT INTO messages ("+messageCols+", search_text, rank, handoff) VALUES ("+Placeholders(18)+")",
+	_, err = t.exec(ctx, "INSERT INTO messages ("+messageCols+", search_text, rank, handoff) VALUES ("+Placeholders(20)+")",
 		m.ID, m.SessionID, m.Seq, string(m.Kind), m.Text, string(m.Status), string(m.Priority), string(tj), m.ReplyTo,
-		m.Supersedes, m.SupersededBy, m.Resolution, ms(m.CreatedAt), msPtr(m.ResolvedAt), m.ResolvedBy, SearchText(m.Text),
+		m.Supersedes, m.SupersededBy, m.Resolution, ms(m.CreatedAt), msPtr(m.ResolvedAt), m.ResolvedBy, m.Author, m.Resolver,
+		SearchText(m.Text),
 		m.Priority.Rank(), boolInt(m.Handoff()))
 	return err
 }
@@ -68,9 +69,9 @@ func (t *Tx) MessageGet(ctx context.Context, sessionID, id string) (*continuo.Me
 
 // MessageUpdate implements store.MessageTx.
 func (t *Tx) MessageUpdate(ctx context.Context, m *continuo.Message, prev continuo.Status) error {
-	return t.execOne(ctx, store.ErrStale, `UPDATE messages SET status = ?, superseded_by = ?, resolution = ?, resolved_at = ?, resolved_by = ?
-		WHERE id = ? AND session_id = ? AND status = ?`,
-		string(m.Status), m.SupersededBy, m.Resolution, msPtr(m.ResolvedAt), m.ResolvedBy, m.ID, m.SessionID, string(prev))
+	return t.execOne(ctx, store.ErrStale, `UPDATE messages SET status = ?, superseded_by = ?, resolution = ?, resolved_at = ?, resolved_by = ?,
+		resolver = ? WHERE id = ? AND session_id = ? AND status = ?`,
+		string(m.Status), m.SupersededBy, m.Resolution, msPtr(m.ResolvedAt), m.ResolvedBy, m.Resolver, m.ID, m.SessionID, string(prev))
 }
 
 // messageWhere builds the filter shared by MessageList and MessageCount.
@@ -165,11 +166,11 @@ func (t *Tx) MessageCount(ctx context.Context, p store.MessageListParams) (int64
 // columns, with the entry key as pos and sub (store.EntryKey).
 const (
 	entryMessageCols = `m.id, m.session_id, m.seq, m.kind, m.text, m.status, m.priority, m.tags, m.reply_to, m.supersedes,
-	m.superseded_by, m.resolution, m.created_at, m.resolved_at, m.resolved_by, m.seq AS pos, 0 AS sub`
+	m.superseded_by, m.resolution, m.created_at, m.resolved_at, m.resolved_by, m.author, m.resolver, m.seq AS pos, 0 AS sub`
 	entryInstructionCols = `'' AS id, i.session_id, i.seq, '` + string(continuo.KindInstruction) + `' AS kind, i.text,
 	'` + string(continuo.StatusOpen) + `' AS status, '` + string(continuo.PriorityNormal) + `' AS priority, '[]' AS tags,
 	'' AS reply_to, '' AS supersedes, '' AS superseded_by, '' AS resolution, i.created_at, CAST(NULL AS BIGINT) AS resolved_at,
-	'' AS resolved_by, i.after_seq AS pos, i.seq AS sub`
+	'' AS resolved_by, '' AS author, '' AS resolver, i.after_seq AS pos, i.seq AS sub`
 )
 
 // entryArms builds the WHERE of each arm; an arm the filters exclude is
@@ -260,7 +261,8 @@ func scanEntry(sc scanner) (*store.Entry, error) {
 	var created int64
 	var resolved sql.NullInt64
 	err := sc.Scan(&e.ID, &e.SessionID, &e.Seq, &kind, &e.Text, &status, &prio, &tags, &e.ReplyTo, &e.Supersedes,
-		&e.SupersededBy, &e.Resolution, &created, &resolved, &e.ResolvedBy, &e.Key.Pos, &e.Key.Sub)
+		&e.SupersededBy, &e.Resolution, &created, &resolved, &e.ResolvedBy, &e.Author, &e.Resolver,
+		&e.Key.Pos, &e.Key.Sub)
 	if err != nil {
 		return nil, err
 	}

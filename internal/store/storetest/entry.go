@@ -269,6 +269,7 @@ func testEntrySameAsMessage(t *testing.T, s store.Store) {
 	at := Base.Add(time.Minute)
 	q := Message(t, s, f.Session.ID, 1, continuo.KindQuestion, func(m *continuo.Message) {
 		m.Status, m.Resolution, m.ResolvedAt, m.ResolvedBy, m.Tags = continuo.StatusResolved, "no", &at, "msg_answer", []string{"a", "b"}
+		m.Author, m.Resolver = "alice", "bob via dashboard"
 	})
 	entries := mustGet(t, s, "EntryList", func(tx store.Tx) ([]store.Entry, error) {
 		return tx.EntryList(ctx, store.EntryListParams{SessionID: f.Session.ID, Kinds: []continuo.Kind{continuo.KindQuestion}, Limit: 10})

@@ -47,6 +47,8 @@ func testMessageInsertGet(t *testing.T, s store.Store) {
 		SupersededBy: continuo.NewID(continuo.PrefixMessage, Base),
 		Resolution:   "done",
 		ResolvedBy:   continuo.NewID(continuo.PrefixMessage, Base),
+		Author:       "alice via dashboard",
+		Resolver:     "bob",
 		CreatedAt:    Base.Add(time.Minute + 5*time.Millisecond),
 		ResolvedAt:   &resolved,
 	}
@@ -154,24 +156,24 @@ func testMessageUpdate(t *testing.T, s store.Store) {
 	resolved := *todo
 	at := Base.Add(2*time.Hour + 17*time.Millisecond)
 	resolved.Status, resolved.Resolution, resolved.ResolvedAt = continuo.StatusResolved, "fixed in abc123", &at
-	resolved.ResolvedBy = bystander.ID
+	resolved.ResolvedBy, resolved.Resolver = bystander.ID, "carol via dashboard"
 	MustWrite(t, s, func(tx store.Tx) error { return tx.MessageUpdate(ctx, &resolved, continuo.StatusOpen) })
 	same(t, "resolved message", *getMessage(t, s, f.Session.ID, todo.ID), resolved, normMessage)
 
-	// Supersede; the update writes only status, superseded_by, resolution
-	// and resolved_at, whatever else the struct says.
+	// Supersede; the update writes only status, superseded_by, resolution,
+	// resolved_at, resolved_by and resolver, whatever else the struct says.
 	sup := resolved
 	sup.Status = continuo.StatusSuperseded
 	sup.SupersededBy = bystander.ID
 	sup.Resolution = ""
 	sup.ResolvedAt = nil
-	sup.ResolvedBy = ""
+	sup.ResolvedBy, sup.Resolver = "", ""
 	sup.Text, sup.Kind, sup.Priority, sup.Tags = "changed", continuo.KindRisk, continuo.PriorityLow, []string{"changed"}
 	sup.CreatedAt = Base.Add(99 * time.Hour)
 	MustWrite(t, s, func(tx store.Tx) error { return tx.MessageUpdate(ctx, &sup, continuo.StatusResolved) })
 	want := resolved
 	want.Status, want.SupersededBy, want.Resolution, want.ResolvedAt = continuo.StatusSuperseded, bystander.ID, "", nil
-	want.ResolvedBy = ""
+	want.ResolvedBy, want.Resolver = "", ""
 	same(t, "superseded message", *getMessage(t, s, f.Session.ID, todo.ID), want, normMessage)
 
 	same(t, "the other message", *getMessage(t, s, f.Session.ID, bystander.ID), *bystander, normMessage)

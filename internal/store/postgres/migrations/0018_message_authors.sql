@@ -1,0 +1,5 @@
+-- 0018: a note records who posted it and who resolved it, and whether a
+-- person did so on the dashboard (issue 25): Caller.Actor, e.g. "alice" or
+-- "alice via dashboard"; '' for notes written before.
+ALTER TABLE messages ADD COLUMN author text NOT NULL DEFAULT '';
+ALTER TABLE messages ADD COLUMN resolver text NOT NULL DEFAULT '';
