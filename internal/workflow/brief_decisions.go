@@ -3,12 +3,21 @@ package workflow
 import (
 	"regexp"
 	"slices"
-	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/continuo-dev/continuo"
 )
+
+// Decisions are the decisions in force in the order of CONTRACT.md §4
+// (OrderDecisions): high priority, corrections, those cited by id, then
+// the newest. Superseded decisions are only counted: the item that
+// replaced one names it in supersedes.
+type Decisions struct {
+	Items      []Item `json:"items"`
+	Total      int64  `json:"total"` // in force
+	Returned   int    `json:"returned"`
+	Truncated  bool   `json:"truncated"`
+	Superseded int64  `json:"superseded"`
+}
 
 // OrderDecisions orders decisions in force as CONTRACT.md §4 does: high
 // priority first; then corrections (decisions that supersede another);
@@ -105,28 +114,4 @@ func Citations(state *continuo.Message, open map[continuo.Kind][]continuo.Messag
 		}
 	}
 	return out
-}
-
-// ellipsis ends an excerpt that was cut.
-const ellipsis = "…"
-
-// clip cuts text to at most n bytes at a word boundary and ends it with
-// "…": never in the middle of a word or of a character. Text that fits is
-// returned as it is. A text with no space in the part that fits (one long
-// token, a URL) is cut at a character boundary rather than shown empty.
-func clip(text string, n int) string {
-	if len(text) <= n {
-		return text
-	}
-	if n < len(ellipsis)+1 {
-		return ""
-	}
-	keep := cut(text, n-len(ellipsis))
-	if next, _ := utf8.DecodeRuneInString(text[len(keep):]); !unicode.IsSpace(next) {
-		// The cut falls inside a word: end before it.
-		if i := strings.LastIndexFunc(keep, unicode.IsSpace); i > 0 {
-			keep = keep[:i]
-		}
-	}
-	return strings.TrimRightFunc(keep, unicode.IsSpace) + ellipsis
 }
