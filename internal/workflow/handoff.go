@@ -121,7 +121,24 @@ func (s *Service) ReadHandoff(ctx context.Context, c *continuo.Caller, ref, proj
 		GoalContext: goalContext(snap), Diagnostic: diag}, nil
 }
 
+// snapshot is what the brief is built from, in three steps: read the
+// stored part in one read transaction (readStored), observe the checkout
+// with git outside it (observe), and assemble the two with the basis's
+// reasons (assemble).
 func (s *Service) snapshot(ctx context.Context, c *continuo.Caller, ref, project string, diagnostic bool) (*Snapshot, *Diagnostic, error) {
+	snap, diag, err := s.readStored(ctx, c, ref, project, diagnostic)
+	if err != nil {
+		return nil, nil, err
+	}
+	w, reasons := s.observe(ctx, &snap.Session, &snap.Project, len(snap.Evidence) > 0, workspace.MaxChanges, workspace.MaxSubjects)
+	err = s.assemble(ctx, snap, w, reasons)
+	return snap, diag, err
+}
+
+// readStored reads the session's part of a snapshot in one read
+// transaction, so that it is one consistent state; with diagnostic, also
+// the longer open lists of the diagnostic.
+func (s *Service) readStored(ctx context.Context, c *continuo.Caller, ref, project string, diagnostic bool) (*Snapshot, *Diagnostic, error) {
 	snap := &Snapshot{Open: map[continuo.Kind][]continuo.Message{}}
 	var diag *Diagnostic
 	err := s.store.Read(ctx, func(tx store.Tx) error {
@@ -166,24 +183,8 @@ func (s *Service) snapshot(ctx context.Context, c *continuo.Caller, ref, project
 		if snap.Evidence, err = tx.EvidenceLatest(ctx, sess.ID, briefEvidence); err != nil {
 			return err
 		}
-		n := BriefOpen
-		if diagnostic {
-			n = max(n, diagnosticOpen)
-			diag = &Diagnostic{Counts: sess.Counts, Instructions: sess.Instructions, Open: map[string]Notes{}}
-		}
-		for _, k := range []continuo.Kind{continuo.KindTodo, continuo.KindRisk, continuo.KindQuestion, continuo.KindGuidance} {
-			var msgs []continuo.Message
-			if k == continuo.KindGuidance {
-				msgs = snap.Guidance[:min(n, len(snap.Guidance))]
-			} else if msgs, err = rd.list(k, continuo.StatusOpen, byPriority, n); err != nil {
-				return err
-			}
-			if diag != nil {
-				diag.Open[string(k)] = notes(items(scrubMessages(msgs), 2000), *openCounter(&sess.Counts, k), diagnosticOpen)
-			}
-			if k != continuo.KindGuidance {
-				snap.Open[k] = msgs[:min(BriefOpen, len(msgs))]
-			}
+		if diag, err = rd.open(snap, diagnostic); err != nil {
+			return err
 		}
 		// The decisions the remaining work names by id, fetched one by one
 		// (at most BriefCited), when the reads above did not bring them.
@@ -194,10 +195,17 @@ func (s *Service) snapshot(ctx context.Context, c *continuo.Caller, ref, project
 	if err != nil {
 		return nil, nil, err
 	}
-	snap.Workspace, snap.Reasons = s.observe(ctx, &snap.Session, &snap.Project, len(snap.Evidence) > 0, workspace.MaxChanges, workspace.MaxSubjects)
-	reasons, err := s.recheck(ctx, &snap.Session)
-	snap.Reasons = append(snap.Reasons, reasons...)
-	return snap, diag, err
+	return snap, diag, nil
+}
+
+// assemble puts the observed checkout into the snapshot with the basis's
+// reasons: those its observation gave, then a change of the session since
+// it was read (recheck).
+func (s *Service) assemble(ctx context.Context, snap *Snapshot, w *WorkspaceFacts, reasons []string) error {
+	snap.Workspace, snap.Reasons = w, reasons
+	more, err := s.recheck(ctx, &snap.Session)
+	snap.Reasons = append(snap.Reasons, more...)
+	return err
 }
 
 // reader reads one session's messages inside a read transaction, each
@@ -231,6 +239,35 @@ func (r *reader) handoff() (*continuo.Message, error) {
 		return nil, err
 	}
 	return &h[0], nil
+}
+
+// open reads the open todos, risks and questions of snap's session into
+// snap.Open (guidance is read already); with diagnostic, more of each, and
+// the diagnostic's lists of them.
+func (r *reader) open(snap *Snapshot, diagnostic bool) (*Diagnostic, error) {
+	sess := &snap.Session
+	var diag *Diagnostic
+	n := BriefOpen
+	if diagnostic {
+		n = max(n, diagnosticOpen)
+		diag = &Diagnostic{Counts: sess.Counts, Instructions: sess.Instructions, Open: map[string]Notes{}}
+	}
+	for _, k := range []continuo.Kind{continuo.KindTodo, continuo.KindRisk, continuo.KindQuestion, continuo.KindGuidance} {
+		var msgs []continuo.Message
+		var err error
+		if k == continuo.KindGuidance {
+			msgs = snap.Guidance[:min(n, len(snap.Guidance))]
+		} else if msgs, err = r.list(k, continuo.StatusOpen, byPriority, n); err != nil {
+			return nil, err
+		}
+		if diag != nil {
+			diag.Open[string(k)] = notes(items(scrubMessages(msgs), 2000), *openCounter(&sess.Counts, k), diagnosticOpen)
+		}
+		if k != continuo.KindGuidance {
+			snap.Open[k] = msgs[:min(BriefOpen, len(msgs))]
+		}
+	}
+	return diag, nil
 }
 
 // answered reads the newest n resolved questions and, for each, the answer
