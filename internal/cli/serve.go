@@ -286,7 +286,7 @@ func runServe(e *env, args []string) error {
 	watch, stopWatch := context.WithCancel(context.WithoutCancel(e.ctx))
 	watched := a.auth.WatchRevocations(watch)
 	defer func() { stopWatch(); <-watched }()
-	sessions := web.NewSessions(key)
+	sessions := web.NewMCPSessions(key)
 	// Tests serve client metadata documents from loopback with their own
 	// CA; nothing else relaxes the fetcher's rules.
 	testCA := os.Getenv("CONTINUO_TEST_CLIENT_METADATA_CA")
@@ -315,12 +315,12 @@ func runServe(e *env, args []string) error {
 	defer closeStreams()
 	srv := &http.Server{
 		Handler: endStreams(streams, web.Handler(web.Options{MCP: mcpSrv, Auth: a.auth, Ready: a.store.Ping, Metrics: a.metrics, Logger: e.log,
-			PublicHost: publicHost, PublicURL: e.cfg.Server.PublicURL, Sessions: sessions, OAuth: a.auth, OAuthServer: authorization, Key: key,
+			PublicHost: publicHost, PublicURL: e.cfg.Server.PublicURL, MCPSessions: sessions, OAuth: a.auth, OAuthServer: authorization, Key: key,
 			Dashboard:      &web.Dashboard{Workflow: a.workflow, Runs: a.runs, Swarm: a.swarm, Auth: a.auth},
-			AllowedOrigins: e.cfg.Server.AllowedOrigins, Limits: web.Limits{MaxSessions: e.cfg.Server.MaxSessions,
-				MaxSessionsPerPrincipal: e.cfg.Server.MaxSessionsPerPrincipal,
-				SessionIdle:             time.Duration(e.cfg.Server.SessionIdleSecs) * time.Second,
-				BodyTimeout:             time.Duration(e.cfg.Server.BodyTimeoutSecs) * time.Second}})),
+			AllowedOrigins: e.cfg.Server.AllowedOrigins, Limits: web.Limits{MaxMCPSessions: e.cfg.Server.MaxSessions,
+				MaxMCPSessionsPerPrincipal: e.cfg.Server.MaxSessionsPerPrincipal,
+				MCPSessionIdle:             time.Duration(e.cfg.Server.SessionIdleSecs) * time.Second,
+				BodyTimeout:                time.Duration(e.cfg.Server.BodyTimeoutSecs) * time.Second}})),
 		// Bounded header reads (and, in web's handler, bounded body reads
 		// on every route); no write timeout, because MCP streams
 		// (server-sent events) legitimately stay open.

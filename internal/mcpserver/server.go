@@ -56,7 +56,7 @@ type Options struct {
 	// (CONTRACT.md §2): only for hosts the operator knows set it.
 	TrustedCarrierMeta string
 	// SessionID, when set, issues the IDs of stateful HTTP sessions (see
-	// web.Sessions).
+	// web.MCPSessions).
 	SessionID func() string
 	// Toolsets are what an endpoint that names none lists (0: Continuity).
 	Toolsets Toolsets

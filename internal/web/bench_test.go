@@ -121,10 +121,10 @@ func newBearerFixture(b *testing.B, engine string) *bearerFixture {
 			a = tokens{tok.Token: caller}
 		}
 		wf := workflow.New(s, watched, &workflow.Options{WorktreeDir: b.TempDir()})
-		sessions := web.NewSessions(key)
+		sessions := web.NewMCPSessions(key)
 		reg := metrics.NewRegistry()
 		mcpSrv := mcpserver.New(mcpserver.Options{Workflow: wf, Metrics: reg, SessionID: sessions.NewID})
-		*h = &handlerUnder{auth: a, handler: web.Handler(web.Options{MCP: mcpSrv, Auth: a, Metrics: reg, Sessions: sessions})}
+		*h = &handlerUnder{auth: a, handler: web.Handler(web.Options{MCP: mcpSrv, Auth: a, Metrics: reg, MCPSessions: sessions})}
 		(*h).initialize(b, tok.Token)
 	}
 	return f

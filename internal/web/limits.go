@@ -31,12 +31,12 @@ type Limits struct {
 	MaxInFlightBodies int
 	// SlotWait bounds that wait; 0 means 5 s.
 	SlotWait time.Duration
-	// MaxSessions and MaxSessionsPerPrincipal bound the stateful MCP
+	// MaxMCPSessions and MaxMCPSessionsPerPrincipal bound the stateful MCP
 	// sessions this process holds; 0 means 2000 and 100.
-	MaxSessions, MaxSessionsPerPrincipal int
-	// SessionIdle is how long a stateful session may go without a request
+	MaxMCPSessions, MaxMCPSessionsPerPrincipal int
+	// MCPSessionIdle is how long a stateful session may go without a request
 	// before it is closed; 0 means 30 minutes.
-	SessionIdle time.Duration
+	MCPSessionIdle time.Duration
 }
 
 func (l Limits) withDefaults() Limits {
@@ -55,14 +55,14 @@ func (l Limits) withDefaults() Limits {
 	if l.SlotWait == 0 {
 		l.SlotWait = 5 * time.Second
 	}
-	if l.MaxSessions == 0 {
-		l.MaxSessions = 2000
+	if l.MaxMCPSessions == 0 {
+		l.MaxMCPSessions = 2000
 	}
-	if l.MaxSessionsPerPrincipal == 0 {
-		l.MaxSessionsPerPrincipal = 100
+	if l.MaxMCPSessionsPerPrincipal == 0 {
+		l.MaxMCPSessionsPerPrincipal = 100
 	}
-	if l.SessionIdle == 0 {
-		l.SessionIdle = 30 * time.Minute
+	if l.MCPSessionIdle == 0 {
+		l.MCPSessionIdle = 30 * time.Minute
 	}
 	return l
 }

@@ -146,7 +146,7 @@ func initialize(t *testing.T, url, token string) (*http.Response, string) {
 // over a cap, initialize is refused with a structured capacity_full error;
 // the count is in /metrics; idle sessions expire.
 func TestSessionCaps(t *testing.T) {
-	s, _ := serveLimits(t, web.Limits{MaxSessionsPerPrincipal: 2, MaxSessions: 3})
+	s, _ := serveLimits(t, web.Limits{MaxMCPSessionsPerPrincipal: 2, MaxMCPSessions: 3})
 	for i := range 2 {
 		if resp, body := initialize(t, s.URL, "good"); resp.StatusCode != http.StatusOK || resp.Header.Get("Mcp-Session-Id") == "" {
 			t.Fatalf("session %d: %d %s", i, resp.StatusCode, body)
@@ -171,7 +171,7 @@ func TestSessionCaps(t *testing.T) {
 // TestSessionIdleExpiry: with a short idle time, sessions expire and free
 // their place under the cap.
 func TestSessionIdleExpiry(t *testing.T) {
-	s, _ := serveLimits(t, web.Limits{MaxSessionsPerPrincipal: 1, SessionIdle: 200 * time.Millisecond})
+	s, _ := serveLimits(t, web.Limits{MaxMCPSessionsPerPrincipal: 1, MCPSessionIdle: 200 * time.Millisecond})
 	if resp, body := initialize(t, s.URL, "good"); resp.StatusCode != http.StatusOK {
 		t.Fatalf("first session: %d %s", resp.StatusCode, body)
 	}

@@ -198,7 +198,7 @@ func (e *rpcEdge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			r = r.WithContext(context.WithValue(r.Context(), progressKey{}, true))
 		}
 	}
-	sid := r.Header.Get(sessionHeader)
+	sid := r.Header.Get(mcpSessionHeader)
 	f := &streamFilter{ResponseWriter: w, edge: e, sid: sid}
 	if sid != "" {
 		for _, m := range msgs {

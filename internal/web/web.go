@@ -51,10 +51,10 @@ type Options struct {
 	// reverse proxy on the same machine forwards requests for it to a
 	// loopback listener; they are allowed like requests for localhost.
 	PublicHost string
-	// Sessions issues the MCP session IDs (the same as the MCP server's
+	// MCPSessions issues the MCP session IDs (the same as the MCP server's
 	// GetSessionID) and lets every replica serve every session; nil means
 	// sessions live only in this process.
-	Sessions *Sessions
+	MCPSessions *MCPSessions
 	// OAuth is the auth service after EnableOAuth: with an issuer, the
 	// browser signs in (the dashboard's and the consent page's sign-in);
 	// nil or no issuer: OAuth is off, its routes answer 404 and /mcp takes
@@ -99,7 +99,7 @@ func handler(o Options) (http.Handler, []string) {
 	// DNS-rebinding protection is ours (hostGuard), not the SDK's, so that
 	// the public host of a same-machine reverse proxy can be allowed too.
 	stateful := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		Logger: o.Logger, MaxRequestBodyBytes: lim.MaxBodyBytes, SessionTimeout: lim.SessionIdle, DisableLocalhostProtection: true})
+		Logger: o.Logger, MaxRequestBodyBytes: lim.MaxBodyBytes, SessionTimeout: lim.MCPSessionIdle, DisableLocalhostProtection: true})
 	// On 2026-07-28 a request is its own lifetime: a client cancels by
 	// closing it, and the tool call stops.
 	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
@@ -118,13 +118,13 @@ func handler(o Options) (http.Handler, []string) {
 	// Both protocols live at /mcp. A client of the stateless protocol names
 	// its version in a header on every request; everything else
 	// (initialize, and requests of an established session) is stateful.
-	sessions := o.Sessions
-	if sessions == nil {
-		sessions = NewSessions(make([]byte, 32)) // signatures nobody else shares: only local sessions
+	mcpSessions := o.MCPSessions
+	if mcpSessions == nil {
+		mcpSessions = NewMCPSessions(make([]byte, 32)) // signatures nobody else shares: only local sessions
 	}
-	sessions.limit(lim)
-	sessions.track(o.MCP)
-	route := sessions.route(stateful, stateless, streaming, fallback)
+	mcpSessions.limit(lim)
+	mcpSessions.track(o.MCP)
+	route := mcpSessions.route(stateful, stateless, streaming, fallback)
 	// The SDK's middleware puts TokenInfo where tool handlers find it; the
 	// token was already checked by bearer() just before, so the verifier
 	// only hands the caller over.
@@ -177,7 +177,7 @@ func handler(o Options) (http.Handler, []string) {
 	})
 	if o.Metrics != nil {
 		mux.Handle("GET /metrics", o.Metrics.Handler())
-		o.Metrics.GaugeFunc("continuo_mcp_sessions", "Stateful MCP sessions this process holds.", func() float64 { return float64(sessions.Count()) })
+		o.Metrics.GaugeFunc("continuo_mcp_sessions", "Stateful MCP sessions this process holds.", func() float64 { return float64(mcpSessions.Count()) })
 	}
 	if landingPage {
 		mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {

@@ -33,11 +33,11 @@ import (
 // this replica (405, which clients accept) or server-to-client requests,
 // which Continuo does not make.
 
-const sessionHeader = "Mcp-Session-Id"
+const mcpSessionHeader = "Mcp-Session-Id"
 
-// Sessions issues and recognises signed session IDs. The zero value is not
-// usable; see NewSessions.
-type Sessions struct {
+// MCPSessions issues and recognises signed session IDs. The zero value is not
+// usable; see NewMCPSessions.
+type MCPSessions struct {
 	key []byte
 	now func() time.Time
 
@@ -69,31 +69,31 @@ type held struct {
 // served statelessly, which is always correct).
 const maxLocal = 1 << 16
 
-// NewSessions returns a session ID issuer for key (at least 32 bytes, the
+// NewMCPSessions returns a session ID issuer for key (at least 32 bytes, the
 // same on every replica), with the default caps.
-func NewSessions(key []byte) *Sessions {
+func NewMCPSessions(key []byte) *MCPSessions {
 	l := Limits{}.withDefaults()
-	return &Sessions{key: key, now: time.Now, local: map[string]*held{}, ended: map[string]time.Time{},
-		max: l.MaxSessions, perPrincipal: l.MaxSessionsPerPrincipal, idle: l.SessionIdle}
+	return &MCPSessions{key: key, now: time.Now, local: map[string]*held{}, ended: map[string]time.Time{},
+		max: l.MaxMCPSessions, perPrincipal: l.MaxMCPSessionsPerPrincipal, idle: l.MCPSessionIdle}
 }
 
 // track makes the stateful sessions of e's endpoints the ones that count
 // (see live).
-func (s *Sessions) track(e *mcpserver.Endpoints) {
+func (s *MCPSessions) track(e *mcpserver.Endpoints) {
 	s.mu.Lock()
 	s.live = e.SessionIDs
 	s.mu.Unlock()
 }
 
 // limit sets the caps and the idle time.
-func (s *Sessions) limit(l Limits) {
+func (s *MCPSessions) limit(l Limits) {
 	s.mu.Lock()
-	s.max, s.perPrincipal, s.idle = l.MaxSessions, l.MaxSessionsPerPrincipal, l.SessionIdle
+	s.max, s.perPrincipal, s.idle = l.MaxMCPSessions, l.MaxMCPSessionsPerPrincipal, l.MCPSessionIdle
 	s.mu.Unlock()
 }
 
 // Count returns how many sessions this process holds.
-func (s *Sessions) Count() int {
+func (s *MCPSessions) Count() int {
 	live := s.liveNow()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -103,7 +103,7 @@ func (s *Sessions) Count() int {
 
 // liveNow lists the sessions the SDK holds now; nil when not tracked. It
 // is read before s.mu is taken: the SDK takes its own lock.
-func (s *Sessions) liveNow() map[string]bool {
+func (s *MCPSessions) liveNow() map[string]bool {
 	s.mu.Lock()
 	live := s.live
 	s.mu.Unlock()
@@ -116,7 +116,7 @@ func (s *Sessions) liveNow() map[string]bool {
 // sweep forgets sessions idle for longer than the SDK keeps them, ended
 // ones after as long, and, given what the SDK holds (live, not nil), every
 // session it no longer holds.
-func (s *Sessions) sweep(live map[string]bool) {
+func (s *MCPSessions) sweep(live map[string]bool) {
 	if live != nil {
 		for id := range s.local {
 			if !live[id] {
@@ -138,7 +138,7 @@ func (s *Sessions) sweep(live map[string]bool) {
 }
 
 // admit says whether principal may open one more session, and why not.
-func (s *Sessions) admit(principal string) *continuo.Error {
+func (s *MCPSessions) admit(principal string) *continuo.Error {
 	live := s.liveNow()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -161,7 +161,7 @@ func (s *Sessions) admit(principal string) *continuo.Error {
 // adopt records a session the stateful handler has just created, and whose
 // it is, unless the SDK ended it already (an initialize it refused: it
 // answered with the session's ID, then closed the session).
-func (s *Sessions) adopt(id, principal string) {
+func (s *MCPSessions) adopt(id, principal string) {
 	if live := s.liveNow(); live != nil && !live[id] {
 		s.Forget(id)
 		return
@@ -170,7 +170,7 @@ func (s *Sessions) adopt(id, principal string) {
 }
 
 // record holds id for principal under the caps.
-func (s *Sessions) record(id, principal string) {
+func (s *MCPSessions) record(id, principal string) {
 	s.mu.Lock()
 	if len(s.local) >= maxLocal {
 		for k := range s.local { // forget an arbitrary one
@@ -184,7 +184,7 @@ func (s *Sessions) record(id, principal string) {
 
 var b64 = base64.RawURLEncoding
 
-func (s *Sessions) sign(nonce string) string {
+func (s *MCPSessions) sign(nonce string) string {
 	m := hmac.New(sha256.New, s.key)
 	m.Write([]byte("continuo/mcp-session/v1\x00" + nonce))
 	return b64.EncodeToString(m.Sum(nil)[:16])
@@ -192,7 +192,7 @@ func (s *Sessions) sign(nonce string) string {
 
 // NewID returns a new signed session ID. It is the SDK's GetSessionID; the
 // router adopts the session once the SDK has created it.
-func (s *Sessions) NewID() string {
+func (s *MCPSessions) NewID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	nonce := b64.EncodeToString(b[:])
@@ -200,7 +200,7 @@ func (s *Sessions) NewID() string {
 }
 
 // Valid reports whether id was issued by a replica sharing the key.
-func (s *Sessions) Valid(id string) bool {
+func (s *MCPSessions) Valid(id string) bool {
 	nonce, sig, ok := strings.Cut(id, ".")
 	if !ok || len(id) > 128 {
 		return false
@@ -210,7 +210,7 @@ func (s *Sessions) Valid(id string) bool {
 
 // Local reports whether this process holds the session id, and marks it
 // used.
-func (s *Sessions) Local(id string) bool {
+func (s *MCPSessions) Local(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h, ok := s.local[id]
@@ -221,14 +221,14 @@ func (s *Sessions) Local(id string) bool {
 }
 
 // Forget drops id from the local set (the SDK no longer holds it).
-func (s *Sessions) Forget(id string) {
+func (s *MCPSessions) Forget(id string) {
 	s.mu.Lock()
 	delete(s.local, id)
 	s.mu.Unlock()
 }
 
 // end drops id from the local set and remembers it ended (DELETE).
-func (s *Sessions) end(id string) {
+func (s *MCPSessions) end(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.local, id)
@@ -243,7 +243,7 @@ func (s *Sessions) end(id string) {
 }
 
 // endedHere reports whether id was ended here.
-func (s *Sessions) endedHere(id string) bool {
+func (s *MCPSessions) endedHere(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, ok := s.ended[id]
@@ -260,7 +260,7 @@ var supportedVersions = mcp.SupportedProtocolVersions()
 // a validly signed session of another replica; and the stateful handler
 // (which answers 404, making the client start over) for a session ended
 // here and for anything else.
-func (s *Sessions) route(stateful, stateless, streaming, fallback http.Handler) http.Handler {
+func (s *MCPSessions) route(stateful, stateless, streaming, fallback http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch v := r.Header.Get("Mcp-Protocol-Version"); {
 		case v == "": // initialize, or a client of 2025-03-26
@@ -280,7 +280,7 @@ func (s *Sessions) route(stateful, stateless, streaming, fallback http.Handler) 
 			stateless.ServeHTTP(w, r)
 			return
 		}
-		id := r.Header.Get(sessionHeader)
+		id := r.Header.Get(mcpSessionHeader)
 		switch {
 		case id == "":
 			// A new session, if this is an initialize: within the caps.
@@ -301,7 +301,7 @@ func (s *Sessions) route(stateful, stateless, streaming, fallback http.Handler) 
 			// cap), and dropped again once the SDK has refused it.
 			aw := &adoptingWriter{ResponseWriter: w, adopt: func(id string) { s.record(id, principal) }}
 			stateful.ServeHTTP(aw, r)
-			if nid := w.Header().Get(sessionHeader); nid != "" {
+			if nid := w.Header().Get(mcpSessionHeader); nid != "" {
 				s.adopt(nid, principal)
 			}
 		case s.Local(id):
@@ -360,7 +360,7 @@ type adoptingWriter struct {
 func (w *adoptingWriter) WriteHeader(code int) {
 	if !w.done {
 		w.done = true
-		if id := w.Header().Get(sessionHeader); id != "" {
+		if id := w.Header().Get(mcpSessionHeader); id != "" {
 			w.adopt(id)
 		}
 	}

@@ -29,10 +29,10 @@ func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 // real client's session holds the place while it is open; and once the
 // client ends it (its Close sends DELETE /mcp) the next one is admitted at
 // once, not after the idle time. As in production, the session IDs are
-// signed (web.Sessions) and the SDK issues them.
+// signed (web.MCPSessions) and the SDK issues them.
 func TestSessionSlotsFreed(t *testing.T) {
-	sessions := web.NewSessions([]byte(strings.Repeat("k", 32)))
-	h := web.Handler(web.Options{MCP: mcpserver.New(mcpserver.Options{SessionID: sessions.NewID}), Sessions: sessions, Limits: web.Limits{MaxSessionsPerPrincipal: 1},
+	sessions := web.NewMCPSessions([]byte(strings.Repeat("k", 32)))
+	h := web.Handler(web.Options{MCP: mcpserver.New(mcpserver.Options{SessionID: sessions.NewID}), MCPSessions: sessions, Limits: web.Limits{MaxMCPSessionsPerPrincipal: 1},
 		Auth: tokens{"good": {PrincipalID: "prn_x", GroupID: "grp_x", Scopes: []continuo.Scope{continuo.ScopeSessionsRead}}}})
 	s := httptest.NewServer(h)
 	t.Cleanup(func() { s.CloseClientConnections(); s.Close() })

@@ -12,8 +12,8 @@ import (
 func TestSessionsSignedIDs(t *testing.T) {
 	key := make([]byte, 32)
 	key[0] = 1
-	a, b := NewSessions(key), NewSessions(key)
-	other := NewSessions(make([]byte, 32))
+	a, b := NewMCPSessions(key), NewMCPSessions(key)
+	other := NewMCPSessions(make([]byte, 32))
 	id := a.NewID()
 	a.adopt(id, "prn_x")
 	if !a.Local(id) || b.Local(id) {
@@ -43,7 +43,7 @@ func TestSessionsSignedIDs(t *testing.T) {
 // nowhere; a session the stateful handler no longer knows is forgotten.
 func TestSessionsRoute(t *testing.T) {
 	key := make([]byte, 32)
-	s, peer := NewSessions(key), NewSessions(key)
+	s, peer := NewMCPSessions(key), NewMCPSessions(key)
 	local, foreign := s.NewID(), peer.NewID()
 	s.adopt(local, "prn_x")
 	var got string
@@ -60,7 +60,7 @@ func TestSessionsRoute(t *testing.T) {
 			r = r.WithContext(context.WithValue(r.Context(), progressKey{}, true))
 		}
 		if id != "" {
-			r.Header.Set(sessionHeader, id)
+			r.Header.Set(mcpSessionHeader, id)
 		}
 		if version != "" {
 			r.Header.Set("Mcp-Protocol-Version", version)
@@ -116,7 +116,7 @@ func TestSessionsRoute(t *testing.T) {
 	}
 	h404 := s.route(named("stateful", http.StatusNotFound), nil, nil, nil)
 	r := httptest.NewRequest("POST", "/mcp", nil)
-	r.Header.Set(sessionHeader, local)
+	r.Header.Set(mcpSessionHeader, local)
 	h404.ServeHTTP(httptest.NewRecorder(), r)
 	if s.Local(local) {
 		t.Error("a session the stateful handler no longer holds stayed local")
