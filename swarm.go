@@ -340,6 +340,18 @@ var taskTransitions = map[TaskState][]TaskState{
 // CanBecome reports whether a task may go from state s to state t.
 func (s TaskState) CanBecome(t TaskState) bool { return slices.Contains(taskTransitions[s], t) }
 
+// TaskStatesInto lists the states a task may become t from, in
+// TaskStates' order: the allowed-from set of a guarded update to t.
+func TaskStatesInto(t TaskState) []TaskState {
+	var from []TaskState
+	for _, s := range taskStates {
+		if s.CanBecome(t) {
+			from = append(from, s)
+		}
+	}
+	return from
+}
+
 // Why a task needs the owner's decision, or failed.
 const (
 	ReasonLeaseExpired  = "lease_expired"  // its lease ran out while a worker held it

@@ -64,24 +64,28 @@ import (
 )
 
 type config struct {
-	quick       bool
-	markdown    bool
-	keep        bool
-	duration    time.Duration
-	clients     int
-	handoffs    int
-	warm        int
-	bigN        int
-	skipMCPBig  bool
-	fillWorkers int
-	cpuprofile  string
-	postsOnly   bool
-	swarm       bool
-	rounds      int
-	kinds       []string // client kinds to measure (-client), the first one also does handoffs and the MCP write
-	engines     []string // -engine: engineSQLite and/or enginePostgres, in that order
-	postgresURL string   // -postgres-url: the server a fresh database is created on
-	postgresLog string   // -postgres-log: its log, to count serialization failures ("auto", a path or "")
+	quick         bool
+	markdown      bool
+	keep          bool
+	duration      time.Duration
+	clients       int
+	handoffs      int
+	warm          int
+	bigN          int
+	skipMCPBig    bool
+	fillWorkers   int
+	cpuprofile    string
+	postsOnly     bool
+	swarm         bool
+	scale         bool  // -scale: the scaling run (scale.go)
+	scaleReplicas []int // -scale-replicas
+	scaleWorkers  []int // -scale-workers
+	scaleTasks    int   // -scale-tasks
+	rounds        int
+	kinds         []string // client kinds to measure (-client), the first one also does handoffs and the MCP write
+	engines       []string // -engine: engineSQLite and/or enginePostgres, in that order
+	postgresURL   string   // -postgres-url: the server a fresh database is created on
+	postgresLog   string   // -postgres-log: its log, to count serialization failures ("auto", a path or "")
 }
 
 func main() {
@@ -103,6 +107,10 @@ func main() {
 	flag.StringVar(&serverGOGC, "server-gogc", "", "GOGC for the server process only (default: inherited)")
 	flag.BoolVar(&c.postsOnly, "posts-only", false, "run only the baseline and the keyed-post tests")
 	flag.BoolVar(&c.swarm, "swarm", false, "run only the Chat Swarm phases (-clients workers, 2,000 tasks, wake latency) on each engine of -engine")
+	flag.BoolVar(&c.scale, "scale", false, "run only the scaling simulation: -scale-replicas replicas × -scale-workers long-polling workers on one PostgreSQL database (docs/SCALING.md)")
+	replicasFlag := flag.String("scale-replicas", "1,2,4", "with -scale: replica counts, in turn")
+	workersFlag := flag.String("scale-workers", "32,256", "with -scale: worker counts, in turn (swarms of at most 64)")
+	flag.IntVar(&c.scaleTasks, "scale-tasks", 2000, "with -scale: tasks per point, split over the swarms")
 	engineFlag := flag.String("engine", engineSQLite, "database engine of the server: sqlite, postgres or both (each in turn, with its own baseline and report)")
 	defURL := os.Getenv("CONTINUO_TEST_POSTGRES_URL")
 	if defURL == "" {
@@ -131,6 +139,14 @@ func main() {
 	}
 	if c.quick {
 		c.skipMCPBig = true
+	}
+	var err error
+	if c.scaleReplicas, err = ints(*replicasFlag); err == nil {
+		c.scaleWorkers, err = ints(*workersFlag)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: -scale-replicas / -scale-workers:", err)
+		os.Exit(2)
 	}
 	switch *clientFlag {
 	case "both":
@@ -235,6 +251,9 @@ func run(c config) error {
 	h := harness{tmp: tmp, bin: bin, env: env}
 	if c.swarm {
 		return runSwarm(c, h)
+	}
+	if c.scale {
+		return runScale(c, h)
 	}
 	for _, engine := range c.engines {
 		var err error

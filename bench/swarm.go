@@ -293,15 +293,29 @@ func (r *loopRig) got(ids ...string) bool {
 }
 
 // wait waits for the end of the run and returns its time since start.
+// Callers see the end between calls (r.over): a call is cancelled only
+// on a failure, as a cancelled long poll leaves its server-side call
+// running, and a stateful session busy with it answers nothing else.
 func (r *loopRig) wait(start time.Time) (time.Duration, error) {
 	select {
 	case <-r.done:
 	case <-r.ctx.Done():
 	}
 	elapsed := time.Since(start)
-	r.cancel()
 	r.wg.Wait()
+	r.cancel()
 	return elapsed, r.err
+}
+
+// over reports whether the run has ended (every task collected) or
+// failed.
+func (r *loopRig) over() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return r.ctx.Err() != nil
+	}
 }
 
 // shortLoop: two owners dispatch batches of up to 100 tasks, two collect
@@ -328,7 +342,7 @@ func shortLoop(ctx context.Context, f *swarmFixture, tasks int) (time.Duration, 
 	}
 	for _, o := range collectors {
 		r.spawn(func() {
-			for r.ctx.Err() == nil {
+			for !r.over() {
 				res, err := o.call(r.ctx, "chat_swarm_collect", map[string]any{"swarm_id": f.id, "wait_secs": 1, "limit": 100})
 				if err != nil {
 					if r.ctx.Err() == nil {
@@ -350,7 +364,7 @@ func shortLoop(ctx context.Context, f *swarmFixture, tasks int) (time.Duration, 
 	for _, w := range f.ws {
 		r.spawn(func() {
 			var task map[string]any
-			for r.ctx.Err() == nil {
+			for !r.over() {
 				var err error
 				if task == nil {
 					var d map[string]any
@@ -403,6 +417,8 @@ func oldLoop(ctx context.Context, f *swarmFixture, tasks int) (time.Duration, er
 				select {
 				case <-r.ctx.Done():
 					return
+				case <-r.done:
+					return
 				case id := <-submitted:
 					if _, err := o.call(r.ctx, "chat_swarm_collect", map[string]any{"swarm_id": f.id, "task_id": id}); err != nil {
 						r.fail(err)
@@ -417,7 +433,7 @@ func oldLoop(ctx context.Context, f *swarmFixture, tasks int) (time.Duration, er
 	}
 	for _, w := range f.ws {
 		r.spawn(func() {
-			for r.ctx.Err() == nil {
+			for !r.over() {
 				d, err := w.c.call(r.ctx, "chat_swarm_next", map[string]any{"worker_id": w.id, "epoch": 0, "wait_secs": 1})
 				if err != nil {
 					if r.ctx.Err() == nil {
@@ -448,36 +464,38 @@ func oldLoop(ctx context.Context, f *swarmFixture, tasks int) (time.Duration, er
 }
 
 // swarmWakes measures n wake-ups: every worker waits (next with ack, then
-// submit with next), one task is dispatched, and the time until some
-// worker's call returns it is taken, from the dispatch sent and from its
-// answer.
+// submit with next, 5 s at a time), one task is dispatched, and the time
+// until some worker's call returns it is taken, from the dispatch sent and
+// from its answer. At the end the workers stop between calls (at most one
+// wait later), as in loopRig.
 func swarmWakes(ctx context.Context, f *swarmFixture, n int) (sent, answered []time.Duration, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	var stop atomic.Bool
 	got := make(chan time.Time, len(f.ws))
 	errs := make(chan error, len(f.ws))
 	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer stop.Store(true)
 	for _, w := range f.ws {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			var task map[string]any
-			for ctx.Err() == nil {
+			for !stop.Load() {
 				var d map[string]any
 				var err error
 				if task == nil {
-					d, err = w.c.call(ctx, "chat_swarm_next", map[string]any{"worker_id": w.id, "epoch": 0, "wait_secs": 25, "ack": true})
+					d, err = w.c.call(ctx, "chat_swarm_next", map[string]any{"worker_id": w.id, "epoch": 0, "wait_secs": 5, "ack": true})
 				} else {
 					var s map[string]any
 					s, err = w.c.call(ctx, "chat_swarm_submit", map[string]any{"worker_id": w.id, "epoch": 0,
-						"task_id": task["task_id"], "result": "woken", "next": map[string]any{"ack": true, "wait_secs": 25}})
+						"task_id": task["task_id"], "result": "woken", "next": map[string]any{"ack": true, "wait_secs": 5}})
 					d, _ = s["next"].(map[string]any)
 				}
 				at := time.Now()
 				if err != nil {
-					if ctx.Err() == nil {
-						errs <- err
-					}
+					errs <- err
 					return
 				}
 				task, _ = d["task"].(map[string]any)
@@ -507,8 +525,6 @@ func swarmWakes(ctx context.Context, f *swarmFixture, n int) (sent, answered []t
 		}
 		time.Sleep(20 * time.Millisecond) // the winner submits and waits again
 	}
-	cancel()
-	wg.Wait()
 	return sent, answered, nil
 }
 

@@ -69,12 +69,21 @@ type SwarmTx interface {
 	TaskUpdate(ctx context.Context, t *continuo.Task, prevRevision int64) error
 	// TaskClaim claims the next queued task of a swarm for a worker, in one
 	// guarded statement: the oldest task preferring this worker, else the
-	// oldest preferring none. It sets state claimed, the worker, attempt+1,
-	// revision+1 and updated_at = at, and returns the task as it is after;
-	// ErrNotFound when nothing is queued for the worker. On PostgreSQL the
-	// candidate row is locked with SKIP LOCKED, so concurrent claimers take
-	// different tasks rather than queue behind one another.
-	TaskClaim(ctx context.Context, swarmID, workerID string, at time.Time) (*continuo.Task, error)
+	// oldest preferring none, if its state is still one the task
+	// transition table lets become claimed. It sets state claimed (with
+	// ack, running: claimed and started in the one statement), the
+	// worker, attempt+1, revision+1 and updated_at = at, and returns the
+	// task as it is after; ErrNotFound when nothing is queued for the
+	// worker. On PostgreSQL the candidate row is locked with SKIP LOCKED,
+	// so concurrent claimers take different tasks rather than queue
+	// behind one another.
+	TaskClaim(ctx context.Context, swarmID, workerID string, at time.Time, ack bool) (*continuo.Task, error)
+	// TaskSubmit hands in t's result in one guarded statement: state
+	// result_ready, result, result hash, reason and detail, revision,
+	// updated_at and ended_at as t has them, if the stored revision is
+	// still prevRevision and the stored state one the task transition
+	// table lets become result_ready; else ErrStale.
+	TaskSubmit(ctx context.Context, t *continuo.Task, prevRevision int64) error
 	// TaskQueued reports whether a task is queued that workerID could claim
 	// (a read, for waiters deciding whether to try a claim).
 	TaskQueued(ctx context.Context, swarmID, workerID string) (bool, error)

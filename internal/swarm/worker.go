@@ -331,7 +331,7 @@ func (s *Service) claim(ctx context.Context, c *continuo.Caller, car Carrier, re
 			return nil
 		}
 		prevW := b.w.Revision
-		t, err := tx.TaskClaim(ctx, b.sw.ID, b.w.ID, now)
+		t, err := tx.TaskClaim(ctx, b.sw.ID, b.w.ID, now, ack)
 		if errors.Is(err, store.ErrNotFound) {
 			out = &Delivery{State: NextIdle}
 			return nil
@@ -716,7 +716,11 @@ func (s *Service) settle(ctx context.Context, tx store.Tx, b *bound, t *continuo
 	if err := tx.WorkerUpdate(ctx, b.w, prevW); err != nil {
 		return stale(err, "the worker")
 	}
-	if err := tx.TaskUpdate(ctx, t, prevT); err != nil {
+	write := tx.TaskUpdate
+	if t.State == continuo.TaskResultReady {
+		write = tx.TaskSubmit // guarded by the states that may become result_ready
+	}
+	if err := write(ctx, t, prevT); err != nil {
 		return stale(err, "the task")
 	}
 	if err := tx.AttemptUpdate(ctx, a, prevA); err != nil {

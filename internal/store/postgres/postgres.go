@@ -53,6 +53,9 @@ type Options struct {
 	// OnCommit, when set, is called after every commit with its duration
 	// (for metrics; one commit carries one write).
 	OnCommit func(d time.Duration, writes int)
+	// Tracer, when set, sees every statement the pool's connections run
+	// (a test's way to count statements and round trips).
+	Tracer pgx.QueryTracer
 }
 
 // DB is a PostgreSQL-backed store.Store.
@@ -93,6 +96,9 @@ func Open(ctx context.Context, url string, opts *Options) (*DB, error) {
 	// An acknowledgement means COMMIT returned after the WAL reached disk:
 	// ask for that on every connection, whatever the server's default.
 	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
+	if o.Tracer != nil {
+		cfg.ConnConfig.Tracer = o.Tracer
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect: %w", err)

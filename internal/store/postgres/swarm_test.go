@@ -32,7 +32,7 @@ func TestTaskClaimSkipsLocked(t *testing.T) {
 	locked, release, first := make(chan string, 1), make(chan struct{}), make(chan error, 1)
 	go func() {
 		first <- db.Write(ctx, func(tx store.Tx) error {
-			k, err := tx.TaskClaim(ctx, sw.ID, w1.ID, storetest.Base)
+			k, err := tx.TaskClaim(ctx, sw.ID, w1.ID, storetest.Base, false)
 			if err != nil {
 				return err
 			}
@@ -55,7 +55,7 @@ func TestTaskClaimSkipsLocked(t *testing.T) {
 	short, cancel := context.WithTimeout(ctx, 10*time.Second)
 	var second *continuo.Task
 	err := db.Write(short, func(tx store.Tx) error {
-		k, err := tx.TaskClaim(short, sw.ID, w2.ID, storetest.Base)
+		k, err := tx.TaskClaim(short, sw.ID, w2.ID, storetest.Base, false)
 		second = k
 		return err
 	})
@@ -109,7 +109,7 @@ func TestMigration0007FromV6(t *testing.T) {
 	k := storetest.SwarmTask(t, db, sw.ID, "k")
 	var claimed string
 	storetest.MustWrite(t, db, func(tx store.Tx) error {
-		got, err := tx.TaskClaim(ctx, sw.ID, w.ID, storetest.Base)
+		got, err := tx.TaskClaim(ctx, sw.ID, w.ID, storetest.Base, false)
 		if err == nil {
 			claimed = got.ID
 		}

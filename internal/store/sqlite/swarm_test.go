@@ -81,7 +81,7 @@ func TestMigration0007FromV6(t *testing.T) {
 	w := storetest.SwarmWorker(t, db, sw.ID, "prn_1", "one")
 	k := storetest.SwarmTask(t, db, sw.ID, "k")
 	storetest.MustWrite(t, db, func(tx store.Tx) error {
-		got, err := tx.TaskClaim(ctx, sw.ID, w.ID, storetest.Base)
+		got, err := tx.TaskClaim(ctx, sw.ID, w.ID, storetest.Base, false)
 		if err == nil && got.ID != k.ID {
 			t.Errorf("claimed %s, want %s", got.ID, k.ID)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/continuo-dev/continuo"
@@ -71,30 +72,64 @@ func (t *Tx) TaskUpdate(ctx context.Context, k *continuo.Task, prevRevision int6
 		msPtr(k.EndedAt), k.ID, prevRevision)
 }
 
+// stateIn is the guard "state IN (…)" of an update to a task state: the
+// states the task transition table lets become to (constants, written
+// as literals).
+func stateIn(to continuo.TaskState) string {
+	from := continuo.TaskStatesInto(to)
+	q := make([]string, len(from))
+	for i, s := range from {
+		q[i] = "'" + string(s) + "'"
+	}
+	return "state IN (" + strings.Join(q, ", ") + ")"
+}
+
+// The guards of the claim and submit statements.
+var (
+	claimFrom  = stateIn(continuo.TaskClaimed)
+	submitFrom = stateIn(continuo.TaskResultReady)
+)
+
 // TaskClaim implements store.SwarmTx. Each try is one UPDATE whose
 // sub-SELECT takes the oldest queued task of one preference (the first
-// row of a range scan of tasks_queue); the outer state guard keeps a claim
-// from taking a task another claim took first. A worker that already
-// holds an active task meets tasks_active_worker: ErrConflict.
-func (t *Tx) TaskClaim(ctx context.Context, swarmID, workerID string, at time.Time) (*continuo.Task, error) {
+// row of a range scan of tasks_queue); the outer state guard (the states
+// that may become claimed) keeps a claim from taking a task another claim
+// took first. A worker that already holds an active task meets
+// tasks_active_worker: ErrConflict.
+func (t *Tx) TaskClaim(ctx context.Context, swarmID, workerID string, at time.Time, ack bool) (*continuo.Task, error) {
 	if !t.write {
 		return nil, ErrReadOnly
 	}
 	if workerID == "" {
 		return nil, errors.New("store: TaskClaim needs a worker")
 	}
-	query := `UPDATE tasks SET state = '` + string(continuo.TaskClaimed) + `', worker_id = ?, attempt = attempt + 1,
+	state := continuo.TaskClaimed
+	if ack {
+		state = continuo.TaskRunning
+	}
+	query := `UPDATE tasks SET state = ?, worker_id = ?, attempt = attempt + 1,
 		revision = revision + 1, updated_at = ?
 		WHERE id = (SELECT id FROM tasks WHERE swarm_id = ? AND ` + taskQueued + ` AND preferred_worker_id = ?
-			ORDER BY id LIMIT 1` + t.d.SkipLocked() + `) AND ` + taskQueued + `
+			ORDER BY id LIMIT 1` + t.d.SkipLocked() + `) AND ` + claimFrom + `
 		RETURNING ` + taskCols
 	for _, preferred := range []string{workerID, ""} {
-		k, err := scanTask(t.row(ctx, query, workerID, ms(at), swarmID, preferred))
+		k, err := scanTask(t.row(ctx, query, string(state), workerID, ms(at), swarmID, preferred))
 		if !errors.Is(err, sql.ErrNoRows) {
 			return k, t.interpret(err)
 		}
 	}
 	return nil, store.ErrNotFound
+}
+
+// TaskSubmit implements store.SwarmTx: one UPDATE guarded by the revision
+// and by the states that may become result_ready.
+func (t *Tx) TaskSubmit(ctx context.Context, k *continuo.Task, prevRevision int64) error {
+	if k.State != continuo.TaskResultReady || k.Revision <= prevRevision {
+		return errors.New("store: a submit makes the task result_ready and raises its revision")
+	}
+	return t.useOnce(ctx, "tasks", k.ID, store.ErrStale, `UPDATE tasks SET state = ?, result = ?, result_hash = ?, reason = ?,
+		detail = ?, revision = ?, updated_at = ?, ended_at = ? WHERE id = ? AND revision = ? AND `+submitFrom,
+		string(k.State), k.Result, k.ResultHash, k.Reason, k.Detail, k.Revision, ms(k.UpdatedAt), msPtr(k.EndedAt), k.ID, prevRevision)
 }
 
 // TaskQueued implements store.SwarmTx: the first row of the two ranges

@@ -46,6 +46,8 @@ func swarmTests() []test {
 		{"TaskClaimNone", testTaskClaimNone},
 		{"TaskClaimConcurrent", testTaskClaimConcurrent},
 		{"TaskClaimDrain", testTaskClaimDrain},
+		{"TaskClaimAck", testTaskClaimAck},
+		{"TaskSubmit", testTaskSubmit},
 		{"TaskQueued", testTaskQueued},
 		{"TaskCounts", testTaskCounts},
 		{"TaskList", testTaskList},

@@ -75,7 +75,7 @@ func testSwarmReadRejectsWrites(t *testing.T, s store.Store) {
 		"CarrierRetire": func(tx store.Tx) error { return tx.CarrierRetire(ctx, w.W1.CarrierHash, at) },
 		"TaskCreate":    func(tx store.Tx) error { return tx.TaskCreate(ctx, NewSwarmTask(w.Swarm.ID, "x")) },
 		"TaskUpdate":    func(tx store.Tx) error { return tx.TaskUpdate(ctx, taskFailed(*w.Queued), 1) },
-		"TaskClaim":     func(tx store.Tx) error { _, err := tx.TaskClaim(ctx, w.Swarm.ID, w.W2.ID, at); return err },
+		"TaskClaim":     func(tx store.Tx) error { _, err := tx.TaskClaim(ctx, w.Swarm.ID, w.W2.ID, at, false); return err },
 		"AttemptCreate": func(tx store.Tx) error {
 			a := NewSwarmAttempt(w.Held, "x")
 			a.Number = 2

@@ -59,7 +59,7 @@ func claim(t testing.TB, s store.Store, swarmID, workerID string, at time.Time, 
 	ctx := t.Context()
 	var out *continuo.Task
 	err := s.Write(ctx, func(tx store.Tx) error {
-		k, err := tx.TaskClaim(ctx, swarmID, workerID, at)
+		k, err := tx.TaskClaim(ctx, swarmID, workerID, at, false)
 		if err != nil {
 			return err
 		}
@@ -165,6 +165,57 @@ func testTaskUpdate(t *testing.T, s store.Store) {
 	unknown := NewSwarmTask(f.Swarm.ID, "x")
 	unknown.Revision = 2
 	wantErr(t, s.Write(ctx, func(tx store.Tx) error { return tx.TaskUpdate(ctx, unknown, 1) }), store.ErrNotFound, "TaskUpdate of an unknown task")
+}
+
+// A claim with ack takes the task straight to running in its one
+// statement (attempt 1, revision 2), as claimed then started.
+func testTaskClaimAck(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := setupSwarm(t, s)
+	k := SwarmTask(t, s, f.Swarm.ID, "k")
+	at := Base.Add(time.Minute)
+	var got *continuo.Task
+	MustWrite(t, s, func(tx store.Tx) error {
+		var err error
+		got, err = tx.TaskClaim(ctx, f.Swarm.ID, f.W1.ID, at, true)
+		return err
+	})
+	want := *k
+	want.State, want.WorkerID, want.Attempt, want.Revision, want.UpdatedAt = continuo.TaskRunning, f.W1.ID, 1, 2, at
+	same(t, "task claimed with ack", *got, want, normTask)
+	same(t, "task claimed with ack, read back", mustTask(t, s, k.ID), want, normTask)
+}
+
+// TaskSubmit makes a held task result_ready, guarded by its revision and
+// by the states that may become result_ready: a queued task (it cannot)
+// or a stale revision is ErrStale and keeps the task as it was; a task
+// that is not a submit's is refused.
+func testTaskSubmit(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := setupSwarm(t, s)
+	at := Base.Add(time.Minute)
+	submitted := func(k continuo.Task) *continuo.Task {
+		k.State, k.Result, k.ResultHash, k.Revision, k.UpdatedAt, k.EndedAt = continuo.TaskResultReady, "done", "rh", k.Revision+1, at, &at
+		return &k
+	}
+	queued := SwarmTask(t, s, f.Swarm.ID, "queued", func(k *continuo.Task) { k.WorkerID, k.Attempt = f.W2.ID, 1 })
+	wantErr(t, s.Write(ctx, func(tx store.Tx) error { return tx.TaskSubmit(ctx, submitted(*queued), queued.Revision) }), store.ErrStale,
+		"TaskSubmit of a queued task")
+	same(t, "queued task after the refused submit", mustTask(t, s, queued.ID), *queued, normTask)
+	for _, state := range continuo.TaskStatesInto(continuo.TaskResultReady) {
+		k := SwarmTask(t, s, f.Swarm.ID, "from-"+string(state), func(k *continuo.Task) { k.WorkerID, k.State, k.Attempt = f.W1.ID, state, 1 })
+		next := submitted(*k)
+		late := *next
+		late.Revision++
+		wantErr(t, s.Write(ctx, func(tx store.Tx) error { return tx.TaskSubmit(ctx, &late, k.Revision+1) }), store.ErrStale,
+			"TaskSubmit from a stale revision, "+string(state))
+		MustWrite(t, s, func(tx store.Tx) error { return tx.TaskSubmit(ctx, next, k.Revision) })
+		same(t, "task submitted from "+string(state), mustTask(t, s, k.ID), *next, normTask)
+	}
+	failed := *taskFailed(*queued)
+	if err := s.Write(ctx, func(tx store.Tx) error { return tx.TaskSubmit(ctx, &failed, queued.Revision) }); err == nil {
+		t.Error("TaskSubmit of a task that is not result_ready succeeded")
+	}
 }
 
 // A worker holds one active task (claimed, running or cancel_requested):
