@@ -386,6 +386,12 @@ await step("every page fits a desktop and a phone", async () => {
         }).slice(0, 4).map((e) => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + (e.className && typeof e.className === "string" ? "." + e.className.trim().replace(/\s+/g, ".") : "")),
       }));
       assert(wide.width <= wide.view, `${path} scrolls sideways on a ${name}: ${wide.width} px wide in ${wide.view} px (${wide.over.join(", ")})`);
+      if (name === "desktop") { // and on a desktop, no table needs a scroll bar of its own
+        const boxed = await p.evaluate(() => [...document.querySelectorAll(".table-wrap")]
+          .filter((e) => e.scrollWidth > e.clientWidth + 1)
+          .map((e) => `${e.querySelector("table")?.className} (${e.scrollWidth} px in ${e.clientWidth})`));
+        assert(boxed.length === 0, `${path} on a ${name}: a table scrolls sideways: ${boxed.join(", ")}`);
+      }
       const shot = `p${String(i).padStart(2, "0")}-${name}-${path.replace(/[^a-z0-9]+/gi, "_").replace(/^_|_$/g, "") || "home"}${out ? "-signed-out" : ""}.png`;
       await rendered(shot, p, false); // the screen's worth: the page's width is what is checked
       await p.close();
