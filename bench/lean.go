@@ -42,6 +42,15 @@ type leanClient struct {
 	nextID   int64
 	br       *bufio.Reader // reused for SSE bodies (one request in flight)
 	postHead []byte        // pre-encoded tools/call post_session_message arguments up to session_id
+	meter    callMeter     // tool calls through toolCall, and their model-context bytes
+}
+
+// callMeter counts a client's tool calls and the bytes a model would
+// hold in its context for them: the arguments it writes (the JSON of
+// params.arguments) and the text it reads back (content[].text). A client
+// has one caller at a time; read it after that caller is done.
+type callMeter struct {
+	Calls, ArgBytes, ResultBytes int64
 }
 
 // callError is a call that the server answered with a failure: a JSON-RPC
@@ -276,6 +285,17 @@ func (c *leanClient) toolCall(ctx context.Context, tool string, args map[string]
 	tr, err := c.roundTrip(ctx, rest)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", tool, err)
+	}
+	var content []struct {
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(tr.Content, &content); err != nil {
+		return nil, fmt.Errorf("%s: content: %w", tool, err)
+	}
+	c.meter.Calls++
+	c.meter.ArgBytes += int64(len(a))
+	for _, t := range content {
+		c.meter.ResultBytes += int64(len(t.Text))
 	}
 	return tr, nil
 }

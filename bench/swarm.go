@@ -14,15 +14,19 @@ import (
 // The swarm run (-swarm): Chat Swarm over MCP HTTP with lean clients, each
 // its own stateful session and so its own carrier.
 //
-//   - throughput: W workers loop next → ack → submit while owner sessions
-//     dispatch N tasks and collect each result as it is submitted; tasks/s
-//     end to end (first dispatch to last collect), against the raw commit
-//     rate of the same run (one single-row transaction per commit: a task
-//     costs five commits, so its ceiling is a fifth of that rate);
-//   - wake latency: W workers wait in next; the owner dispatches one task;
-//     the time from sending the dispatch to the waiting worker's next
-//     returning it (an upper bound of "dispatch committed → next returns"),
-//     against a ping's round trip on the same server;
+//   - throughput of two loops on the same swarm and workers, alternated
+//     (short, old, old, short: half the tasks each time):
+//     the short loop a worker uses since issue 24 — the owner dispatches
+//     batches of 100 (tasks[]) and collects with a waiting collect without
+//     task_id; a worker calls chat_swarm_next with ack once, then
+//     chat_swarm_submit with next (ack) for every task — and the old
+//     five-call loop (dispatch one task, next, ack, submit, collect it by
+//     task_id). Per loop: tasks/s end to end (first dispatch to last
+//     collect) against the raw commit rate of the same run, tool calls per
+//     task and the model-context bytes per task (callMeter);
+//   - wake latency: W workers wait in next (ack); the owner dispatches one
+//     task; the time from the dispatch's answer to the waiting worker's
+//     next returning it, against the raw commit's p50 of the same run;
 //   - on PostgreSQL also with the workers split over two replicas, and the
 //     wake of a worker waiting on replica B for a dispatch on replica A.
 
@@ -34,83 +38,201 @@ type swarmEnv struct {
 	token      string
 }
 
-// swarmBench runs the swarm phases on e and returns its rows.
-func swarmBench(label string, e swarmEnv, workers, tasks int, baseline float64) ([]row, error) {
-	ctx := context.Background()
+// rawBase is the same run's raw commit baseline.
+type rawBase struct {
+	rate float64       // commits/s
+	p50  time.Duration // one commit's latency
+}
+
+// loopRun is one loop's share of the throughput phase.
+type loopRun struct {
+	tasks   int
+	elapsed time.Duration
+	meter   callMeter // owners and workers together
+}
+
+func (l loopRun) perSec() float64 { return float64(l.tasks) / l.elapsed.Seconds() }
+
+func (l loopRun) perTask(n int64) float64 { return float64(n) / float64(l.tasks) }
+
+// swarmFixture is a swarm with its owner clients and joined workers.
+type swarmFixture struct {
+	id     string
+	owner  *leanClient   // wake dispatches
+	owners []*leanClient // throughput: half dispatch, half collect
+	ws     []*swarmWorker
+}
+
+// close closes every client at once: a worker's session may still end a
+// cancelled long poll, and its DELETE waits for it.
+func (f *swarmFixture) close() {
+	var wg sync.WaitGroup
+	for _, c := range append(f.clients(), f.owner) {
+		wg.Add(1)
+		go func() { defer wg.Done(); c.close() }()
+	}
+	wg.Wait()
+}
+
+func newSwarm(ctx context.Context, e swarmEnv, workers int) (*swarmFixture, error) {
 	owner, err := dialLean(e.ownerURL, e.token)
 	if err != nil {
 		return nil, err
 	}
-	defer owner.close()
-	created, err := owner.call(ctx, "chat_swarm_create", map[string]any{"worker_limit": 64,
+	f := &swarmFixture{owner: owner}
+	created, err := owner.call(ctx, "chat_swarm_create", map[string]any{"worker_limit": max(64, workers),
 		"policy": map[string]any{"lease_ttl_secs": 600}})
 	if err != nil {
+		f.close()
 		return nil, err
 	}
-	swarmID := created["swarm"].(map[string]any)["swarm_id"].(string)
+	f.id = created["swarm"].(map[string]any)["swarm_id"].(string)
 	invite := created["invite"].(string)
-	ws := make([]*swarmWorker, workers)
-	for i := range ws {
+	for i := range workers {
 		c, err := dialLean(e.workerURLs[i%len(e.workerURLs)], e.token)
 		if err != nil {
+			f.close()
 			return nil, err
 		}
-		defer c.close()
-		j, err := c.call(ctx, "chat_swarm_join", map[string]any{"swarm_id": swarmID, "invite": invite, "label": fmt.Sprint("bench-", i)})
+		f.ws = append(f.ws, &swarmWorker{c: c})
+		j, err := c.call(ctx, "chat_swarm_join", map[string]any{"swarm_id": f.id, "invite": invite, "label": fmt.Sprint("bench-", i)})
 		if err != nil {
+			f.close()
 			return nil, err
 		}
-		ws[i] = &swarmWorker{c: c, id: j["worker"].(map[string]any)["worker_id"].(string)}
+		f.ws[i].id = j["worker"].(map[string]any)["worker_id"].(string)
 	}
+	for range 8 { // old loop: 4 dispatch, 4 collect (a lean client serves one caller at a time); short loop: 2 and 2
+		o, err := dialLean(e.ownerURL, e.token)
+		if err != nil {
+			f.close()
+			return nil, err
+		}
+		f.owners = append(f.owners, o)
+	}
+	return f, nil
+}
 
-	// ---- throughput ----
-	owners := make([]*leanClient, 8) // 4 dispatch, 4 collect: a lean client serves one caller at a time
-	for i := range owners {
-		if owners[i], err = dialLean(e.ownerURL, e.token); err != nil {
-			return nil, err
-		}
-		defer owners[i].close()
+// clients are the fixture's clients that take part in throughput.
+func (f *swarmFixture) clients() []*leanClient {
+	cs := append([]*leanClient{}, f.owners...)
+	for _, w := range f.ws {
+		cs = append(cs, w.c)
 	}
-	tput, err := swarmThroughput(ctx, swarmID, owners, ws, tasks)
-	if err != nil {
-		return nil, err
-	}
-	logf("%s: %d tasks, %d workers: %.0f tasks/s (raw commits %.0f/s)", label, tasks, workers, tput, baseline)
+	return cs
+}
 
-	// ---- wake latency ----
-	pings := make([]time.Duration, 0, 200)
-	for range 200 {
-		t0 := time.Now()
-		if err := owner.ping(ctx); err != nil {
-			return nil, err
+// metered runs fn with every client's meter reset, and returns their sum.
+func (f *swarmFixture) metered(fn func() error) (callMeter, error) {
+	cs := f.clients()
+	for _, c := range cs {
+		c.meter = callMeter{}
+	}
+	err := fn()
+	var m callMeter
+	for _, c := range cs {
+		m.Calls += c.meter.Calls
+		m.ArgBytes += c.meter.ArgBytes
+		m.ResultBytes += c.meter.ResultBytes
+	}
+	return m, err
+}
+
+// swarmLoops runs tasks through f's swarm in both loops, alternated.
+func swarmLoops(ctx context.Context, f *swarmFixture, tasks int) (short, old loopRun, err error) {
+	half := tasks / 2
+	for _, fn := range []struct {
+		into *loopRun
+		run  func(context.Context, *swarmFixture, int) (time.Duration, error)
+	}{{&short, shortLoop}, {&old, oldLoop}, {&old, oldLoop}, {&short, shortLoop}} {
+		var d time.Duration
+		m, err := f.metered(func() error {
+			var err error
+			d, err = fn.run(ctx, f, half)
+			return err
+		})
+		if err != nil {
+			return short, old, err
 		}
-		pings = append(pings, time.Since(t0))
+		fn.into.tasks += half
+		fn.into.elapsed += d
+		fn.into.meter.Calls += m.Calls
+		fn.into.meter.ArgBytes += m.ArgBytes
+		fn.into.meter.ResultBytes += m.ResultBytes
 	}
-	wakes, answered, err := swarmWakes(ctx, swarmID, owner, ws, 200)
+	return short, old, nil
+}
+
+// swarmBench runs the swarm phases on e and returns its rows: with tput,
+// both loops' throughput (and the loops, for ratios between sets); with
+// wake, the wake latency.
+func swarmBench(label string, e swarmEnv, workers, tasks int, base rawBase, tput, wake bool) ([]row, *loopRun, error) {
+	ctx := context.Background()
+	f, err := newSwarm(ctx, e, workers)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	p50, p99, ping50 := percentile(wakes, 0.50), percentile(wakes, 0.99), percentile(pings, 0.50)
-	a50, a99 := percentile(answered, 0.50), percentile(answered, 0.99)
-	logf("%s: wake p50 %s p99 %s from the dispatch sent, %s %s from its answer (ping p50 %s)", label,
-		msStr(p50), msStr(p99), msStr(a50), msStr(a99), msStr(ping50))
-	wakeTarget := 2 * time.Millisecond
-	if e.workerURLs[0] != e.ownerURL {
-		wakeTarget = 5 * time.Millisecond // across replicas
+	defer f.close()
+	var rows []row
+	var shortRun *loopRun
+	if tput {
+		short, old, err := swarmLoops(ctx, f, tasks)
+		if err != nil {
+			return nil, nil, err
+		}
+		shortRun = &short
+		for _, l := range []struct {
+			name string
+			r    loopRun
+			tgt  bool
+		}{
+			{"short loop (dispatch tasks[] ≤ 100, next ack once, submit with next ack, waiting collect)", short, true},
+			{"old loop (dispatch one, next, ack, submit, collect by task_id)", old, false},
+		} {
+			r := l.r
+			logf("%s: %s: %d tasks, %d workers: %.0f tasks/s (raw commits %.0f/s), %.2f calls/task, %.0f B/task", label, l.name, r.tasks, workers,
+				r.perSec(), base.rate, r.perTask(r.meter.Calls), r.perTask(r.meter.ArgBytes+r.meter.ResultBytes))
+			target, result := "—", "info"
+			if l.tgt {
+				target, result = "≥ 1,000/s", passFail(r.perSec() >= 1000)
+			}
+			rows = append(rows,
+				row{fmt.Sprintf("%s: tasks/s end to end, %d workers, %s", label, workers, l.name), fmt.Sprintf("%.0f/s", r.perSec()),
+					fmt.Sprintf("raw commits %.0f/s", base.rate), ratioStr(r.perSec() / base.rate), target, result},
+				row{fmt.Sprintf("  %s: tool calls per task (owner + worker), %s", label, l.name), fmt.Sprintf("%.2f", r.perTask(r.meter.Calls)),
+					fmt.Sprintf("%d calls, %d tasks", r.meter.Calls, r.tasks), "—", "—", "info"},
+				row{fmt.Sprintf("  %s: tool-call bytes per task (arguments + result text), %s", label, l.name),
+					fmt.Sprintf("%.0f B", r.perTask(r.meter.ArgBytes+r.meter.ResultBytes)),
+					fmt.Sprintf("%.0f B arguments + %.0f B results", r.perTask(r.meter.ArgBytes), r.perTask(r.meter.ResultBytes)), "—", "—", "info"},
+			)
+		}
+		rows = append(rows, row{fmt.Sprintf("  %s: short loop ÷ old loop, tasks/s", label), ratioStr(short.perSec() / old.perSec()),
+			fmt.Sprintf("%.0f/s vs %.0f/s", short.perSec(), old.perSec()), "—", "—", "info"})
 	}
-	return []row{
-		{Metric: fmt.Sprintf("%s: swarm tasks/s end to end, %d workers (dispatch → next → ack → submit → collect)", label, workers),
-			Value: fmt.Sprintf("%.0f/s", tput), Baseline: fmt.Sprintf("raw commits %.0f/s", baseline), Ratio: ratioStr(tput / baseline),
-			Target: "≥ 1,000/s", Result: passFail(tput >= 1000)},
-		{Metric: fmt.Sprintf("%s: wake latency p50, %d waiting workers (dispatch sent → next returns)", label, workers),
-			Value: msStr(p50), Baseline: "ping p50 " + msStr(ping50), Ratio: ratioStr(float64(p50) / float64(ping50)),
-			Target: "p50 ≤ " + msStr(wakeTarget), Result: passFail(p50 <= wakeTarget)},
-		{Metric: fmt.Sprintf("%s: wake latency p99", label), Value: msStr(p99), Baseline: "ping p50 " + msStr(ping50),
-			Ratio: ratioStr(float64(p99) / float64(ping50)), Target: "p99 ≤ 20 ms", Result: passFail(p99 <= 20*time.Millisecond)},
-		{Metric: fmt.Sprintf("%s: wake latency from the dispatch's answer (the commit precedes it: a lower bound), p50 / p99", label),
-			Value: msStr(a50) + " / " + msStr(a99), Baseline: "ping p50 " + msStr(ping50), Ratio: ratioStr(float64(a50) / float64(ping50)),
-			Target: "—", Result: "info"},
-	}, nil
+	if wake {
+		sent, answered, err := swarmWakes(ctx, f, 200)
+		if err != nil {
+			return nil, nil, err
+		}
+		p50, p99 := percentile(answered, 0.50), percentile(answered, 0.99)
+		s50, s99 := percentile(sent, 0.50), percentile(sent, 0.99)
+		logf("%s: wake p50 %s p99 %s from the dispatch's answer, %s %s from it sent (raw commit p50 %s)", label,
+			msStr(p50), msStr(p99), msStr(s50), msStr(s99), msStr(base.p50))
+		wakeTarget := 2 * time.Millisecond
+		if e.workerURLs[0] != e.ownerURL {
+			wakeTarget = 5 * time.Millisecond // across replicas
+		}
+		rows = append(rows,
+			row{fmt.Sprintf("%s: wake latency p50, %d waiting workers (dispatch's answer → next returns)", label, workers),
+				msStr(p50), "raw commit p50 " + msStr(base.p50), ratioStr(float64(p50) / float64(base.p50)),
+				"p50 ≤ " + msStr(wakeTarget), passFail(p50 <= wakeTarget)},
+			row{fmt.Sprintf("%s: wake latency p99", label), msStr(p99), "raw commit p50 " + msStr(base.p50),
+				ratioStr(float64(p99) / float64(base.p50)), "p99 ≤ 20 ms", passFail(p99 <= 20*time.Millisecond)},
+			row{fmt.Sprintf("  %s: wake latency from the dispatch sent (an upper bound), p50 / p99", label),
+				msStr(s50) + " / " + msStr(s99), "raw commit p50 " + msStr(base.p50), ratioStr(float64(s50) / float64(base.p50)), "—", "info"},
+		)
+	}
+	return rows, shortRun, nil
 }
 
 type swarmWorker struct {
@@ -118,67 +240,188 @@ type swarmWorker struct {
 	id string
 }
 
-// swarmThroughput runs tasks through the swarm: owners dispatch them (each
-// owner its share), workers loop until every task is collected, owners
-// collect each task as its worker submits it.
-func swarmThroughput(ctx context.Context, swarmID string, owners []*leanClient, ws []*swarmWorker, tasks int) (float64, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	submitted := make(chan string, tasks)
-	var collected atomic.Int64
-	var firstErr error
-	var errOnce sync.Once
-	fail := func(err error) {
-		errOnce.Do(func() { firstErr = err; cancel() })
+// loopRig runs one throughput loop: it cancels everything on the first
+// error, and ends when every task is collected.
+type loopRig struct {
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	once      sync.Once
+	err       error
+	collected atomic.Int64
+	done      chan struct{}
+	tasks     int
+	mu        sync.Mutex
+	seen      map[string]bool // collected task IDs: none twice
+}
+
+func newRig(ctx context.Context, tasks int) *loopRig {
+	r := &loopRig{done: make(chan struct{}), tasks: tasks, seen: make(map[string]bool, tasks)}
+	r.ctx, r.cancel = context.WithCancel(ctx)
+	return r
+}
+
+func (r *loopRig) fail(err error) {
+	r.once.Do(func() { r.err = err; r.cancel() })
+}
+
+func (r *loopRig) spawn(fn func()) {
+	r.wg.Add(1)
+	go func() { defer r.wg.Done(); fn() }()
+}
+
+// got records collected tasks; it reports false when the run is over.
+func (r *loopRig) got(ids ...string) bool {
+	r.mu.Lock()
+	for _, id := range ids {
+		if r.seen[id] {
+			r.mu.Unlock()
+			r.fail(fmt.Errorf("task %s collected twice", id))
+			return false
+		}
+		r.seen[id] = true
 	}
-	var wg sync.WaitGroup
+	r.mu.Unlock()
+	if n := r.collected.Add(int64(len(ids))); n == int64(r.tasks) {
+		close(r.done)
+		return false
+	} else if n > int64(r.tasks) {
+		r.fail(fmt.Errorf("%d tasks collected, %d dispatched", n, r.tasks))
+		return false
+	}
+	return true
+}
+
+// wait waits for the end of the run and returns its time since start.
+func (r *loopRig) wait(start time.Time) (time.Duration, error) {
+	select {
+	case <-r.done:
+	case <-r.ctx.Done():
+	}
+	elapsed := time.Since(start)
+	r.cancel()
+	r.wg.Wait()
+	return elapsed, r.err
+}
+
+// shortLoop: two owners dispatch batches of up to 100 tasks, two collect
+// with a waiting collect; each worker calls next (ack) until it has a
+// task, then submit with next (ack) while the answer carries one.
+func shortLoop(ctx context.Context, f *swarmFixture, tasks int) (time.Duration, error) {
+	r := newRig(ctx, tasks)
 	start := time.Now()
-	prefix := fmt.Sprint("t", start.UnixNano(), "-")
-	dispatchers, collectors := owners[:len(owners)/2], owners[len(owners)/2:]
-	for oi, o := range dispatchers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := oi; i < tasks; i += len(dispatchers) {
-				if _, err := o.call(ctx, "chat_swarm_dispatch", map[string]any{"swarm_id": swarmID, "task_key": prefix + fmt.Sprint(i),
-					"prompt": fmt.Sprint("benchmark task ", i)}); err != nil {
-					fail(err)
+	prefix := fmt.Sprint("s", start.UnixNano(), "-")
+	dispatchers, collectors := f.owners[:2], f.owners[2:4]
+	for di, o := range dispatchers {
+		r.spawn(func() {
+			for b := di * 100; b < tasks; b += 100 * len(dispatchers) {
+				items := make([]map[string]any, 0, 100)
+				for i := b; i < min(b+100, tasks); i++ {
+					items = append(items, map[string]any{"task_key": prefix + fmt.Sprint(i), "prompt": fmt.Sprint("benchmark task ", i)})
+				}
+				if _, err := o.call(r.ctx, "chat_swarm_dispatch", map[string]any{"swarm_id": f.id, "tasks": items}); err != nil {
+					r.fail(err)
 					return
 				}
 			}
-		}()
+		})
 	}
-	done := make(chan struct{})
 	for _, o := range collectors {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		r.spawn(func() {
+			for r.ctx.Err() == nil {
+				res, err := o.call(r.ctx, "chat_swarm_collect", map[string]any{"swarm_id": f.id, "wait_secs": 1, "limit": 100})
+				if err != nil {
+					if r.ctx.Err() == nil {
+						r.fail(err)
+					}
+					return
+				}
+				ts, _ := res["tasks"].([]any)
+				ids := make([]string, len(ts))
+				for i, t := range ts {
+					ids[i] = t.(map[string]any)["task_id"].(string)
+				}
+				if len(ids) > 0 && !r.got(ids...) {
+					return
+				}
+			}
+		})
+	}
+	for _, w := range f.ws {
+		r.spawn(func() {
+			var task map[string]any
+			for r.ctx.Err() == nil {
+				var err error
+				if task == nil {
+					var d map[string]any
+					d, err = w.c.call(r.ctx, "chat_swarm_next", map[string]any{"worker_id": w.id, "epoch": 0, "wait_secs": 1, "ack": true})
+					task, _ = d["task"].(map[string]any)
+				} else {
+					var s map[string]any
+					s, err = w.c.call(r.ctx, "chat_swarm_submit", map[string]any{"worker_id": w.id, "epoch": 0,
+						"task_id": task["task_id"], "result": "done", "next": map[string]any{"ack": true, "wait_secs": 1}})
+					if err == nil && s["next_error"] != nil {
+						err = fmt.Errorf("chat_swarm_submit: next_error %v", s["next_error"])
+					}
+					n, _ := s["next"].(map[string]any)
+					task, _ = n["task"].(map[string]any)
+				}
+				if err != nil {
+					if r.ctx.Err() == nil {
+						r.fail(err)
+					}
+					return
+				}
+			}
+		})
+	}
+	return r.wait(start)
+}
+
+// oldLoop: four owners dispatch one task per call, four collect each task
+// by task_id as its worker submits it; workers loop next → ack → submit.
+func oldLoop(ctx context.Context, f *swarmFixture, tasks int) (time.Duration, error) {
+	r := newRig(ctx, tasks)
+	submitted := make(chan string, tasks)
+	start := time.Now()
+	prefix := fmt.Sprint("o", start.UnixNano(), "-")
+	dispatchers, collectors := f.owners[:4], f.owners[4:]
+	for oi, o := range dispatchers {
+		r.spawn(func() {
+			for i := oi; i < tasks; i += len(dispatchers) {
+				if _, err := o.call(r.ctx, "chat_swarm_dispatch", map[string]any{"swarm_id": f.id, "task_key": prefix + fmt.Sprint(i),
+					"prompt": fmt.Sprint("benchmark task ", i)}); err != nil {
+					r.fail(err)
+					return
+				}
+			}
+		})
+	}
+	for _, o := range collectors {
+		r.spawn(func() {
 			for {
 				select {
-				case <-ctx.Done():
+				case <-r.ctx.Done():
 					return
 				case id := <-submitted:
-					if _, err := o.call(ctx, "chat_swarm_collect", map[string]any{"swarm_id": swarmID, "task_id": id}); err != nil {
-						fail(err)
+					if _, err := o.call(r.ctx, "chat_swarm_collect", map[string]any{"swarm_id": f.id, "task_id": id}); err != nil {
+						r.fail(err)
 						return
 					}
-					if collected.Add(1) == int64(tasks) {
-						close(done)
+					if !r.got(id) {
 						return
 					}
 				}
 			}
-		}()
+		})
 	}
-	for _, w := range ws {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				d, err := w.c.call(ctx, "chat_swarm_next", map[string]any{"worker_id": w.id, "epoch": 0, "wait_secs": 1})
+	for _, w := range f.ws {
+		r.spawn(func() {
+			for r.ctx.Err() == nil {
+				d, err := w.c.call(r.ctx, "chat_swarm_next", map[string]any{"worker_id": w.id, "epoch": 0, "wait_secs": 1})
 				if err != nil {
-					if ctx.Err() == nil {
-						fail(err)
+					if r.ctx.Err() == nil {
+						r.fail(err)
 					}
 					return
 				}
@@ -188,47 +431,48 @@ func swarmThroughput(ctx context.Context, swarmID string, owners []*leanClient, 
 				}
 				id := t["task_id"].(string)
 				args := map[string]any{"worker_id": w.id, "epoch": 0, "task_id": id}
-				if err := w.c.callFast(ctx, "chat_swarm_ack", args); err != nil {
-					fail(err)
+				if err := w.c.callFast(r.ctx, "chat_swarm_ack", args); err != nil {
+					r.fail(err)
 					return
 				}
-				args["result"] = "done: " + t["prompt"].(string)
-				if err := w.c.callFast(ctx, "chat_swarm_submit", args); err != nil {
-					fail(err)
+				args["result"] = "done"
+				if err := w.c.callFast(r.ctx, "chat_swarm_submit", args); err != nil {
+					r.fail(err)
 					return
 				}
 				submitted <- id
 			}
-		}()
+		})
 	}
-	select {
-	case <-done:
-	case <-ctx.Done():
-	}
-	elapsed := time.Since(start)
-	cancel()
-	wg.Wait()
-	if firstErr != nil {
-		return 0, firstErr
-	}
-	return float64(tasks) / elapsed.Seconds(), nil
+	return r.wait(start)
 }
 
-// swarmWakes measures n wake-ups: every worker waits in next, one task is
-// dispatched, and the time until some worker's next returns it is taken.
-// The winner submits, and waits again.
-func swarmWakes(ctx context.Context, swarmID string, owner *leanClient, ws []*swarmWorker, n int) (sent, answered []time.Duration, err error) {
+// swarmWakes measures n wake-ups: every worker waits (next with ack, then
+// submit with next), one task is dispatched, and the time until some
+// worker's call returns it is taken, from the dispatch sent and from its
+// answer.
+func swarmWakes(ctx context.Context, f *swarmFixture, n int) (sent, answered []time.Duration, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	got := make(chan time.Time, len(ws))
-	errs := make(chan error, len(ws))
+	got := make(chan time.Time, len(f.ws))
+	errs := make(chan error, len(f.ws))
 	var wg sync.WaitGroup
-	for _, w := range ws {
+	for _, w := range f.ws {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var task map[string]any
 			for ctx.Err() == nil {
-				d, err := w.c.call(ctx, "chat_swarm_next", map[string]any{"worker_id": w.id, "epoch": 0, "wait_secs": 25})
+				var d map[string]any
+				var err error
+				if task == nil {
+					d, err = w.c.call(ctx, "chat_swarm_next", map[string]any{"worker_id": w.id, "epoch": 0, "wait_secs": 25, "ack": true})
+				} else {
+					var s map[string]any
+					s, err = w.c.call(ctx, "chat_swarm_submit", map[string]any{"worker_id": w.id, "epoch": 0,
+						"task_id": task["task_id"], "result": "woken", "next": map[string]any{"ack": true, "wait_secs": 25}})
+					d, _ = s["next"].(map[string]any)
+				}
 				at := time.Now()
 				if err != nil {
 					if ctx.Err() == nil {
@@ -236,25 +480,18 @@ func swarmWakes(ctx context.Context, swarmID string, owner *leanClient, ws []*sw
 					}
 					return
 				}
-				t, ok := d["task"].(map[string]any)
-				if !ok {
-					continue
-				}
-				got <- at
-				if err := w.c.callFast(ctx, "chat_swarm_submit", map[string]any{"worker_id": w.id, "epoch": 0,
-					"task_id": t["task_id"].(string), "result": "woken"}); err != nil {
-					errs <- err
-					return
+				task, _ = d["task"].(map[string]any)
+				if task != nil {
+					got <- at
 				}
 			}
 		}()
 	}
-	// Let every worker reach its wait.
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // let every worker reach its wait
 	prefix := fmt.Sprint("w", time.Now().UnixNano(), "-")
 	for i := range n {
 		t0 := time.Now()
-		if _, err := owner.call(ctx, "chat_swarm_dispatch", map[string]any{"swarm_id": swarmID, "task_key": prefix + fmt.Sprint(i),
+		if _, err := f.owner.call(ctx, "chat_swarm_dispatch", map[string]any{"swarm_id": f.id, "task_key": prefix + fmt.Sprint(i),
 			"prompt": "wake"}); err != nil {
 			return nil, nil, err
 		}
@@ -278,11 +515,11 @@ func swarmWakes(ctx context.Context, swarmID string, owner *leanClient, ws []*sw
 // runSwarm is -swarm: the swarm phases on each engine of -engine.
 func runSwarm(c config, h harness) error {
 	var rows []row
-	env := append([]string{"swarm run: lean MCP clients (stateful 2025-11-25 sessions), each worker its own session"}, h.env...)
+	env := append([]string{"swarm run: lean MCP clients (stateful 2025-11-25 sessions), each worker its own session; tool-call bytes are the JSON of the arguments plus the text of the result's content"}, h.env...)
 	workers := c.clients
 	tasks := 2000
 	if c.quick {
-		tasks = 500
+		tasks = 800
 	}
 	for _, engine := range c.engines {
 		switch engine {
@@ -299,19 +536,14 @@ func runSwarm(c config, h harness) error {
 			if err != nil {
 				return err
 			}
-			raw, err := openRaw(filepath.Join(h.tmp, "swarm-raw.db"))
+			base, err := sqliteBase(filepath.Join(h.tmp, "swarm-raw.db"))
 			if err != nil {
 				srv.kill()
 				return err
 			}
-			res, err := raw.run(3 * time.Second)
-			raw.close()
-			if err != nil {
-				srv.kill()
-				return err
-			}
-			baseline := float64(res.Commits) / res.Elapsed.Seconds()
-			r, err := swarmBench("SQLite", swarmEnv{ownerURL: srv.URL, workerURLs: []string{srv.URL}, token: srv.Token}, workers, tasks, baseline)
+			rows = append(rows, row{"raw SQLite commits/s (baseline, 1 writer, 1 row per commit)", fmt.Sprintf("%.0f", base.rate),
+				"p50 " + msStr(base.p50), "—", "—", "baseline"})
+			r, _, err := swarmBench("SQLite", swarmEnv{ownerURL: srv.URL, workerURLs: []string{srv.URL}, token: srv.Token}, workers, tasks, base, true, true)
 			srv.stop()
 			if err != nil {
 				return err
@@ -325,8 +557,23 @@ func runSwarm(c config, h harness) error {
 			rows = append(rows, r...)
 		}
 	}
+	env = append(env, "load average at end: "+loadavg())
 	report(c, env, rows)
 	return nil
+}
+
+// sqliteBase measures the raw SQLite baseline for 3 s on a fresh file.
+func sqliteBase(path string) (rawBase, error) {
+	raw, err := openRaw(path)
+	if err != nil {
+		return rawBase{}, err
+	}
+	defer raw.close()
+	res, err := raw.run(3 * time.Second)
+	if err != nil {
+		return rawBase{}, err
+	}
+	return rawBase{rate: float64(res.Commits) / res.Elapsed.Seconds(), p50: percentile(res.Lat, .5)}, nil
 }
 
 // runSwarmPostgres runs the swarm phases on a fresh PostgreSQL database:
@@ -366,22 +613,32 @@ func runSwarmPostgres(c config, h harness, workers, tasks int) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	baseline := res.perSec()
-	logf("PostgreSQL raw commits: %.0f/s on %d connections", baseline, workers)
-	var rows []row
-	for _, set := range []struct {
-		label string
-		env   swarmEnv
-	}{
-		{"PostgreSQL, 1 replica", swarmEnv{ownerURL: a.URL, workerURLs: []string{a.URL}, token: a.Token}},
-		{"PostgreSQL, 2 replicas", swarmEnv{ownerURL: a.URL, workerURLs: []string{a.URL, b.URL}, token: a.Token}},
-		{"PostgreSQL, owner on A, workers on B", swarmEnv{ownerURL: a.URL, workerURLs: []string{b.URL}, token: a.Token}},
-	} {
-		r, err := swarmBench(set.label, set.env, workers, tasks, baseline)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", set.label, err)
-		}
-		rows = append(rows, r...)
+	base := rawBase{rate: res.perSec(), p50: percentile(res.Lat, .5)}
+	logf("PostgreSQL raw commits: %.0f/s on %d connections, p50 %s", base.rate, workers, msStr(base.p50))
+	rows := []row{{fmt.Sprintf("raw PostgreSQL commits/s (baseline, %d connections, 1 row per commit)", workers), fmt.Sprintf("%.0f", base.rate),
+		"p50 " + msStr(base.p50), "—", "—", "baseline"}}
+	one, err := pgSet(&rows, "PostgreSQL, 1 replica", swarmEnv{ownerURL: a.URL, workerURLs: []string{a.URL}, token: a.Token}, workers, tasks, base, true, true)
+	if err != nil {
+		return nil, err
 	}
+	two, err := pgSet(&rows, "PostgreSQL, 2 replicas", swarmEnv{ownerURL: a.URL, workerURLs: []string{a.URL, b.URL}, token: a.Token}, workers, tasks, base, true, false)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := pgSet(&rows, "PostgreSQL, owner on A, workers on B", swarmEnv{ownerURL: a.URL, workerURLs: []string{b.URL}, token: a.Token}, workers, tasks, base, false, true); err != nil {
+		return nil, err
+	}
+	ratio := two.perSec() / one.perSec()
+	rows = append(rows, row{"PostgreSQL: 2 replicas ÷ 1 replica, short loop tasks/s", ratioStr(ratio),
+		fmt.Sprintf("%.0f/s vs %.0f/s", two.perSec(), one.perSec()), "—", "≥ 0.90×", passFail(ratio >= 0.9)})
 	return rows, nil
+}
+
+func pgSet(rows *[]row, label string, e swarmEnv, workers, tasks int, base rawBase, tput, wake bool) (*loopRun, error) {
+	r, l, err := swarmBench(label, e, workers, tasks, base, tput, wake)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", label, err)
+	}
+	*rows = append(*rows, r...)
+	return l, nil
 }

@@ -206,9 +206,9 @@ func (s *Service) ensurePrincipal(ctx context.Context, tx store.Tx, name string)
 
 // RevokeToken revokes a token by ID. Revoking twice is not an error. The
 // token fails its next request on every replica that listens (see
-// revokeWrite for the bound where none does).
+// RevokeWrite for the bound where none does).
 func (s *Service) RevokeToken(ctx context.Context, tokenID string) error {
-	err := s.revokeWrite(ctx, func(tx store.Tx) (bool, error) {
+	err := s.RevokeWrite(ctx, func(tx store.Tx) (bool, error) {
 		return true, tx.TokenRevoke(ctx, store.TokenRevokeParams{ID: tokenID, At: s.now()})
 	})
 	if errors.Is(err, store.ErrNotFound) {
@@ -236,8 +236,8 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*continuo.Ca
 	switch {
 	case strings.HasPrefix(secret, TokenPrefix):
 		hash, lookup = hashToken(secret), patCaller
-	case accessSecret.is(secret):
-		hash, lookup = accessSecret.hash(secret), s.oauthCaller
+	case AccessSecret.Is(secret):
+		hash, lookup = AccessSecret.Hash(secret), s.oauthCaller
 	default:
 		return nil, ErrBadToken
 	}

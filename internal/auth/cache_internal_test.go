@@ -71,7 +71,7 @@ func TestRevokeWaitsForItsNotification(t *testing.T) {
 	})
 }
 
-// A Write through revokeWrite that revoked nothing announces nothing and
+// A Write through RevokeWrite that revoked nothing announces nothing and
 // keeps every cache.
 func TestRevokeWriteNothingRevoked(t *testing.T) {
 	stores.Each(t, func(t *testing.T) {
@@ -82,10 +82,10 @@ func TestRevokeWriteNothingRevoked(t *testing.T) {
 		done := a.WatchRevocations(ctx)
 		defer func() { cancel(); <-done }()
 		before := a.cache.generation()
-		if err := a.revokeWrite(ctx, func(store.Tx) (bool, error) { return false, nil }); err != nil {
+		if err := a.RevokeWrite(ctx, func(store.Tx) (bool, error) { return false, nil }); err != nil {
 			t.Fatal(err)
 		}
-		if err := a.revokeWrite(ctx, func(store.Tx) (bool, error) { return true, nil }); err != nil {
+		if err := a.RevokeWrite(ctx, func(store.Tx) (bool, error) { return true, nil }); err != nil {
 			t.Fatal(err)
 		}
 		<-heard // the second one's notification, the only one

@@ -1,46 +1,41 @@
 package auth
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
-	"net/http"
+	"errors"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/store"
 )
 
-// OAuthOptions configure Continuo's OAuth 2.1 authorization server.
+// OAuthOptions configure what auth keeps of OAuth 2.1: the issuer whose
+// access tokens Authenticate takes, and the lifetimes of browser sign-in.
+// The authorization server itself (clients, authorize, token, revoke) is
+// internal/oauth.
 type OAuthOptions struct {
 	// Issuer is the server's one public URL (no trailing slash, no path):
 	// server.public_url, else http://<loopback listen address>. "" leaves
 	// OAuth off: only personal access tokens work.
 	Issuer string
-	// Lifetimes; 0 means the default (access 1 h, refresh 30 d, code
-	// 2 min, login link 10 min, browser session 12 h).
-	AccessTTL, RefreshTTL, CodeTTL, LoginTTL, SessionTTL time.Duration
-	// Fetcher fetches Client ID Metadata Documents; nil means
-	// NewClientDocFetcher(FetcherOptions{}), the real rules.
-	Fetcher *ClientDocFetcher
-	// MaxUnusedClients bounds the dynamically registered clients that
-	// never completed an authorization; 0 means 1000.
-	MaxUnusedClients int
+	// Lifetimes; 0 means the default (login link 10 min, browser session
+	// 12 h).
+	LoginTTL, SessionTTL time.Duration
 }
 
 // The defaults of OAuthOptions.
 const (
-	defaultAccessTTL        = time.Hour
-	defaultRefreshTTL       = 30 * 24 * time.Hour
-	defaultCodeTTL          = 2 * time.Minute
-	defaultLoginTTL         = 10 * time.Minute
-	defaultSessionTTL       = 12 * time.Hour
-	defaultMaxUnusedClients = 1000
+	defaultLoginTTL   = 10 * time.Minute
+	defaultSessionTTL = 12 * time.Hour
 )
 
-// EnableOAuth turns the authorization server on. serve calls it once,
-// before serving; it is not safe to call while requests are served.
+// EnableOAuth turns OAuth on. serve calls it once, before serving; it is
+// not safe to call while requests are served.
 func (s *Service) EnableOAuth(o OAuthOptions) {
 	o.Issuer = strings.TrimSuffix(o.Issuer, "/")
 	def := func(d *time.Duration, v time.Duration) {
@@ -48,17 +43,8 @@ func (s *Service) EnableOAuth(o OAuthOptions) {
 			*d = v
 		}
 	}
-	def(&o.AccessTTL, defaultAccessTTL)
-	def(&o.RefreshTTL, defaultRefreshTTL)
-	def(&o.CodeTTL, defaultCodeTTL)
 	def(&o.LoginTTL, defaultLoginTTL)
 	def(&o.SessionTTL, defaultSessionTTL)
-	if o.MaxUnusedClients <= 0 {
-		o.MaxUnusedClients = defaultMaxUnusedClients
-	}
-	if o.Fetcher == nil {
-		o.Fetcher, _ = NewClientDocFetcher(FetcherOptions{}) // fails only on a TestCAFile
-	}
 	s.oauth = o
 }
 
@@ -84,84 +70,101 @@ func ttl(d, def time.Duration) time.Duration {
 	return def
 }
 
-// errOAuthOff answers every OAuth request while OAuth is off.
-var errOAuthOff = &OAuthError{Status: http.StatusNotFound, Code: "invalid_request",
-	Description: "OAuth is not enabled on this server (set server.public_url)"}
-
-// secretKind is one kind of secret Continuo hands out: its prefix, which
+// SecretKind is one kind of secret Continuo hands out: its prefix, which
 // names it (and which the redactor recognises), and the domain that
 // separates its hashes from every other kind's, so that a secret of one
 // kind never matches a stored hash of another.
-type secretKind struct{ prefix, domain string }
+type SecretKind struct{ prefix, domain string }
 
-// The secret kinds of OAuth and browser sign-in.
+// The secret kinds of OAuth (minted by internal/oauth; access tokens are
+// also read here, by Authenticate) and of browser sign-in.
 var (
-	accessSecret  = secretKind{"cto_oat_", "continuo/oauth-access/v1\x00"}
-	refreshSecret = secretKind{"cto_ort_", "continuo/oauth-refresh/v1\x00"}
-	codeSecret    = secretKind{"cto_ocd_", "continuo/oauth-code/v1\x00"}
-	clientSecret  = secretKind{"cto_ocs_", "continuo/oauth-client-secret/v1\x00"}
-	loginSecret   = secretKind{"cto_lnk_", "continuo/login-link/v1\x00"}
-	sessionSecret = secretKind{"cto_wss_", "continuo/web-session/v1\x00"}
+	AccessSecret  = SecretKind{"cto_oat_", "continuo/oauth-access/v1\x00"}
+	RefreshSecret = SecretKind{"cto_ort_", "continuo/oauth-refresh/v1\x00"}
+	CodeSecret    = SecretKind{"cto_ocd_", "continuo/oauth-code/v1\x00"}
+	ClientSecret  = SecretKind{"cto_ocs_", "continuo/oauth-client-secret/v1\x00"}
+	loginSecret   = SecretKind{"cto_lnk_", "continuo/login-link/v1\x00"}
+	sessionSecret = SecretKind{"cto_wss_", "continuo/web-session/v1\x00"}
 )
 
-func (k secretKind) new() string { return randomSecret(k.prefix) }
+// New mints a secret of this kind (see randomSecret).
+func (k SecretKind) New() string { return randomSecret(k.prefix) }
 
-// hash is the stored form of a secret of this kind. Secrets carry 256
+// Hash is the stored form of a secret of this kind. Secrets carry 256
 // random bits, so a fast hash is enough (as hashToken says).
-func (k secretKind) hash(secret string) string {
+func (k SecretKind) Hash(secret string) string {
 	h := sha256.Sum256([]byte(k.domain + secret))
 	return hex.EncodeToString(h[:])
 }
 
-// is reports whether secret looks like one of this kind: worth a lookup.
-func (k secretKind) is(secret string) bool {
+// Is reports whether secret looks like one of this kind: worth a lookup.
+func (k SecretKind) Is(secret string) bool {
 	return strings.HasPrefix(secret, k.prefix) && len(secret) <= 128
 }
 
-// matches compares a presented secret with a stored hash in constant time.
-func (k secretKind) matches(secret, hash string) bool {
-	return hash != "" && subtle.ConstantTimeCompare([]byte(k.hash(secret)), []byte(hash)) == 1
+// Matches compares a presented secret with a stored hash in constant time.
+func (k SecretKind) Matches(secret, hash string) bool {
+	return hash != "" && subtle.ConstantTimeCompare([]byte(k.Hash(secret)), []byte(hash)) == 1
 }
 
-// joinScopes is the space-separated scope parameter of OAuth (RFC 6749 §3.3).
-func joinScopes(scopes []continuo.Scope) string {
-	out := make([]string, len(scopes))
-	for i, sc := range scopes {
-		out[i] = string(sc)
+// RevokeGrant revokes a grant (every token of its family) unless it is
+// revoked already, and reports whether it did. Its callers run it in a
+// RevokeWrite, which tells every replica's bearer cache.
+func RevokeGrant(ctx context.Context, tx store.Tx, id string, now time.Time) (bool, error) {
+	if id == "" {
+		return false, nil
 	}
-	return strings.Join(out, " ")
+	g, err := tx.OAuthGrantGet(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	if g.RevokedAt != nil {
+		return false, nil
+	}
+	return true, tx.OAuthGrantRevoke(ctx, id, now)
 }
 
-// parseScopeParam parses a request's scope parameter: OAuth scopes only
-// (admin never), each once, in continuo.OAuthScopes order (as client
-// ceilings are). ok is false for anything else.
-func parseScopeParam(s string) (scopes []continuo.Scope, ok bool) {
-	asked := strings.Split(s, " ") // RFC 6749 §3.3 says one space; extra ones are empty fields
-	for _, f := range asked {
-		if f != "" && !slices.Contains(continuo.OAuthScopes(), continuo.Scope(f)) {
-			return nil, false
-		}
+// oauthCaller is the tokenLookup of OAuth access tokens: the token
+// unexpired and unrevoked, its grant unrevoked and for this server's
+// resource, its client unrevoked. The caller holds the token's scopes: its
+// own when a refresh narrowed them, never more than its grant's (the grant
+// is read again: scopes a narrowed token names that its grant lacks are
+// not held), else the grant's.
+func (s *Service) oauthCaller(ctx context.Context, tx store.Tx, hash string, now time.Time) (*continuo.Caller, *time.Time, error) {
+	if s.Resource() == "" {
+		return nil, nil, ErrBadToken
 	}
-	for _, sc := range continuo.OAuthScopes() {
-		if slices.Contains(asked, string(sc)) {
-			scopes = append(scopes, sc)
-		}
+	t, err := tx.OAuthTokenGetByHash(ctx, hash)
+	if err != nil {
+		return nil, nil, err
 	}
-	return scopes, true
-}
-
-// subset reports whether every scope of a is in b.
-func subset(a, b []continuo.Scope) bool {
-	for _, sc := range a {
-		if !slices.Contains(b, sc) {
-			return false
-		}
+	if t.Kind != continuo.TokenAccess || t.RevokedAt != nil || !now.Before(t.ExpiresAt) {
+		return nil, nil, ErrBadToken
 	}
-	return true
-}
-
-// sameResource reports whether a client's resource parameter names this
-// server's resource; a trailing "/" is tolerated (RFC 8707 clients differ).
-func (s *Service) sameResource(r string) bool {
-	return s.Resource() != "" && strings.TrimSuffix(r, "/") == s.Resource()
+	g, err := tx.OAuthGrantGet(ctx, t.GrantID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if g.RevokedAt != nil || g.Resource != s.Resource() {
+		return nil, nil, ErrBadToken
+	}
+	cl, err := tx.OAuthClientGet(ctx, g.ClientID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cl.RevokedAt != nil {
+		return nil, nil, ErrBadToken
+	}
+	p, err := tx.PrincipalGet(ctx, g.PrincipalID)
+	if err != nil {
+		return nil, nil, err
+	}
+	scopes := g.Scopes
+	if t.Scopes != nil {
+		scopes = slices.DeleteFunc(slices.Clone(t.Scopes), func(sc continuo.Scope) bool { return !slices.Contains(g.Scopes, sc) })
+	}
+	return &continuo.Caller{PrincipalID: p.ID, Principal: p.Name, GroupID: p.GroupID, Scopes: scopes, TokenID: t.ID},
+		&t.ExpiresAt, nil
 }

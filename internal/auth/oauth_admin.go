@@ -171,7 +171,7 @@ func clientByRef(ctx context.Context, tx store.Tx, id string) (*continuo.OAuthCl
 // holds. kind is "grant" or "client"; n counts the grants it revoked now
 // (0 when they were revoked already: revoking twice is not an error).
 func (s *Service) RevokeOAuth(ctx context.Context, id string) (kind string, n int, err error) {
-	err = s.revokeWrite(ctx, func(tx store.Tx) (bool, error) {
+	err = s.RevokeWrite(ctx, func(tx store.Tx) (bool, error) {
 		now := s.now()
 		if continuo.ValidID(continuo.PrefixOAuthGrant, id) {
 			g, err := tx.OAuthGrantGet(ctx, id)
@@ -180,7 +180,7 @@ func (s *Service) RevokeOAuth(ctx context.Context, id string) (kind string, n in
 			} else if err != nil {
 				return false, err
 			}
-			revoked, err := s.revokeGrant(ctx, tx, g.ID, now)
+			revoked, err := RevokeGrant(ctx, tx, g.ID, now)
 			kind, n = "grant", 0
 			if revoked {
 				n = 1

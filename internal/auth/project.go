@@ -60,7 +60,9 @@ func (s *Service) AddProject(ctx context.Context, spec ProjectSpec, grants map[s
 	err := s.store.Write(ctx, func(tx store.Tx) error {
 		err := tx.ProjectCreate(ctx, p)
 		if errors.Is(err, store.ErrConflict) {
-			return continuo.Errorf(continuo.CodeConflict, "project %q already exists", spec.Name)
+			// Its checks change in place: say how.
+			return continuo.Errorf(continuo.CodeConflict, "project %q already exists; change its checks with `continuo project check add %s CHECK -- CMD [ARG…]` (and `project check list|remove`), its grants with `continuo project grant`",
+				spec.Name, spec.Name).With("project", spec.Name)
 		} else if err != nil {
 			return err
 		}

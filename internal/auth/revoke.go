@@ -16,7 +16,7 @@ import (
 const authChannel = "auth"
 
 // revokeWait bounds how long a revocation waits for this process to hear
-// its own notification (see revokeWrite). A variable for tests.
+// its own notification (see RevokeWrite). A variable for tests.
 var revokeWait = 2 * time.Second
 
 // revokeSettle is how long a revocation waits after it heard its own
@@ -87,11 +87,11 @@ func notifyAuth(ctx context.Context, tx store.Tx, nonce string) error {
 	return tx.Notify(ctx, authChannel, nonce)
 }
 
-// revokeWrite runs fn in a Write that may revoke credentials (a token, a
+// RevokeWrite runs fn in a Write that may revoke credentials (a token, a
 // grant, a client, a browser session); fn reports whether it did. When it
 // did, its changes are announced on the "auth" channel, this process's
 // cache is cleared as soon as the Write returns, and, when this process
-// listens, revokeWrite waits (at most revokeWait) until it has heard its
+// listens, RevokeWrite waits (at most revokeWait) until it has heard its
 // own notification, and then revokeSettle more, before it returns.
 // PostgreSQL sends a notification to every listener when the transaction
 // commits, so once this process heard it every replica has been sent it
@@ -104,7 +104,7 @@ func notifyAuth(ctx context.Context, tx store.Tx, nonce string) error {
 // only sometimes (a replayed code or refresh token revokes its grant
 // inside the exchange's Write) reports false otherwise, and then costs
 // nothing more than a plain Write.
-func (s *Service) revokeWrite(ctx context.Context, fn func(tx store.Tx) (revoked bool, err error)) error {
+func (s *Service) RevokeWrite(ctx context.Context, fn func(tx store.Tx) (revoked bool, err error)) error {
 	nonce := newNonce()
 	heard := s.cache.await(nonce)
 	defer s.cache.forget(nonce)

@@ -47,9 +47,9 @@ func (s *Service) CreateLoginLink(ctx context.Context, principal string, ttl tim
 			return nil, continuo.Invalid("scopes", "unknown scope %q", sc)
 		}
 	}
-	secret := loginSecret.new()
+	secret := loginSecret.New()
 	now := s.now()
-	link := &continuo.LoginLink{ID: continuo.NewID(continuo.PrefixLoginLink, now), Hash: loginSecret.hash(secret),
+	link := &continuo.LoginLink{ID: continuo.NewID(continuo.PrefixLoginLink, now), Hash: loginSecret.Hash(secret),
 		CreatedAt: now, ExpiresAt: now.Add(ttl), Scopes: scopes}
 	err := s.store.Write(ctx, func(tx store.Tx) error {
 		p, err := tx.PrincipalGetByName(ctx, principal)
@@ -71,10 +71,10 @@ func (s *Service) CreateLoginLink(ctx context.Context, principal string, ttl tim
 
 // usableLink reads a login link that is still good: unused, unexpired.
 func (s *Service) usableLink(ctx context.Context, tx store.Tx, code string) (*continuo.LoginLink, error) {
-	if !loginSecret.is(code) {
+	if !loginSecret.Is(code) {
 		return nil, ErrBadToken
 	}
-	l, err := tx.LoginLinkGetByHash(ctx, loginSecret.hash(code))
+	l, err := tx.LoginLinkGetByHash(ctx, loginSecret.Hash(code))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, ErrBadToken
 	} else if err != nil {
@@ -117,7 +117,7 @@ func (s *Service) SignIn(ctx context.Context, secret string) (string, *continuo.
 		var pid, tokenID string
 		var scopes []continuo.Scope
 		switch {
-		case loginSecret.is(secret):
+		case loginSecret.Is(secret):
 			l, err := s.usableLink(ctx, tx, secret)
 			if err != nil {
 				return err
@@ -150,9 +150,9 @@ func (s *Service) SignIn(ctx context.Context, secret string) (string, *continuo.
 		if err != nil {
 			return err
 		}
-		sec := sessionSecret.new()
+		sec := sessionSecret.New()
 		if err := tx.WebSessionCreate(ctx, &continuo.WebSession{ID: continuo.NewID(continuo.PrefixWebSession, now),
-			Hash: sessionSecret.hash(sec), PrincipalID: p.ID, CreatedAt: now,
+			Hash: sessionSecret.Hash(sec), PrincipalID: p.ID, CreatedAt: now,
 			ExpiresAt: now.Add(ttl(s.oauth.SessionTTL, defaultSessionTTL)), Scopes: scopes, TokenID: tokenID}); err != nil {
 			return err
 		}
@@ -181,12 +181,12 @@ func signInErr(err error) error {
 // ErrBadToken when it is missing, expired or revoked, or the token it
 // signed in with is.
 func (s *Service) WebSession(ctx context.Context, secret string) (*continuo.Caller, error) {
-	if !sessionSecret.is(secret) {
+	if !sessionSecret.Is(secret) {
 		return nil, ErrBadToken
 	}
 	var c *continuo.Caller
 	err := s.store.Read(ctx, func(tx store.Tx) error {
-		w, err := tx.WebSessionGetByHash(ctx, sessionSecret.hash(secret))
+		w, err := tx.WebSessionGetByHash(ctx, sessionSecret.Hash(secret))
 		if err != nil {
 			return err
 		}
@@ -226,11 +226,11 @@ func (s *Service) WebSession(ctx context.Context, secret string) (*continuo.Call
 // SignOut revokes a browser session. An unknown or revoked one is not an
 // error: signing out twice is signing out.
 func (s *Service) SignOut(ctx context.Context, secret string) error {
-	if !sessionSecret.is(secret) {
+	if !sessionSecret.Is(secret) {
 		return nil
 	}
-	err := s.revokeWrite(ctx, func(tx store.Tx) (bool, error) {
-		w, err := tx.WebSessionGetByHash(ctx, sessionSecret.hash(secret))
+	err := s.RevokeWrite(ctx, func(tx store.Tx) (bool, error) {
+		w, err := tx.WebSessionGetByHash(ctx, sessionSecret.Hash(secret))
 		if errors.Is(err, store.ErrNotFound) {
 			return false, nil
 		} else if err != nil {

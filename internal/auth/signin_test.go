@@ -1,6 +1,7 @@
 package auth_test
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -12,12 +13,34 @@ import (
 	"github.com/continuo-dev/continuo/internal/store/stores"
 )
 
+const testIssuer = "https://continuo.test"
+
+// signInEnv is a service with OAuth on and a principal alice.
+type signInEnv struct {
+	ctx   context.Context
+	a     *auth.Service
+	clk   *clock
+	alice *auth.IssuedToken // her personal access token (sessions:read)
+}
+
+func setupSignIn(t *testing.T) *signInEnv {
+	t.Helper()
+	a, _, clk := setup(t)
+	a.EnableOAuth(auth.OAuthOptions{Issuer: testIssuer})
+	ctx := context.Background()
+	alice, err := a.CreateToken(ctx, "alice", []continuo.Scope{continuo.ScopeSessionsRead}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &signInEnv{ctx: ctx, a: a, clk: clk, alice: alice}
+}
+
 // A login link signs in once, within its lifetime; looking at it (the
 // confirm page) does not use it.
 func TestLoginLink(t *testing.T) { stores.Each(t, testLoginLink) }
 
 func testLoginLink(t *testing.T) {
-	e := setupOAuth(t, auth.OAuthOptions{})
+	e := setupSignIn(t)
 	l, err := e.a.CreateLoginLink(e.ctx, "alice", 0, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +99,7 @@ func testLoginLink(t *testing.T) {
 func TestLoginLinkRace(t *testing.T) { stores.Each(t, testLoginLinkRace) }
 
 func testLoginLinkRace(t *testing.T) {
-	e := setupOAuth(t, auth.OAuthOptions{})
+	e := setupSignIn(t)
 	l, err := e.a.CreateLoginLink(e.ctx, "alice", 0, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +133,7 @@ func testLoginLinkRace(t *testing.T) {
 func TestSignInWithToken(t *testing.T) { stores.Each(t, testSignInWithToken) }
 
 func testSignInWithToken(t *testing.T) {
-	e := setupOAuth(t, auth.OAuthOptions{})
+	e := setupSignIn(t)
 	if _, p, err := e.a.SignIn(e.ctx, e.alice.Token); err != nil || p.Name != "alice" {
 		t.Fatalf("sign in with a PAT: %v %v", p, err)
 	}
@@ -147,7 +170,7 @@ func testSignInWithToken(t *testing.T) {
 func TestWebSession(t *testing.T) { stores.Each(t, testWebSession) }
 
 func testWebSession(t *testing.T) {
-	e := setupOAuth(t, auth.OAuthOptions{})
+	e := setupSignIn(t)
 	s1, _, err := e.a.SignIn(e.ctx, e.alice.Token)
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +217,7 @@ func testWebSession(t *testing.T) {
 func TestWebSessionScopes(t *testing.T) { stores.Each(t, testWebSessionScopes) }
 
 func testWebSessionScopes(t *testing.T) {
-	e := setupOAuth(t, auth.OAuthOptions{})
+	e := setupSignIn(t)
 	scopes := func(secret string) []continuo.Scope {
 		t.Helper()
 		s, _, err := e.a.SignIn(e.ctx, secret)

@@ -128,11 +128,14 @@ func parseAccess(s, what string) (string, continuo.Access, error) {
 
 func runProject(e *env, args []string) error {
 	sub, args, err := e.subcommand(args, "project add NAME [--root DIR] [--check name=cmd …] [--grant GROUP:read|write …] [--writable=false]",
-		"project grant NAME GROUP:read|write", "project revoke NAME GROUP", "project remove NAME [--force]", "project list")
+		"project grant NAME GROUP:read|write", "project revoke NAME GROUP", "project remove NAME [--force]", "project list",
+		"project check add NAME CHECK [--timeout SECS] -- CMD [ARG…]", "project check remove NAME CHECK", "project check list NAME")
 	if err != nil {
 		return err
 	}
 	switch sub {
+	case "check":
+		return runProjectCheck(e, args)
 	case "add":
 		fs := e.flags("project add", "project add NAME [--root PATH] [--check name=cmd …] [--grant GROUP:read|write …] [--writable]")
 		root := fs.String("root", "", "`path` of the project's git checkout (its top level, or a directory inside it)")
@@ -254,5 +257,5 @@ func runProject(e *env, args []string) error {
 			return nil
 		})
 	}
-	return fmt.Errorf("%w: project takes add, grant, revoke, remove or list", errUsage)
+	return fmt.Errorf("%w: project takes add, grant, revoke, remove, list or check", errUsage)
 }

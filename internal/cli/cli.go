@@ -53,7 +53,9 @@ type env struct {
 	json    bool
 	cfg     Config
 	log     *slog.Logger
-	flagOut bytes.Buffer // what the flag package prints: help goes to stdout, errors to stderr
+	// --log-level and --log-format ("": the configuration's, else info, text)
+	logLevel, logFormat string
+	flagOut             bytes.Buffer // what the flag package prints: help goes to stdout, errors to stderr
 }
 
 type command struct {
@@ -73,7 +75,7 @@ func commands() []command {
 		{"group", "group create NAME                            create an authority group", runGroup},
 		{"principal", "principal create NAME --group GROUP          create a principal", runPrincipal},
 		{"token", "token create|revoke|list                     manage personal access tokens", runToken},
-		{"project", "project add|grant|revoke|remove|list         manage projects and grants", runProject},
+		{"project", "project add|grant|revoke|remove|list|check  manage projects, grants and checks", runProject},
 		{"login-link", "login-link --principal NAME [--ttl 10m]      a single-use sign-in link (OAuth consent page, dashboard)", runLoginLink},
 		{"oauth", "oauth clients|grants|revoke ID               list and revoke OAuth clients and grants", runOAuth},
 		{"providers", "providers check                              check the configured model providers (no secret printed)", runProviders},
@@ -88,7 +90,7 @@ func usage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintln(w, "  "+c.usage)
 	}
-	fmt.Fprintln(w, "\nEvery command takes --config FILE, --data-dir DIR and --json. The data directory defaults to\n$CONTINUO_DATA_DIR, else $XDG_DATA_HOME/continuo, else ~/.local/share/continuo.\nRun 'continuo COMMAND --help' for a command's flags; 'continuo --version' for the version.")
+	fmt.Fprintln(w, "\nEvery command takes --config FILE, --data-dir DIR and --json. The data directory defaults to\n$CONTINUO_DATA_DIR, else $XDG_DATA_HOME/continuo, else ~/.local/share/continuo; the\nconfiguration file to DATA_DIR/continuo.toml, when it exists.\nRun 'continuo COMMAND --help' for a command's flags; 'continuo --version' for the version.")
 }
 
 // Main runs the continuo command and returns its exit status.
@@ -143,7 +145,11 @@ func (e *env) fail(err error) {
 	}
 	fmt.Fprintln(e.stderr, "continuo:", msg)
 	if e.json {
-		_ = json.NewEncoder(e.stdout).Encode(map[string]any{"error": map[string]any{"code": ce.Code, "message": msg}})
+		v := map[string]any{"code": ce.Code, "message": msg}
+		if len(ce.Details) > 0 {
+			v["details"] = ce.Details
+		}
+		_ = json.NewEncoder(e.stdout).Encode(map[string]any{"error": v})
 	}
 }
 
@@ -151,9 +157,11 @@ func (e *env) fail(err error) {
 func (e *env) flags(name, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(&e.flagOut)
-	fs.StringVar(&e.config, "config", "", "TOML configuration `file`")
+	fs.StringVar(&e.config, "config", "", "TOML configuration `file` (default DATA_DIR/continuo.toml, when it exists)")
 	fs.StringVar(&e.dataDir, "data-dir", "", "data `directory` (default $CONTINUO_DATA_DIR, else $XDG_DATA_HOME/continuo, else ~/.local/share/continuo)")
 	fs.BoolVar(&e.json, "json", false, "print one JSON object on stdout")
+	fs.StringVar(&e.logLevel, "log-level", "", "log `level` on stderr: debug, info, warn or error (default [log] level, else info)")
+	fs.StringVar(&e.logFormat, "log-format", "", "log `format` on stderr: text or json (default [log] format, else text)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: continuo %s\n\nFlags:\n", usage)
 		fs.PrintDefaults()
@@ -170,12 +178,6 @@ func (e *env) parse(fs *flag.FlagSet, args []string, wantPos int) ([]string, err
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := LoadConfig(e.config)
-	if err != nil {
-		return nil, err
-	}
-	cfg.ApplyEnv(os.Getenv)
-	e.cfg = cfg
 	if e.dataDir == "" {
 		if e.dataDir, err = datadir.Default(os.Getenv, os.UserHomeDir); err != nil {
 			return nil, err
@@ -184,7 +186,35 @@ func (e *env) parse(fs *flag.FlagSet, args []string, wantPos int) ([]string, err
 	if e.dataDir, err = filepath.Abs(e.dataDir); err != nil {
 		return nil, err
 	}
+	// Without --config, the data directory's continuo.toml, when there is one.
+	if e.config != "" {
+		if e.config, err = filepath.Abs(e.config); err != nil {
+			return nil, err
+		}
+	} else {
+		if def := filepath.Join(e.dataDir, DefaultConfigName); fileExists(def) {
+			e.config = def
+		}
+	}
+	cfg, err := LoadConfig(e.config)
+	if err != nil {
+		return nil, err
+	}
+	cfg.ApplyEnv(os.Getenv)
+	e.cfg = cfg
+	if err := e.setLogger(); err != nil {
+		return nil, err
+	}
 	return pos, nil
+}
+
+// DefaultConfigName is the configuration file a command reads from its data
+// directory when --config names none.
+const DefaultConfigName = "continuo.toml"
+
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
 }
 
 // parseFlags is parse without the configuration: flags and positional

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,7 +27,12 @@ func run(t *testing.T, args ...string) (int, string, string) {
 
 func runJSON(t *testing.T, args ...string) map[string]any {
 	t.Helper()
-	code, out, errs := run(t, append(args, "--json")...)
+	// --json goes before a -- (after it, it would be a check's argument).
+	i := slices.Index(args, "--")
+	if i < 0 {
+		i = len(args)
+	}
+	code, out, errs := run(t, slices.Insert(slices.Clone(args), i, "--json")...)
 	if code != 0 {
 		t.Fatalf("continuo %v: exit %d: %s", args, code, errs)
 	}

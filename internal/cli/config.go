@@ -38,6 +38,26 @@ type Config struct {
 	// Projects declares projects' validation checks by project name
 	// ([projects.NAME.checks.CHECK]); a start applies them to the database.
 	Projects map[string]ProjectConfig `toml:"projects"`
+	// Log configures what every command writes to stderr.
+	Log LogConfig `toml:"log"`
+}
+
+// LogConfig is the [log] table; --log-level and --log-format override it.
+type LogConfig struct {
+	// Level is debug, info (the default), warn or error.
+	Level string `toml:"level"`
+	// Format is text (the default) or json: one slog record a line.
+	Format string `toml:"format"`
+}
+
+// validate checks the [log] table.
+func (l LogConfig) validate(p *problems) {
+	if _, err := logLevel(l.Level); err != nil {
+		p.add("log.level", err.Error())
+	}
+	if l.Format != "" && l.Format != "text" && l.Format != "json" {
+		p.add("log.format", "must be text or json")
+	}
 }
 
 // ProjectConfig is one [projects.NAME] table.
@@ -304,6 +324,7 @@ func (c Config) Validate() error {
 	c.Database.validate(&p)
 	validateProviders(c.Providers, &p)
 	c.Swarm.validate(&p)
+	c.Log.validate(&p)
 	for _, name := range sortedNames(c.Projects) {
 		pc := c.Projects[name]
 		key := "projects." + name

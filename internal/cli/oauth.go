@@ -8,11 +8,17 @@ import (
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/auth"
+	"github.com/continuo-dev/continuo/internal/datadir"
 )
 
 // configuredIssuer is the issuer a server started with this
 // configuration has (oauthIssuer), for commands that run beside it.
 func (e *env) configuredIssuer() string {
+	// A running server of this data directory knows the address it really
+	// has (serve --listen, or port 0).
+	if s, ok, _ := datadir.ReadServing(e.dataDir, serveLockName); ok && s.Issuer != "" {
+		return s.Issuer
+	}
 	var bound net.Addr
 	if a, err := net.ResolveTCPAddr("tcp", e.cfg.Server.Listen); err == nil {
 		bound = a

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/continuo-dev/continuo/internal/auth"
+	"github.com/continuo-dev/continuo/internal/oauth"
 	"github.com/continuo-dev/continuo/internal/store/sqlite"
 )
 
@@ -61,7 +62,7 @@ func TestOAuthCommands(t *testing.T) {
 	}
 	a := auth.New(db, nil)
 	a.EnableOAuth(auth.OAuthOptions{Issuer: "http://127.0.0.1:7300"})
-	reg, err := a.RegisterClient(context.Background(), []byte(`{"redirect_uris":["https://chat.example/cb"],"client_name":"Chat bot","token_endpoint_auth_method":"none"}`))
+	reg, err := oauth.New(a, db, nil, oauth.Options{}).RegisterClient(context.Background(), []byte(`{"redirect_uris":["https://chat.example/cb"],"client_name":"Chat bot","token_endpoint_auth_method":"none"}`))
 	db.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/continuo-dev/continuo/internal/datadir"
 	"github.com/continuo-dev/continuo/internal/mcpserver"
 	"github.com/continuo-dev/continuo/internal/metrics"
+	"github.com/continuo-dev/continuo/internal/oauth"
 	"github.com/continuo-dev/continuo/internal/provider"
 	runs "github.com/continuo-dev/continuo/internal/run"
 	"github.com/continuo-dev/continuo/internal/store"
@@ -126,7 +127,16 @@ type firstStart struct {
 	project *continuo.Project
 	fromCwd bool // the project is the checkout the command ran in (no --project)
 	fresh   bool // this start bootstrapped the database
+	// hint is one line saying how to register the checkout a later start
+	// could not register itself.
+	hint string
+	// signIn is the admin's single-use dashboard sign-in link, made by a
+	// first start that serves the dashboard.
+	signIn *auth.LoginLinkInfo
 }
+
+// firstSignInTTL is how long a first start's sign-in link stays valid.
+const firstSignInTTL = time.Hour
 
 // bootstrapper returns an openOptions.prepare that bootstraps a fresh
 // database into *out: the admin identity and a first project — the
@@ -263,8 +273,8 @@ func runServe(e *env, args []string) error {
 		return err
 	}
 	defer a.close()
-	if *project != "" && !first.fresh {
-		fmt.Fprintf(e.stderr, "continuo: --project applies to a first start only; this data directory exists already (use `continuo project add`)\n")
+	if !first.fresh {
+		e.registerCheckout(a.auth, *project, &first)
 	}
 	key, err := a.auth.SessionKey(e.ctx)
 	if err != nil {
@@ -280,14 +290,15 @@ func runServe(e *env, args []string) error {
 	// Tests serve client metadata documents from loopback with their own
 	// CA; nothing else relaxes the fetcher's rules.
 	testCA := os.Getenv("CONTINUO_TEST_CLIENT_METADATA_CA")
-	fetcher, err := auth.NewClientDocFetcher(auth.FetcherOptions{TestCAFile: testCA})
+	fetcher, err := oauth.NewClientDocFetcher(oauth.FetcherOptions{TestCAFile: testCA})
 	if err != nil {
 		return err
 	}
 	if testCA != "" {
 		e.log.Warn("CONTINUO_TEST_CLIENT_METADATA_CA is set: client metadata documents on loopback addresses are allowed (tests only)")
 	}
-	a.auth.EnableOAuth(auth.OAuthOptions{Issuer: oauthIssuer(e.cfg.Server.PublicURL, ln.Addr()), Fetcher: fetcher})
+	a.auth.EnableOAuth(auth.OAuthOptions{Issuer: oauthIssuer(e.cfg.Server.PublicURL, ln.Addr())})
+	authorization := oauth.New(a.auth, a.store, nil, oauth.Options{Fetcher: fetcher})
 	base := e.cfg.Server.PublicURL
 	if base == "" {
 		base = "http://" + ln.Addr().String()
@@ -304,7 +315,7 @@ func runServe(e *env, args []string) error {
 	defer closeStreams()
 	srv := &http.Server{
 		Handler: endStreams(streams, web.Handler(web.Options{MCP: mcpSrv, Auth: a.auth, Ready: a.store.Ping, Metrics: a.metrics, Logger: e.log,
-			PublicHost: publicHost, PublicURL: e.cfg.Server.PublicURL, Sessions: sessions, OAuth: a.auth, Key: key,
+			PublicHost: publicHost, PublicURL: e.cfg.Server.PublicURL, Sessions: sessions, OAuth: a.auth, OAuthServer: authorization, Key: key,
 			Dashboard:      &web.Dashboard{Workflow: a.workflow, Runs: a.runs, Swarm: a.swarm, Auth: a.auth},
 			AllowedOrigins: e.cfg.Server.AllowedOrigins, Limits: web.Limits{MaxSessions: e.cfg.Server.MaxSessions,
 				MaxSessionsPerPrincipal: e.cfg.Server.MaxSessionsPerPrincipal,
@@ -318,10 +329,16 @@ func runServe(e *env, args []string) error {
 		MaxHeaderBytes:    64 << 10,
 	}
 	a.agents.Attach = attachContinuo(a.auth, mcpURL)
+	if first.fresh && a.auth.Issuer() != "" {
+		// The admin's way into the dashboard, beside its token.
+		if first.signIn, err = a.auth.CreateLoginLink(e.ctx, auth.AdminName, firstSignInTTL, []continuo.Scope{continuo.ScopeAdmin}); err != nil {
+			return err
+		}
+	}
 	e.announce(mcpURL, ln.Addr().String(), a.auth.Issuer(), &first)
 	// Other commands on this data directory (hook install, login-link)
 	// name the address this server really has.
-	if err := datadir.WriteServing(e.dataDir, datadir.Serving{URL: strings.TrimSuffix(base, "/"), MCPURL: mcpURL, PID: os.Getpid()}); err != nil {
+	if err := datadir.WriteServing(e.dataDir, datadir.Serving{URL: strings.TrimSuffix(base, "/"), MCPURL: mcpURL, Issuer: a.auth.Issuer(), PID: os.Getpid()}); err != nil {
 		e.log.Warn("could not record the server's address in the data directory", "err", err)
 	}
 	defer datadir.RemoveServing(e.dataDir)
@@ -426,9 +443,13 @@ func runInit(e *env, args []string) error {
 // JSON object (scripts and tests read it); otherwise a short text.
 func (e *env) announce(mcpURL, addr, issuer string, first *firstStart) {
 	if e.json {
-		v := map[string]any{"mcp_url": mcpURL, "listen": addr, "data_dir": e.dataDir, "toolsets": e.cfg.DefaultToolsets().Names()}
+		v := map[string]any{"mcp_url": mcpURL, "listen": addr, "data_dir": e.dataDir, "config": e.config, "toolsets": e.cfg.DefaultToolsets().Names()}
 		if issuer != "" {
 			v["oauth_issuer"] = issuer
+			v["dashboard_url"] = issuer + "/"
+		}
+		if first.signIn != nil {
+			v["sign_in_url"] = first.signIn.URL
 		}
 		if first.token != nil {
 			v["admin_token"] = first.token.Token
@@ -439,32 +460,62 @@ func (e *env) announce(mcpURL, addr, issuer string, first *firstStart) {
 			v["project"] = first.project.Name
 			v["project_root"] = first.project.Root
 		}
+		if first.hint != "" {
+			v["project_hint"] = first.hint
+		}
 		e.out(v, "")
 		return
 	}
 	w := e.stdout
-	fmt.Fprintf(w, "Continuo is running.\n  MCP endpoint:   %s (toolsets: %s)\n  Other toolsets: %s/x/TOOLSET (%s)\n  Data directory: %s\n",
-		mcpURL, e.cfg.DefaultToolsets(), mcpURL, strings.Join(mcpserver.ToolsetNames(), ", "), e.dataDir)
+	fmt.Fprintf(w, "Continuo is running.\n  MCP endpoint:   %s (toolsets: %s)\n  Other toolsets: %s/x/TOOLSET (%s)\n  Data directory: %s\n  Config file:    %s\n",
+		mcpURL, e.cfg.DefaultToolsets(), mcpURL, strings.Join(mcpserver.ToolsetNames(), ", "), e.dataDir, e.configShown())
 	if issuer != "" {
-		fmt.Fprintf(w, "  OAuth issuer:   %s\n", issuer)
+		fmt.Fprintf(w, "  Dashboard:      %s/\n  OAuth issuer:   %s\n", issuer, issuer)
 	} else {
+		fmt.Fprintf(w, "  Dashboard:      off (listen on a loopback address, or set server.public_url)\n")
 		fmt.Fprintf(w, "  OAuth:          off (set server.public_url to its https:// URL to turn it on); tokens only\n")
 	}
 	secret := "<TOKEN>"
+	dd := ""
+	if e.dataDirFlagged() {
+		dd = " --data-dir " + e.dataDir
+	}
 	if first.fresh {
 		e.printFirstStart(first)
 		if first.token != nil {
 			secret = first.token.Token
 		}
+		if first.signIn != nil {
+			fmt.Fprintf(w, "\nOpen the dashboard (single-use sign-in link for admin, valid for %v; keep it secret):\n  %s\n"+
+				"Another: continuo login-link --principal admin --scopes %s%s\n", firstSignInTTL, first.signIn.URL, dashboardScopes, dd)
+		}
 	} else {
-		dd := ""
-		if e.dataDirFlagged() {
-			dd = " --data-dir " + e.dataDir
+		if p := first.project; p != nil {
+			fmt.Fprintf(w, "  Project:        %s (%s) registered for %s, granted to admin\n", p.Name, p.ID, p.Root)
+		}
+		if first.hint != "" {
+			fmt.Fprintf(w, "  Project:        %s\n", first.hint)
 		}
 		fmt.Fprintf(w, "\nThe admin token was shown at first start. Make another with:\n  continuo token create --principal admin --scopes admin%s\n", dd)
+		if issuer != "" {
+			fmt.Fprintf(w, "Sign in to the dashboard with a link:\n  continuo login-link --principal admin --scopes %s%s\n", dashboardScopes, dd)
+		}
 	}
 	fmt.Fprintf(w, "\nConnect Claude Code:\n  claude mcp add --transport http continuo %s --header \"Authorization: Bearer %s\"\n", mcpURL, secret)
 	fmt.Fprintf(w, "Connect Codex CLI (~/.codex/config.toml):\n  [mcp_servers.continuo]\n  url = %q\n  bearer_token_env_var = \"CONTINUO_TOKEN\"\n", mcpURL)
+}
+
+// dashboardScopes are what a person needs on every dashboard page (reading
+// sessions and runs) and to act there.
+const dashboardScopes = "sessions:read,sessions:write,runtime:read,swarm:own"
+
+// configShown names the configuration file in use, or where one would be
+// read from.
+func (e *env) configShown() string {
+	if e.config != "" {
+		return e.config
+	}
+	return "none (defaults; write " + filepath.Join(e.dataDir, DefaultConfigName) + " or pass --config FILE)"
 }
 
 // dataDirFlagged reports whether the data directory is not the default

@@ -16,8 +16,9 @@ const ServingName = "serve.json"
 
 // Serving is where a server of the directory listens.
 type Serving struct {
-	URL    string `json:"url"`     // the base URL: public_url, else http://ADDR
-	MCPURL string `json:"mcp_url"` // URL + "/mcp"
+	URL    string `json:"url"`              // the base URL: public_url, else http://ADDR
+	MCPURL string `json:"mcp_url"`          // URL + "/mcp"
+	Issuer string `json:"issuer,omitempty"` // its OAuth issuer, which sign-in links use ("": none)
 	PID    int    `json:"pid"`
 }
 

@@ -62,7 +62,10 @@ type server struct {
 	URL     string      // the MCP endpoint
 	Base    string      // http://host:port
 	Admin   string      // the admin token, on the first start only
-	Project string      // the bootstrapped project id, on the first start only
+	Project string      // the project this start registered (its checkout), if any
+	Hint    string      // how to register the checkout this start could not
+	SignIn  string      // the admin's dashboard sign-in link, on the first start only
+	Dash    string      // the dashboard's URL ("" when it is off)
 	Issuer  string      // the OAuth issuer ("" when OAuth is off)
 	stderr  *syncBuffer // safe to read while the process runs
 }
@@ -73,6 +76,9 @@ type announcement struct {
 	Listen     string `json:"listen"`
 	AdminToken string `json:"admin_token"`
 	ProjectID  string `json:"project_id"`
+	Hint       string `json:"project_hint"`
+	SignIn     string `json:"sign_in_url"`
+	Dash       string `json:"dashboard_url"`
 	Issuer     string `json:"oauth_issuer"`
 }
 
@@ -174,7 +180,8 @@ func startEnv(t *testing.T, dataDir, workDir string, env []string, extra ...stri
 		if err := json.Unmarshal([]byte(l), &a); err != nil {
 			t.Fatalf("announcement %q: %v", l, err)
 		}
-		s.URL, s.Base, s.Admin, s.Project, s.Issuer = a.MCPURL, "http://"+a.Listen, a.AdminToken, a.ProjectID, a.Issuer
+		s.URL, s.Base, s.Admin, s.Project, s.Hint, s.Issuer = a.MCPURL, "http://"+a.Listen, a.AdminToken, a.ProjectID, a.Hint, a.Issuer
+		s.SignIn, s.Dash = a.SignIn, a.Dash
 	case <-time.After(60 * time.Second):
 		t.Fatalf("continuo serve did not announce itself: %s", stderr.String())
 	}

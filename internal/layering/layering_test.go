@@ -23,6 +23,13 @@ const module = "github.com/continuo-dev/continuo"
 // own layer or of lower ones: edges → services → store → root, never back.
 // Tests (_test.go files) may import anything; the rules below say where that
 // is the only place an import may appear.
+//
+// A package nested in another's folder lives in that package's room (see
+// room): whatever its own layer, a package of a lower layer does not import
+// it, so a support library kept inside a service's folder (process spawning
+// once sat in internal/run/proc, imported by internal/provider, which
+// internal/run imports) is an arrow back up, and is moved out to a room of
+// its own.
 const (
 	layerRoot    = iota // the root package: domain types, stdlib only
 	layerSupport        // store, and the small libraries both services and edges use
@@ -51,12 +58,13 @@ var layers = map[string]int{
 	"internal/workspace":             layerSupport,
 	"internal/datadir":               layerSupport,
 	"internal/datadir/asuser":        layerSupport,
-	"internal/run/proc":              layerSupport,
+	"internal/proc":                  layerSupport,
 	"internal/provider":              layerSupport,
 	"internal/provider/providertest": layerSupport,
 	"internal/modelstub":             layerSupport,
 
 	"internal/auth":     layerService,
+	"internal/oauth":    layerService,
 	"internal/workflow": layerService,
 	"internal/run":      layerService,
 	"internal/swarm":    layerService,
@@ -73,6 +81,17 @@ var layers = map[string]int{
 	"bench/profserver":  layerMain,
 	"internal/e2e":      layerMain,
 	"internal/layering": layerMain,
+}
+
+// services orders the service layer: a service imports only services of a
+// lower rank. auth (identities, tokens, grants) is under every other;
+// the authorization server (oauth) stands on auth, never the reverse.
+var services = map[string]int{
+	"internal/auth":     0,
+	"internal/oauth":    1,
+	"internal/run":      1,
+	"internal/swarm":    1,
+	"internal/workflow": 2,
 }
 
 const mcpSDK = "github.com/modelcontextprotocol/go-sdk"
@@ -118,6 +137,27 @@ type pkg struct {
 	XTestImports []string
 	Error        *struct{ Err string }
 	DepsErrors   []*struct{ Err string }
+}
+
+// room is the outermost placed package whose folder holds r: internal/run
+// for internal/run/x, internal/store for internal/store/sqlite, r itself
+// for a package that no placed package holds.
+func room(r string) string {
+	if r == "" {
+		return r
+	}
+	parts := strings.Split(r, "/")
+	for i := 1; i < len(parts); i++ {
+		if p := strings.Join(parts[:i], "/"); hasLayer(p) {
+			return p
+		}
+	}
+	return r
+}
+
+func hasLayer(r string) bool {
+	_, ok := layers[r]
+	return ok
 }
 
 // rel is path relative to the module ("" for the root package), and whether
@@ -206,6 +246,12 @@ func check(own []pkg, std map[string]bool) []string {
 			case layers[to] > layer:
 				report(from, imp, fmt.Sprintf("a %s package imports no %s package (edges → services → store → root)",
 					layerNames[layer], layerNames[layers[to]]))
+			case layer == layerService && layers[to] == layerService && room(to) != room(from) && services[room(to)] >= services[room(from)]:
+				report(from, imp, fmt.Sprintf("a service imports only services of a lower rank (services: %s is %d, %s is %d)",
+					room(from), services[room(from)], room(to), services[room(to)]))
+			case room(to) != room(from) && layers[room(to)] > layer:
+				report(from, imp, fmt.Sprintf("a %s package imports nothing inside %s, a %s room: move %s out to a room of its own",
+					layerNames[layer], room(to), layerNames[layers[room(to)]], to))
 			case slices.Contains(drivers, to) && !slices.Contains(driverImporters, from):
 				report(from, imp, "only "+strings.Join(driverImporters, ", ")+" and tests import a concrete driver")
 			case slices.Contains(testHelpers, to) && !slices.Contains(testHelpers, from) && !slices.Contains(helperImporters, from):
@@ -265,9 +311,43 @@ func TestLayering(t *testing.T) {
 		r, _ := rel(p.ImportPath)
 		listed[r] = true
 	}
-	for r := range layers {
+	for r, l := range layers {
+		if _, ranked := services[r]; l == layerService && !ranked {
+			t.Errorf("%s is a service without a rank: place it in services (internal/layering)", r)
+		}
 		if !listed[r] {
 			t.Errorf("layers places %s, which is not a package of the module", show(r))
+		}
+	}
+}
+
+// TestRooms holds the arrow that ran back up before internal/proc was its own
+// room: a support package importing a package inside a service's folder is
+// refused, and the same import of the room of its own is not.
+func TestRooms(t *testing.T) {
+	std := map[string]bool{}
+	provider := func(imp string) []pkg {
+		return []pkg{{ImportPath: module + "/internal/provider", Imports: []string{module + "/" + imp}}}
+	}
+	bad := check(provider("internal/run/proc"), std)
+	want := "internal/provider imports " + module + "/internal/run/proc: a store/support package imports nothing inside internal/run, a service room: move internal/run/proc out to a room of its own"
+	if len(bad) != 1 || bad[0] != want {
+		t.Errorf("provider → internal/run/proc: %q, want [%q]", bad, want)
+	}
+	if bad := check(provider("internal/proc"), std); len(bad) != 0 {
+		t.Errorf("provider → internal/proc: %q, want none", bad)
+	}
+	// auth stands under the authorization server.
+	authImports := []pkg{{ImportPath: module + "/internal/auth", Imports: []string{module + "/internal/oauth"}}}
+	if bad := check(authImports, std); len(bad) != 1 || !strings.Contains(bad[0], "a service imports only services of a lower rank") {
+		t.Errorf("auth → oauth: %q, want one refusal", bad)
+	}
+	for r, want := range map[string]string{
+		"": "", "internal/run": "internal/run", "internal/run/proc": "internal/run",
+		"internal/store/sqlite": "internal/store", "bench/profserver": "bench", "cmd/continuo": "cmd/continuo",
+	} {
+		if got := room(r); got != want {
+			t.Errorf("room(%q) = %q, want %q", r, got, want)
 		}
 	}
 }

@@ -166,7 +166,7 @@ func (c *core) build(sets Toolsets) *mcp.Server {
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "continuo", Title: "Continuo", Version: Version}, &mcp.ServerOptions{
 		Instructions: Instructions(sets),
-		Logger:       c.opts.Logger,
+		Logger:       protocolLogger(c.opts.Logger),
 		GetSessionID: c.opts.SessionID,
 		Capabilities: caps,
 		SetCacheable: cacheScope,
@@ -288,17 +288,19 @@ func add[In, Out any](s *server, srv *mcp.Server, t tool, h func(ctx context.Con
 			}
 		}
 		cancelled := err != nil && ctx.Err() != nil
-		if s.calls != nil {
-			outcome := "ok"
-			switch {
-			case cancelled:
-				outcome = "cancelled"
-			case err != nil:
-				outcome = string(continuo.AsError(err).Code)
-			}
-			s.calls.Inc(t.name, outcome)
-			s.duration.Observe(time.Since(start).Seconds(), t.name)
+		outcome := "ok"
+		switch {
+		case cancelled:
+			outcome = "cancelled"
+		case err != nil:
+			outcome = string(continuo.AsError(err).Code)
 		}
+		took := time.Since(start)
+		if s.calls != nil {
+			s.calls.Inc(t.name, outcome)
+			s.duration.Observe(took.Seconds(), t.name)
+		}
+		s.logCall(ctx, t.name, c, took, outcome)
 		if cancelled {
 			return nil, s.cancelled(ctx, t.name, err)
 		}
@@ -319,7 +321,7 @@ func add[In, Out any](s *server, srv *mcp.Server, t tool, h func(ctx context.Con
 // "request cancelled"; the edges (ServeStdio, web) drop the answer to a
 // request the client cancelled, and on 2026-07-28 nobody is left to read it.
 func (s *server) cancelled(ctx context.Context, name string, err error) error {
-	s.opts.Logger.InfoContext(ctx, "tool call cancelled", "tool", name, "err", err)
+	s.opts.Logger.DebugContext(ctx, "tool call cancelled", "tool", name, "err", err)
 	return &jsonrpc.Error{Code: rpcwire.CodeRequestCancelled, Message: "request cancelled"}
 }
 

@@ -16,7 +16,7 @@ import (
 
 	"github.com/coder/acp-go-sdk"
 
-	"github.com/continuo-dev/continuo/internal/run/proc"
+	"github.com/continuo-dev/continuo/internal/proc"
 )
 
 // An ACP turn is one process: the agent is started for the turn, in the

@@ -8,8 +8,8 @@ import (
 	"slices"
 
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/proc"
 	"github.com/continuo-dev/continuo/internal/redact"
-	"github.com/continuo-dev/continuo/internal/run/proc"
 	"github.com/continuo-dev/continuo/internal/store"
 )
 

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/continuo-dev/continuo"
-	"github.com/continuo-dev/continuo/internal/run/proc"
+	"github.com/continuo-dev/continuo/internal/proc"
 	"github.com/continuo-dev/continuo/internal/store"
 )
 

@@ -35,7 +35,7 @@ import (
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/auth"
-	"github.com/continuo-dev/continuo/internal/run/proc"
+	"github.com/continuo-dev/continuo/internal/proc"
 	"github.com/continuo-dev/continuo/internal/store"
 )
 

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/continuo-dev/continuo/internal/run/proc"
+	"github.com/continuo-dev/continuo/internal/proc"
 )
 
 // ProcessRuntime is the process carrier runtime (CONTRACT.md §8): it

@@ -22,7 +22,7 @@ import (
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/metrics"
-	"github.com/continuo-dev/continuo/internal/run/proc"
+	"github.com/continuo-dev/continuo/internal/proc"
 	"github.com/continuo-dev/continuo/internal/store"
 )
 

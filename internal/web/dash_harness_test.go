@@ -14,6 +14,7 @@ import (
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/auth"
 	"github.com/continuo-dev/continuo/internal/mcpserver"
+	"github.com/continuo-dev/continuo/internal/oauth"
 	"github.com/continuo-dev/continuo/internal/run"
 	"github.com/continuo-dev/continuo/internal/store"
 	"github.com/continuo-dev/continuo/internal/store/stores"
@@ -87,7 +88,7 @@ func newDashServer(t *testing.T, opts ...func(*dashOptions)) *dashServer {
 		t.Fatal(err)
 	}
 	m := mcpserver.New(mcpserver.Options{Workflow: wf, Runs: runs, Swarm: sw})
-	s.opts = web.Options{MCP: m, Auth: a, OAuth: a, Key: key, Limits: o.web,
+	s.opts = web.Options{MCP: m, Auth: a, OAuth: a, OAuthServer: oauth.New(a, st, nil, oauth.Options{}), Key: key, Limits: o.web,
 		Dashboard: &web.Dashboard{Workflow: wf, Runs: runs, Swarm: sw, Auth: a}}
 	srv.Config.Handler = web.Handler(s.opts)
 	srv.Start()

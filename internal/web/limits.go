@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/oauth"
 	"github.com/continuo-dev/continuo/internal/rpcwire"
 )
 
@@ -129,8 +130,8 @@ func bodyFailed(w http.ResponseWriter, r *http.Request, err error, limit int64) 
 	if errors.As(err, &tooLarge) {
 		status, e = http.StatusRequestEntityTooLarge, continuo.Errorf(continuo.CodeTooLarge, "the request body exceeds %d bytes", limit).With("limit", limit)
 	}
-	if code := oauthBodyCode(r.URL.Path); code != "" {
-		writeOAuthError(w, status, code, e.Message)
+	if code := oauth.BodyCode(r.URL.Path); code != "" {
+		oauth.WriteError(w, status, code, e.Message)
 		return
 	}
 	writeProblem(w, r.Context(), status, rpcwire.CodeInvalidRequest, e, nil)

@@ -9,27 +9,17 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/auth"
+	"github.com/continuo-dev/continuo/internal/oauth"
 )
 
-// OAuthServer is what the HTTP edge of the authorization server asks of
-// the auth service (auth.Service, after EnableOAuth): the protocol rules
-// live there, this package only reads requests and writes responses.
-type OAuthServer interface {
+// BrowserSignIn is what the browser pages ask of the auth service
+// (auth.Service, after EnableOAuth): the issuer, and sign-in by login
+// link or personal access token into a browser session.
+type BrowserSignIn interface {
 	Issuer() string // "" when OAuth is off
-	Resource() string
-
-	CheckAuthorize(ctx context.Context, req auth.AuthorizeRequest) (*auth.Authorization, error)
-	IssueCode(ctx context.Context, a *auth.Authorization, principalID string, scopes []continuo.Scope) (string, error)
-	AuthorizeErrorURL(redirectURI, state string, e *auth.OAuthError) string
-
-	Token(ctx context.Context, form url.Values, c auth.ClientAuth) (*auth.TokenResponse, error)
-	RevokeOAuthToken(ctx context.Context, form url.Values, c auth.ClientAuth) error
-	RegisterClient(ctx context.Context, body []byte) (*auth.Registration, error)
-
 	LoginLinkPrincipal(ctx context.Context, code string) (*continuo.Principal, error)
 	SignIn(ctx context.Context, secret string) (string, *continuo.Principal, error)
 	WebSession(ctx context.Context, sessionSecret string) (*continuo.Caller, error)
@@ -39,16 +29,17 @@ type OAuthServer interface {
 	ProjectsOf(ctx context.Context, c *continuo.Caller) ([]auth.Visible, error)
 }
 
-// oauthEdge serves the authorization server's routes for one issuer.
+// oauthEdge serves the browser's pages for one issuer: sign-in, and the
+// consent page of the authorization server (internal/oauth), whose own
+// endpoints it mounts; the dashboard signs in through it.
 type oauthEdge struct {
-	svc     OAuthServer
-	issuer  string // scheme://host[:port], no trailing slash
-	origin  string // the issuer as a browser's Origin header names it
-	secure  bool   // https: __Host- cookies with Secure
+	svc     BrowserSignIn
+	srv     *oauth.Server // nil: no authorization server, sign-in only
+	issuer  string        // scheme://host[:port], no trailing slash
+	origin  string        // the issuer as a browser's Origin header names it
+	secure  bool          // https: __Host- cookies with Secure
 	csrfKey []byte
 	log     *slog.Logger
-	// register bounds dynamic registrations per remote address and in all.
-	register *limiter
 }
 
 func newOAuthEdge(o Options) *oauthEdge {
@@ -60,35 +51,19 @@ func newOAuthEdge(o Options) *oauthEdge {
 	}
 	m := hmac.New(sha256.New, key)
 	m.Write([]byte("continuo/csrf/v1"))
-	now := o.Now
-	if now == nil {
-		now = time.Now
-	}
-	return &oauthEdge{svc: o.OAuth, issuer: issuer, origin: originOf(issuer), secure: strings.HasPrefix(issuer, "https://"), csrfKey: m.Sum(nil),
-		log: o.Logger, register: newLimiter(now, registerPerAddr, registerGlobal)}
+	return &oauthEdge{svc: o.OAuth, srv: o.OAuthServer, issuer: issuer, origin: originOf(issuer),
+		secure: strings.HasPrefix(issuer, "https://"), csrfKey: m.Sum(nil), log: o.Logger}
 }
 
-// routes adds the authorization server's routes to mux, each behind
-// guard (the loopback host check of /mcp).
+// routes adds the authorization server's routes and the sign-in pages to
+// mux, each behind guard (the loopback host check of /mcp).
 func (e *oauthEdge) routes(mux *routes, guard func(http.Handler) http.Handler) {
 	handle := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, guard(h)) }
-	meta := func(path string, h http.HandlerFunc) {
-		handle("GET "+path, cors(h))
-		handle("OPTIONS "+path, preflight("GET"))
+	if e.srv != nil {
+		e.srv.Routes(handle, e.log)
+		handle("GET /oauth/authorize", e.authorize)
+		handle("POST /oauth/authorize", e.consent)
 	}
-	meta("/.well-known/oauth-protected-resource", e.protectedResource)
-	meta("/.well-known/oauth-protected-resource/mcp", e.protectedResource)
-	meta("/.well-known/oauth-authorization-server", e.authorizationServer)
-	api := func(path string, h http.HandlerFunc) {
-		handle("POST "+path, cors(h))
-		handle("OPTIONS "+path, preflight("POST"))
-	}
-	api("/oauth/token", e.token)
-	api("/oauth/revoke", e.revoke)
-	api("/oauth/register", e.registerClient)
-
-	handle("GET /oauth/authorize", e.authorize)
-	handle("POST /oauth/authorize", e.consent)
 	handle("POST /oauth/login", e.signIn)
 	handle("GET /login", e.loginPage)
 	handle("POST /login", e.signIn)

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/continuo-dev/continuo"
-	"github.com/continuo-dev/continuo/internal/auth"
+	"github.com/continuo-dev/continuo/internal/oauth"
 )
 
 // The authorization endpoint (RFC 6749 §4.1.1): GET checks the request and
@@ -21,8 +21,8 @@ import (
 var authorizeParams = []string{"client_id", "redirect_uri", "response_type", "scope", "state",
 	"code_challenge", "code_challenge_method", "resource"}
 
-func authorizeRequest(v url.Values) auth.AuthorizeRequest {
-	return auth.AuthorizeRequest{ClientID: v.Get("client_id"), RedirectURI: v.Get("redirect_uri"),
+func authorizeRequest(v url.Values) oauth.AuthorizeRequest {
+	return oauth.AuthorizeRequest{ClientID: v.Get("client_id"), RedirectURI: v.Get("redirect_uri"),
 		ResponseType: v.Get("response_type"), Scope: v.Get("scope"), State: v.Get("state"),
 		CodeChallenge: v.Get("code_challenge"), CodeChallengeMethod: v.Get("code_challenge_method"),
 		Resource: v.Get("resource")}
@@ -50,7 +50,7 @@ func (e *oauthEdge) authorize(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	a, err := e.svc.CheckAuthorize(r.Context(), authorizeRequest(q))
+	a, err := e.srv.CheckAuthorize(r.Context(), authorizeRequest(q))
 	if err != nil {
 		e.authorizeFailed(w, r, q, err)
 		return
@@ -77,7 +77,7 @@ func (e *oauthEdge) consent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := r.PostForm
-	a, err := e.svc.CheckAuthorize(r.Context(), authorizeRequest(f))
+	a, err := e.srv.CheckAuthorize(r.Context(), authorizeRequest(f))
 	if err != nil {
 		e.authorizeFailed(w, r, f, err)
 		return
@@ -93,7 +93,7 @@ func (e *oauthEdge) consent(w http.ResponseWriter, r *http.Request) {
 	}
 	switch f.Get("decision") {
 	case "deny":
-		seeOther(w, e.svc.AuthorizeErrorURL(a.RedirectURI, a.State, &auth.OAuthError{Status: http.StatusBadRequest,
+		seeOther(w, e.srv.AuthorizeErrorURL(a.RedirectURI, a.State, &oauth.OAuthError{Status: http.StatusBadRequest,
 			Code: "access_denied", Description: "the user denied the request", Redirect: true}))
 	case "approve":
 		var chosen []continuo.Scope
@@ -111,7 +111,7 @@ func (e *oauthEdge) consent(w http.ResponseWriter, r *http.Request) {
 			e.renderConsent(w, r, http.StatusBadRequest, f, a, c, nil, "Choose at least one permission, or deny.")
 			return
 		}
-		to, err := e.svc.IssueCode(r.Context(), a, c.PrincipalID, chosen)
+		to, err := e.srv.IssueCode(r.Context(), a, c.PrincipalID, chosen)
 		if err != nil {
 			e.authorizeFailed(w, r, f, err)
 			return
@@ -126,13 +126,13 @@ func (e *oauthEdge) consent(w http.ResponseWriter, r *http.Request) {
 // client when its redirect URI is known good, else on a page of ours
 // (never a redirect to a URI the client may not own).
 func (e *oauthEdge) authorizeFailed(w http.ResponseWriter, r *http.Request, v url.Values, err error) {
-	var oe *auth.OAuthError
+	var oe *oauth.OAuthError
 	if !errors.As(err, &oe) {
 		e.unavailable(w, r, err)
 		return
 	}
 	if oe.Redirect {
-		seeOther(w, e.svc.AuthorizeErrorURL(v.Get("redirect_uri"), v.Get("state"), oe))
+		seeOther(w, e.srv.AuthorizeErrorURL(v.Get("redirect_uri"), v.Get("state"), oe))
 		return
 	}
 	status := oe.Status
@@ -143,7 +143,7 @@ func (e *oauthEdge) authorizeFailed(w http.ResponseWriter, r *http.Request, v ur
 		"The application that sent you here is misconfigured or unknown to this server. Nothing was shared with it.")
 }
 
-func (e *oauthEdge) renderConsent(w http.ResponseWriter, r *http.Request, status int, v url.Values, a *auth.Authorization,
+func (e *oauthEdge) renderConsent(w http.ResponseWriter, r *http.Request, status int, v url.Values, a *oauth.Authorization,
 	c *continuo.Caller, checked []continuo.Scope, msg string) {
 	visible, err := e.svc.ProjectsOf(r.Context(), c)
 	if err != nil {

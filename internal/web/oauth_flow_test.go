@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/continuo-dev/continuo"
-	"github.com/continuo-dev/continuo/internal/auth"
+	"github.com/continuo-dev/continuo/internal/oauth"
 	"github.com/continuo-dev/continuo/internal/store/stores"
 )
 
@@ -282,11 +282,11 @@ func testOAuthMetadataClient(t *testing.T) {
 	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: docs.Certificate().Raw}), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	fetcher, err := auth.NewClientDocFetcher(auth.FetcherOptions{TestCAFile: ca, Resolver: loopbackResolver{}})
+	fetcher, err := oauth.NewClientDocFetcher(oauth.FetcherOptions{TestCAFile: ca, Resolver: loopbackResolver{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := newOAuthServer(t, func(oo *auth.OAuthOptions) { oo.Fetcher = fetcher })
+	o := newOAuthServer(t, func(oo *oauth.Options) { oo.Fetcher = fetcher })
 	verifier, challenge := pkce("doc")
 	b, page := o.consentPage(o.authorizeURL(clientID, redirect, challenge, "sessions:read"))
 	for _, want := range []string{`id="client-name">Doc Client<`, `id="client-kind">Published by example.com:`} {

@@ -19,6 +19,7 @@ import (
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/auth"
 	"github.com/continuo-dev/continuo/internal/mcpserver"
+	"github.com/continuo-dev/continuo/internal/oauth"
 	"github.com/continuo-dev/continuo/internal/store/stores"
 	"github.com/continuo-dev/continuo/internal/web"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,15 +40,16 @@ type oauthServer struct {
 	client *http.Client // no cookies, no redirects followed
 }
 
-// newOAuthServer starts one; options may change the auth service's OAuth
-// options (not the issuer).
-func newOAuthServer(t *testing.T, options ...func(*auth.OAuthOptions)) *oauthServer {
+// newOAuthServer starts one; options may change the authorization
+// server's options.
+func newOAuthServer(t *testing.T, options ...func(*oauth.Options)) *oauthServer {
 	t.Helper()
 	ctx := t.Context()
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	o := &oauthServer{t: t, now: &now}
 	clock := func() time.Time { return *o.now }
-	a := auth.New(stores.Open(t), clock)
+	db := stores.Open(t)
+	a := auth.New(db, clock)
 	if _, err := a.CreateToken(ctx, "alice", []continuo.Scope{continuo.ScopeSessionsRead}, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -56,17 +58,17 @@ func newOAuthServer(t *testing.T, options ...func(*auth.OAuthOptions)) *oauthSer
 	}
 	srv := httptest.NewUnstartedServer(nil)
 	o.url = "http://" + srv.Listener.Addr().String()
-	oo := auth.OAuthOptions{Issuer: o.url}
+	a.EnableOAuth(auth.OAuthOptions{Issuer: o.url})
+	var oo oauth.Options
 	for _, f := range options {
 		f(&oo)
 	}
-	a.EnableOAuth(oo)
 	key, err := a.SessionKey(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv.Config.Handler = web.Handler(web.Options{MCP: mcpserver.New(mcpserver.Options{}),
-		Auth: a, OAuth: a, Key: key, Now: clock})
+		Auth: a, OAuth: a, OAuthServer: oauth.New(a, db, clock, oo), Key: key})
 	srv.Start()
 	t.Cleanup(srv.Close)
 	o.auth = a

@@ -12,6 +12,7 @@ import (
 
 	"github.com/continuo-dev/continuo/internal/auth"
 	"github.com/continuo-dev/continuo/internal/mcpserver"
+	"github.com/continuo-dev/continuo/internal/oauth"
 	"github.com/continuo-dev/continuo/internal/store/stores"
 	"github.com/continuo-dev/continuo/internal/web"
 )
@@ -68,10 +69,12 @@ func testOAuthMetadata(t *testing.T) {
 func TestOAuthOff(t *testing.T) { stores.Each(t, testOAuthOff) }
 
 func testOAuthOff(t *testing.T) {
-	a := auth.New(stores.Open(t), nil)
+	db := stores.Open(t)
+	a := auth.New(db, nil)
 	for name, h := range map[string]http.Handler{
-		"nil":       web.Handler(web.Options{MCP: mcpserver.New(mcpserver.Options{}), Auth: a}),
-		"no issuer": web.Handler(web.Options{MCP: mcpserver.New(mcpserver.Options{}), Auth: a, OAuth: a}),
+		"nil": web.Handler(web.Options{MCP: mcpserver.New(mcpserver.Options{}), Auth: a}),
+		"no issuer": web.Handler(web.Options{MCP: mcpserver.New(mcpserver.Options{}), Auth: a, OAuth: a,
+			OAuthServer: oauth.New(a, db, nil, oauth.Options{})}),
 	} {
 		s := httptest.NewServer(h)
 		for _, path := range []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp",

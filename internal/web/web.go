@@ -1,7 +1,8 @@
 // Package web serves Continuo over HTTP: the MCP endpoint behind bearer
-// authentication, the HTTP edge of the OAuth 2.1 authorization server
-// (metadata, sign-in and consent pages, token, revocation, registration),
-// health and readiness probes, Prometheus metrics, and the landing page.
+// authentication, the browser's sign-in and the consent page of the OAuth
+// 2.1 authorization server (internal/oauth, whose metadata, token,
+// revocation and registration endpoints it mounts), health and readiness
+// probes, Prometheus metrics, and the landing page.
 package web
 
 import (
@@ -19,6 +20,7 @@ import (
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/mcpserver"
 	"github.com/continuo-dev/continuo/internal/metrics"
+	"github.com/continuo-dev/continuo/internal/oauth"
 	"github.com/continuo-dev/continuo/internal/rpcwire"
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -53,15 +55,17 @@ type Options struct {
 	// GetSessionID) and lets every replica serve every session; nil means
 	// sessions live only in this process.
 	Sessions *Sessions
-	// OAuth serves the authorization server when it has an issuer (the
-	// auth service after EnableOAuth); nil or no issuer: OAuth is off, its
-	// routes answer 404 and /mcp takes personal access tokens only.
-	OAuth OAuthServer
+	// OAuth is the auth service after EnableOAuth: with an issuer, the
+	// browser signs in (the dashboard's and the consent page's sign-in);
+	// nil or no issuer: OAuth is off, its routes answer 404 and /mcp takes
+	// personal access tokens only.
+	OAuth BrowserSignIn
+	// OAuthServer is the authorization server of OAuth's issuer: its
+	// endpoints and consent page are served when OAuth is on; nil: none.
+	OAuthServer *oauth.Server
 	// Key is the secret all replicas share (auth.SessionKey); the CSRF key
 	// of the OAuth pages derives from it. nil: a key of this process only.
 	Key []byte
-	// Now is the clock of the registration rate limit; nil means time.Now.
-	Now func() time.Time
 	// Dashboard serves the dashboard at / (with OAuth's sign-in); nil:
 	// only the landing page.
 	Dashboard *Dashboard

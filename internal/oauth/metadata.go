@@ -1,4 +1,4 @@
-package web
+package oauth
 
 import (
 	"encoding/json"
@@ -12,24 +12,24 @@ import (
 // what protects /mcp (RFC 9728) and how to talk to the authorization
 // server (RFC 8414). Both are public and the same for everyone.
 
-func (e *oauthEdge) protectedResource(w http.ResponseWriter, r *http.Request) {
+func (e *endpoints) protectedResource(w http.ResponseWriter, r *http.Request) {
 	writeMetadata(w, map[string]any{
-		"resource":                 e.svc.Resource(),
-		"authorization_servers":    []string{e.issuer},
+		"resource":                 e.srv.Resource(),
+		"authorization_servers":    []string{e.srv.Issuer()},
 		"bearer_methods_supported": []string{"header"},
 		"scopes_supported":         continuo.OAuthScopes(),
 		"resource_name":            "Continuo",
 	})
 }
 
-func (e *oauthEdge) authorizationServer(w http.ResponseWriter, r *http.Request) {
+func (e *endpoints) authorizationServer(w http.ResponseWriter, r *http.Request) {
 	methods := []string{continuo.AuthMethodNone, continuo.AuthMethodPost, continuo.AuthMethodBasic}
 	writeMetadata(w, map[string]any{
-		"issuer":                                         e.issuer,
-		"authorization_endpoint":                         e.issuer + "/oauth/authorize",
-		"token_endpoint":                                 e.issuer + "/oauth/token",
-		"registration_endpoint":                          e.issuer + "/oauth/register",
-		"revocation_endpoint":                            e.issuer + "/oauth/revoke",
+		"issuer":                                         e.srv.Issuer(),
+		"authorization_endpoint":                         e.srv.Issuer() + "/oauth/authorize",
+		"token_endpoint":                                 e.srv.Issuer() + "/oauth/token",
+		"registration_endpoint":                          e.srv.Issuer() + "/oauth/register",
+		"revocation_endpoint":                            e.srv.Issuer() + "/oauth/revoke",
 		"response_types_supported":                       []string{"code"},
 		"response_modes_supported":                       []string{"query"},
 		"grant_types_supported":                          []string{"authorization_code", "refresh_token"},

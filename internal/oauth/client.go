@@ -1,4 +1,4 @@
-package auth
+package oauth
 
 import (
 	"context"
@@ -22,7 +22,7 @@ func errUnknownClient() *OAuthError {
 func isDocumentURL(clientID string) bool { return strings.HasPrefix(clientID, "https://") }
 
 // clientByID reads a client by what the client sends as client_id.
-func (s *Service) clientByID(ctx context.Context, clientID string) (*continuo.OAuthClient, error) {
+func (s *Server) clientByID(ctx context.Context, clientID string) (*continuo.OAuthClient, error) {
 	var c *continuo.OAuthClient
 	err := s.store.Read(ctx, func(tx store.Tx) (err error) {
 		c, err = tx.OAuthClientGetByClientID(ctx, clientID)
@@ -37,7 +37,7 @@ func (s *Service) clientByID(ctx context.Context, clientID string) (*continuo.OA
 // happens outside any transaction (it may take seconds); the row it
 // produces is shared by every replica. A client that is unknown, revoked,
 // or whose document cannot be fetched is refused with an error page.
-func (s *Service) authorizeClient(ctx context.Context, clientID string) (*continuo.OAuthClient, error) {
+func (s *Server) authorizeClient(ctx context.Context, clientID string) (*continuo.OAuthClient, error) {
 	if clientID == "" || len(clientID) > continuo.MaxClientIDBytes {
 		return nil, errUnknownClient()
 	}
@@ -61,8 +61,8 @@ func (s *Service) authorizeClient(ctx context.Context, clientID string) (*contin
 // the refreshed document of a known one (same row, same grants). Another
 // replica may create the row meanwhile: the unique client_id then says
 // ErrConflict and the row it stored is as fresh as ours, so it is read.
-func (s *Service) fetchClient(ctx context.Context, clientID string) (*continuo.OAuthClient, error) {
-	doc, err := s.oauth.Fetcher.Fetch(ctx, clientID)
+func (s *Server) fetchClient(ctx context.Context, clientID string) (*continuo.OAuthClient, error) {
+	doc, err := s.opts.Fetcher.Fetch(ctx, clientID)
 	if err != nil {
 		// A cached client whose refetch fails is refused too: the document
 		// may have been withdrawn, or changed its redirect URIs. The

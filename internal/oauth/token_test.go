@@ -1,4 +1,4 @@
-package auth_test
+package oauth_test
 
 import (
 	"context"
@@ -9,28 +9,28 @@ import (
 	"testing"
 	"time"
 
-	"github.com/continuo-dev/continuo/internal/auth"
+	"github.com/continuo-dev/continuo/internal/oauth"
 	"github.com/continuo-dev/continuo/internal/store/stores"
 )
 
 func TestCodeExchangeErrors(t *testing.T) { stores.Each(t, testCodeExchangeErrors) }
 
 func testCodeExchangeErrors(t *testing.T) {
-	e := setupOAuth(t, auth.OAuthOptions{})
+	e := setupOAuth(t, oauth.Options{})
 	id, other := e.public(cb), e.public(cb)
-	pub := auth.ClientAuth{ID: id}
+	pub := oauth.ClientAuth{ID: id}
 	code, verifier := e.code(id, cb)
 	wrong, _ := pkce()
 	cases := []struct {
 		name string
-		c    auth.ClientAuth
+		c    oauth.ClientAuth
 		form url.Values
 		want string
 	}{
 		{"wrong verifier", pub, url.Values{"code_verifier": {wrong}}, "invalid_grant"},
 		{"short verifier", pub, url.Values{"code_verifier": {verifier[:42]}}, "invalid_grant"},
 		{"no verifier", pub, url.Values{"code_verifier": {""}}, "invalid_request"},
-		{"another client's code", auth.ClientAuth{ID: other}, nil, "invalid_grant"},
+		{"another client's code", oauth.ClientAuth{ID: other}, nil, "invalid_grant"},
 		{"other redirect", pub, url.Values{"redirect_uri": {"https://app.example/other"}}, "invalid_grant"},
 		{"no redirect", pub, url.Values{"redirect_uri": {""}}, "invalid_grant"},
 		{"unknown code", pub, url.Values{"code": {"cto_ocd_" + strings.Repeat("a", 52)}}, "invalid_grant"},
@@ -40,16 +40,16 @@ func testCodeExchangeErrors(t *testing.T) {
 		{"repeated parameter", pub, url.Values{"code_verifier": {verifier, verifier}}, "invalid_request"},
 		{"grant type", pub, url.Values{"grant_type": {"password"}}, "unsupported_grant_type"},
 		{"no grant type", pub, url.Values{"grant_type": {""}}, "invalid_request"},
-		{"unknown client", auth.ClientAuth{ID: "ocl_nope"}, nil, "invalid_client"},
-		{"no client", auth.ClientAuth{}, nil, "invalid_client"},
-		{"public client with a secret", auth.ClientAuth{ID: id, Secret: "cto_ocs_x"}, nil, "invalid_client"},
+		{"unknown client", oauth.ClientAuth{ID: "ocl_nope"}, nil, "invalid_client"},
+		{"no client", oauth.ClientAuth{}, nil, "invalid_client"},
+		{"public client with a secret", oauth.ClientAuth{ID: id, Secret: "cto_ocs_x"}, nil, "invalid_client"},
 	}
 	for _, c := range cases {
 		f := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {cb}, "code_verifier": {verifier}}
 		for k, v := range c.form {
 			f[k] = v
 		}
-		if _, err := e.a.Token(e.ctx, f, c.c); oerr(err) != c.want {
+		if _, err := e.s.Token(e.ctx, f, c.c); oerr(err) != c.want {
 			t.Errorf("%s: %v (want %s)", c.name, err, c.want)
 		}
 	}
@@ -71,9 +71,9 @@ func testCodeExchangeErrors(t *testing.T) {
 func TestCodeReplay(t *testing.T) { stores.Each(t, testCodeReplay) }
 
 func testCodeReplay(t *testing.T) {
-	e := setupOAuth(t, auth.OAuthOptions{})
+	e := setupOAuth(t, oauth.Options{})
 	id := e.public(cb)
-	pub := auth.ClientAuth{ID: id}
+	pub := oauth.ClientAuth{ID: id}
 	code, verifier := e.code(id, cb)
 	tr, err := e.exchange(pub, code, cb, verifier)
 	if err != nil || !e.works(tr.AccessToken) {
@@ -95,9 +95,9 @@ func testCodeReplay(t *testing.T) {
 func TestRefreshRotation(t *testing.T) { stores.Each(t, testRefreshRotation) }
 
 func testRefreshRotation(t *testing.T) {
-	e := setupOAuth(t, auth.OAuthOptions{})
+	e := setupOAuth(t, oauth.Options{})
 	id := e.register(`{"redirect_uris":["` + cb + `"],"token_endpoint_auth_method":"none","scope":"sessions:read sessions:write"}`).Client.ClientID
-	pub := auth.ClientAuth{ID: id}
+	pub := oauth.ClientAuth{ID: id}
 	first := e.tokens(id, cb)
 	second, err := e.refresh(pub, first.RefreshToken, "")
 	if err != nil || second.RefreshToken == first.RefreshToken || second.AccessToken == first.AccessToken ||
@@ -146,9 +146,9 @@ func testRefreshRotation(t *testing.T) {
 func TestRefreshNarrows(t *testing.T) { stores.Each(t, testRefreshNarrows) }
 
 func testRefreshNarrows(t *testing.T) {
-	e := setupOAuth(t, auth.OAuthOptions{})
+	e := setupOAuth(t, oauth.Options{})
 	id := e.register(`{"redirect_uris":["` + cb + `"],"token_endpoint_auth_method":"none","scope":"sessions:read sessions:write swarm:own"}`).Client.ClientID
-	pub := auth.ClientAuth{ID: id}
+	pub := oauth.ClientAuth{ID: id}
 	holds := func(access string) string {
 		t.Helper()
 		c, err := e.a.Authenticate(e.ctx, access)
@@ -189,9 +189,9 @@ func testRefreshNarrows(t *testing.T) {
 func TestTokenExpiry(t *testing.T) { stores.Each(t, testTokenExpiry) }
 
 func testTokenExpiry(t *testing.T) {
-	e := setupOAuth(t, auth.OAuthOptions{RefreshTTL: 48 * time.Hour})
+	e := setupOAuth(t, oauth.Options{RefreshTTL: 48 * time.Hour})
 	id := e.public(cb)
-	pub := auth.ClientAuth{ID: id}
+	pub := oauth.ClientAuth{ID: id}
 	tr := e.tokens(id, cb)
 	e.clk.t = e.clk.t.Add(time.Hour - time.Millisecond)
 	if !e.works(tr.AccessToken) {
@@ -211,11 +211,11 @@ func testTokenExpiry(t *testing.T) {
 	}
 	// Every error of the token endpoint is a 400 but invalid_client's 401.
 	_, err = e.refresh(pub, tr.RefreshToken, "")
-	if st := err.(*auth.OAuthError).Status; st != http.StatusBadRequest {
+	if st := err.(*oauth.OAuthError).Status; st != http.StatusBadRequest {
 		t.Fatalf("invalid_grant status %d", st)
 	}
-	_, err = e.refresh(auth.ClientAuth{ID: "ocl_nope"}, tr.RefreshToken, "")
-	if st := err.(*auth.OAuthError).Status; st != http.StatusUnauthorized {
+	_, err = e.refresh(oauth.ClientAuth{ID: "ocl_nope"}, tr.RefreshToken, "")
+	if st := err.(*oauth.OAuthError).Status; st != http.StatusUnauthorized {
 		t.Fatalf("invalid_client status %d", st)
 	}
 }
@@ -224,13 +224,13 @@ func testTokenExpiry(t *testing.T) {
 func TestConfidentialClient(t *testing.T) { stores.Each(t, testConfidentialClient) }
 
 func testConfidentialClient(t *testing.T) {
-	e := setupOAuth(t, auth.OAuthOptions{})
+	e := setupOAuth(t, oauth.Options{})
 	r := e.register(`{"redirect_uris":["` + cb + `"],"token_endpoint_auth_method":"client_secret_basic"}`)
 	id := r.Client.ClientID
 	if !strings.HasPrefix(r.Secret, "cto_ocs_") || r.Response["client_secret"] != r.Secret {
 		t.Fatalf("registration %+v", r)
 	}
-	for name, c := range map[string]auth.ClientAuth{
+	for name, c := range map[string]oauth.ClientAuth{
 		"no secret":    {ID: id},
 		"wrong secret": {ID: id, Secret: r.Secret + "x", Basic: true},
 		"other secret": {ID: id, Secret: "cto_ocs_" + strings.Repeat("a", 52)},
@@ -241,20 +241,20 @@ func testConfidentialClient(t *testing.T) {
 		}
 	}
 	code, verifier := e.code(id, cb)
-	tr, err := e.exchange(auth.ClientAuth{ID: id, Secret: r.Secret, Basic: true}, code, cb, verifier)
+	tr, err := e.exchange(oauth.ClientAuth{ID: id, Secret: r.Secret, Basic: true}, code, cb, verifier)
 	if err != nil {
 		t.Fatalf("basic: %v", err)
 	}
 	// client_secret_post: the form carries both.
-	tr, err = e.a.Token(e.ctx, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tr.RefreshToken},
-		"client_id": {id}, "client_secret": {r.Secret}}, auth.ClientAuth{})
+	tr, err = e.s.Token(e.ctx, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tr.RefreshToken},
+		"client_id": {id}, "client_secret": {r.Secret}}, oauth.ClientAuth{})
 	if err != nil || !e.works(tr.AccessToken) {
 		t.Fatalf("post: %v", err)
 	}
 	// A Basic header and a different client_id in the form: refused.
 	other := e.public(cb)
-	if _, err := e.a.Token(e.ctx, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tr.RefreshToken},
-		"client_id": {other}}, auth.ClientAuth{ID: id, Secret: r.Secret, Basic: true}); oerr(err) != "invalid_request" {
+	if _, err := e.s.Token(e.ctx, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tr.RefreshToken},
+		"client_id": {other}}, oauth.ClientAuth{ID: id, Secret: r.Secret, Basic: true}); oerr(err) != "invalid_request" {
 		t.Fatalf("two client IDs: %v", err)
 	}
 }
@@ -264,11 +264,11 @@ func testConfidentialClient(t *testing.T) {
 func TestRevokeToken(t *testing.T) { stores.Each(t, testRevokeToken) }
 
 func testRevokeToken(t *testing.T) {
-	e := setupOAuth(t, auth.OAuthOptions{})
+	e := setupOAuth(t, oauth.Options{})
 	id, other := e.public(cb), e.public(cb)
-	pub := auth.ClientAuth{ID: id}
-	revoke := func(c auth.ClientAuth, token string) error {
-		return e.a.RevokeOAuthToken(e.ctx, url.Values{"token": {token}, "token_type_hint": {"refresh_token"}}, c)
+	pub := oauth.ClientAuth{ID: id}
+	revoke := func(c oauth.ClientAuth, token string) error {
+		return e.s.RevokeOAuthToken(e.ctx, url.Values{"token": {token}, "token_type_hint": {"refresh_token"}}, c)
 	}
 	tr := e.tokens(id, cb)
 	for _, tok := range []string{"cto_oat_" + strings.Repeat("a", 52), "cto_ort_nope", "garbage", e.alice.Token} {
@@ -276,13 +276,13 @@ func testRevokeToken(t *testing.T) {
 			t.Errorf("revoke unknown %q: %v", tok, err)
 		}
 	}
-	if err := revoke(auth.ClientAuth{ID: other}, tr.AccessToken); err != nil || !e.works(tr.AccessToken) {
+	if err := revoke(oauth.ClientAuth{ID: other}, tr.AccessToken); err != nil || !e.works(tr.AccessToken) {
 		t.Fatalf("another client revoked the token: %v", err)
 	}
-	if err := revoke(auth.ClientAuth{ID: "ocl_nope"}, tr.AccessToken); oerr(err) != "invalid_client" {
+	if err := revoke(oauth.ClientAuth{ID: "ocl_nope"}, tr.AccessToken); oerr(err) != "invalid_client" {
 		t.Fatalf("unknown client: %v", err)
 	}
-	if err := e.a.RevokeOAuthToken(e.ctx, url.Values{}, pub); oerr(err) != "invalid_request" {
+	if err := e.s.RevokeOAuthToken(e.ctx, url.Values{}, pub); oerr(err) != "invalid_request" {
 		t.Fatalf("no token: %v", err)
 	}
 	if err := revoke(pub, tr.AccessToken); err != nil || e.works(tr.AccessToken) {
@@ -311,7 +311,7 @@ func testRevokeToken(t *testing.T) {
 func TestCodeExchangeRace(t *testing.T) { stores.Each(t, testCodeExchangeRace) }
 
 func testCodeExchangeRace(t *testing.T) {
-	e := setupOAuth(t, auth.OAuthOptions{})
+	e := setupOAuth(t, oauth.Options{})
 	id := e.public(cb)
 	code, verifier := e.code(id, cb)
 	const n = 8
@@ -321,7 +321,7 @@ func testCodeExchangeRace(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			<-start
-			_, results[i] = e.exchange(auth.ClientAuth{ID: id}, code, cb, verifier)
+			_, results[i] = e.exchange(oauth.ClientAuth{ID: id}, code, cb, verifier)
 		})
 	}
 	close(start)
@@ -349,18 +349,18 @@ func testCodeExchangeRace(t *testing.T) {
 func TestRefreshRace(t *testing.T) { stores.Each(t, testRefreshRace) }
 
 func testRefreshRace(t *testing.T) {
-	e := setupOAuth(t, auth.OAuthOptions{})
+	e := setupOAuth(t, oauth.Options{})
 	id := e.public(cb)
 	tr := e.tokens(id, cb)
 	const n = 8
-	results := make([]*auth.TokenResponse, n)
+	results := make([]*oauth.TokenResponse, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for i := range n {
 		wg.Go(func() {
 			<-start
-			results[i], errs[i] = e.refresh(auth.ClientAuth{ID: id}, tr.RefreshToken, "")
+			results[i], errs[i] = e.refresh(oauth.ClientAuth{ID: id}, tr.RefreshToken, "")
 		})
 	}
 	close(start)
@@ -393,9 +393,9 @@ func testRefreshRace(t *testing.T) {
 func TestRevocationsNotify(t *testing.T) { stores.Each(t, testRevocationsNotify) }
 
 func testRevocationsNotify(t *testing.T) {
-	e := setupOAuth(t, auth.OAuthOptions{})
+	e := setupOAuth(t, oauth.Options{})
 	id := e.public(cb)
-	pub := auth.ClientAuth{ID: id}
+	pub := oauth.ClientAuth{ID: id}
 	notified := func(what string, f func()) {
 		t.Helper()
 		ctx, cancel := context.WithCancel(e.ctx)
@@ -413,13 +413,13 @@ func testRevocationsNotify(t *testing.T) {
 	}
 	notified("access token revocation", func() {
 		tr := e.tokens(id, cb)
-		if err := e.a.RevokeOAuthToken(e.ctx, url.Values{"token": {tr.AccessToken}}, pub); err != nil {
+		if err := e.s.RevokeOAuthToken(e.ctx, url.Values{"token": {tr.AccessToken}}, pub); err != nil {
 			t.Fatal(err)
 		}
 	})
 	notified("refresh token revocation", func() {
 		tr := e.tokens(id, cb)
-		if err := e.a.RevokeOAuthToken(e.ctx, url.Values{"token": {tr.RefreshToken}}, pub); err != nil {
+		if err := e.s.RevokeOAuthToken(e.ctx, url.Values{"token": {tr.RefreshToken}}, pub); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -465,13 +465,13 @@ func testRevocationsNotify(t *testing.T) {
 func TestOAuthBearerCache(t *testing.T) { stores.Each(t, testOAuthBearerCache) }
 
 func testOAuthBearerCache(t *testing.T) {
-	e := setupOAuth(t, auth.OAuthOptions{})
+	e := setupOAuth(t, oauth.Options{})
 	ctx, cancel := context.WithCancel(e.ctx)
 	done := e.a.WatchRevocations(ctx)
 	defer func() { cancel(); <-done }()
 	id := e.public(cb)
-	pub := auth.ClientAuth{ID: id}
-	cached := func() *auth.TokenResponse {
+	pub := oauth.ClientAuth{ID: id}
+	cached := func() *oauth.TokenResponse {
 		t.Helper()
 		tr := e.tokens(id, cb)
 		for range 2 { // the second is served from the cache
@@ -481,24 +481,24 @@ func testOAuthBearerCache(t *testing.T) {
 		}
 		return tr
 	}
-	for name, end := range map[string]func(tr *auth.TokenResponse){
-		"access token revoked": func(tr *auth.TokenResponse) {
-			if err := e.a.RevokeOAuthToken(e.ctx, url.Values{"token": {tr.AccessToken}}, pub); err != nil {
+	for name, end := range map[string]func(tr *oauth.TokenResponse){
+		"access token revoked": func(tr *oauth.TokenResponse) {
+			if err := e.s.RevokeOAuthToken(e.ctx, url.Values{"token": {tr.AccessToken}}, pub); err != nil {
 				t.Fatal(err)
 			}
 		},
-		"refresh token revoked": func(tr *auth.TokenResponse) {
-			if err := e.a.RevokeOAuthToken(e.ctx, url.Values{"token": {tr.RefreshToken}}, pub); err != nil {
+		"refresh token revoked": func(tr *oauth.TokenResponse) {
+			if err := e.s.RevokeOAuthToken(e.ctx, url.Values{"token": {tr.RefreshToken}}, pub); err != nil {
 				t.Fatal(err)
 			}
 		},
-		"refresh token reused": func(tr *auth.TokenResponse) {
+		"refresh token reused": func(tr *oauth.TokenResponse) {
 			if _, err := e.refresh(pub, tr.RefreshToken, ""); err != nil {
 				t.Fatal(err)
 			}
 			e.refresh(pub, tr.RefreshToken, "")
 		},
-		"grant revoked": func(*auth.TokenResponse) {
+		"grant revoked": func(*oauth.TokenResponse) {
 			gs, _ := e.a.OAuthGrants(e.ctx)
 			if _, _, err := e.a.RevokeOAuth(e.ctx, gs[len(gs)-1].GrantID); err != nil {
 				t.Fatal(err)

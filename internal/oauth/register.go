@@ -1,4 +1,4 @@
-package auth
+package oauth
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/auth"
 	"github.com/continuo-dev/continuo/internal/store"
 )
 
@@ -37,7 +38,7 @@ type Registration struct {
 // invalid_client_metadata or invalid_redirect_uri (400), or 429
 // rate_limited when the unused clients are at their cap even after the
 // ones older than a day were pruned.
-func (s *Service) RegisterClient(ctx context.Context, body []byte) (*Registration, error) {
+func (s *Server) RegisterClient(ctx context.Context, body []byte) (*Registration, error) {
 	if s.Issuer() == "" {
 		return nil, errOAuthOff
 	}
@@ -68,8 +69,8 @@ func (s *Service) RegisterClient(ctx context.Context, body []byte) (*Registratio
 	}
 	var secret string
 	if c.AuthMethod != continuo.AuthMethodNone {
-		secret = clientSecret.new()
-		c.SecretHash = clientSecret.hash(secret)
+		secret = auth.ClientSecret.New()
+		c.SecretHash = auth.ClientSecret.Hash(secret)
 	}
 	var full bool
 	err = s.store.Write(ctx, func(tx store.Tx) error {
@@ -80,7 +81,7 @@ func (s *Service) RegisterClient(ctx context.Context, body []byte) (*Registratio
 		if err != nil {
 			return err
 		}
-		if n >= s.oauth.MaxUnusedClients {
+		if n >= s.opts.MaxUnusedClients {
 			pruned, err := tx.OAuthClientPruneUnused(ctx, now.Add(-unusedClientAge))
 			if err != nil {
 				return err
@@ -88,7 +89,7 @@ func (s *Service) RegisterClient(ctx context.Context, body []byte) (*Registratio
 			n -= pruned
 		}
 		// Still full: keep what was pruned, register nothing.
-		full = n >= s.oauth.MaxUnusedClients
+		full = n >= s.opts.MaxUnusedClients
 		if full {
 			return nil
 		}

@@ -1,4 +1,4 @@
-package auth
+package oauth
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/auth"
 	"github.com/continuo-dev/continuo/internal/store"
 )
 
@@ -38,7 +39,7 @@ type Authorization struct {
 // client, a redirect URI that is not the client's): show it, never
 // redirect. With Redirect true the redirect URI is the client's, so the
 // error goes back to it: AuthorizeErrorURL(req.RedirectURI, req.State, e).
-func (s *Service) CheckAuthorize(ctx context.Context, req AuthorizeRequest) (*Authorization, error) {
+func (s *Server) CheckAuthorize(ctx context.Context, req AuthorizeRequest) (*Authorization, error) {
 	if s.Issuer() == "" {
 		return nil, errOAuthOff
 	}
@@ -90,7 +91,7 @@ func (s *Service) CheckAuthorize(ctx context.Context, req AuthorizeRequest) (*Au
 // redirect URI with code, state and iss (RFC 9207). Other scopes, or a
 // client revoked while the user read the page, are an *OAuthError with
 // Redirect false: show it.
-func (s *Service) IssueCode(ctx context.Context, a *Authorization, principalID string, scopes []continuo.Scope) (string, error) {
+func (s *Server) IssueCode(ctx context.Context, a *Authorization, principalID string, scopes []continuo.Scope) (string, error) {
 	if s.Issuer() == "" {
 		return "", errOAuthOff
 	}
@@ -98,11 +99,11 @@ func (s *Service) IssueCode(ctx context.Context, a *Authorization, principalID s
 	if len(scopes) == 0 || !subset(scopes, a.Scopes) {
 		return "", oauthErr("invalid_scope", "choose at least one of the requested scopes")
 	}
-	secret := codeSecret.new()
+	secret := auth.CodeSecret.New()
 	now := s.now()
-	code := &continuo.OAuthCode{ID: continuo.NewID(continuo.PrefixOAuthCode, now), Hash: codeSecret.hash(secret),
+	code := &continuo.OAuthCode{ID: continuo.NewID(continuo.PrefixOAuthCode, now), Hash: auth.CodeSecret.Hash(secret),
 		ClientID: a.Client.ID, PrincipalID: principalID, Scopes: scopes, RedirectURI: a.RedirectURI,
-		CodeChallenge: a.CodeChallenge, Resource: a.Resource, CreatedAt: now, ExpiresAt: now.Add(s.oauth.CodeTTL)}
+		CodeChallenge: a.CodeChallenge, Resource: a.Resource, CreatedAt: now, ExpiresAt: now.Add(s.opts.CodeTTL)}
 	err := s.store.Write(ctx, func(tx store.Tx) error {
 		// The client may have been revoked while the user read the page.
 		c, err := tx.OAuthClientGet(ctx, a.Client.ID)
@@ -133,7 +134,7 @@ func (s *Service) IssueCode(ctx context.Context, a *Authorization, principalID s
 // redirect URI is known to be the client's (RFC 6749 §4.1.2.1, RFC 9207):
 // the redirect URI with error, error_description, state and iss. Deny on
 // the consent page is e = {Code: "access_denied"}.
-func (s *Service) AuthorizeErrorURL(redirectURI, state string, e *OAuthError) string {
+func (s *Server) AuthorizeErrorURL(redirectURI, state string, e *OAuthError) string {
 	v := url.Values{"error": {e.Code}, "state": nonEmpty(state), "iss": {s.Issuer()}}
 	if e.Description != "" {
 		v.Set("error_description", e.Description)

@@ -1,4 +1,4 @@
-package web
+package oauth
 
 import (
 	"net"
@@ -20,7 +20,7 @@ func (b bucket) limiter() *rate.Limiter {
 }
 
 // Dynamic registration is open to anyone; these bound how fast one address,
-// and everyone together, can make clients (the auth service also caps the
+// and everyone together, can make clients (the Server also caps the
 // unused ones it keeps).
 var (
 	registerPerAddr = bucket{perMinute: 10, burst: 10}

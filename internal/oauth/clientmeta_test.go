@@ -1,4 +1,4 @@
-package auth_test
+package oauth_test
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/continuo-dev/continuo"
-	"github.com/continuo-dev/continuo/internal/auth"
+	"github.com/continuo-dev/continuo/internal/oauth"
 )
 
 // wantOAuthErr checks that err is an *OAuthError with code and status and a
@@ -16,7 +16,7 @@ import (
 // allows in error_description.
 func wantOAuthErr(t *testing.T, err error, code string, status int, want string) {
 	t.Helper()
-	var e *auth.OAuthError
+	var e *oauth.OAuthError
 	if !errors.As(err, &e) {
 		t.Fatalf("error %v (%T), want *OAuthError %s", err, err, code)
 	}
@@ -50,7 +50,7 @@ func TestValidRedirectURI(t *testing.T) {
 		"cursor://anysphere.cursor-retrieval/oauth/callback",
 		long,
 	} {
-		if err := auth.ValidRedirectURI(u); err != nil {
+		if err := oauth.ValidRedirectURI(u); err != nil {
 			t.Errorf("ValidRedirectURI(%q): %v", u, err)
 		}
 	}
@@ -98,7 +98,7 @@ func TestValidRedirectURI(t *testing.T) {
 		{"myapp:", "more than a scheme"},
 	} {
 		t.Run(c.uri, func(t *testing.T) {
-			wantOAuthErr(t, auth.ValidRedirectURI(c.uri), "invalid_redirect_uri", http.StatusBadRequest, c.want)
+			wantOAuthErr(t, oauth.ValidRedirectURI(c.uri), "invalid_redirect_uri", http.StatusBadRequest, c.want)
 		})
 	}
 }
@@ -149,16 +149,16 @@ func TestMatchRedirectURI(t *testing.T) {
 		{"com.example.app:/redirect/", false},
 		{"", false},
 	} {
-		if got := auth.MatchRedirectURI(reg, c.got); got != c.want {
+		if got := oauth.MatchRedirectURI(reg, c.got); got != c.want {
 			t.Errorf("MatchRedirectURI(%q) = %v, want %v", c.got, got, c.want)
 		}
 	}
-	if auth.MatchRedirectURI(nil, "https://app.example.com/cb") {
+	if oauth.MatchRedirectURI(nil, "https://app.example.com/cb") {
 		t.Error("matched against nothing")
 	}
 	// The loopback exception needs a loopback registration: a public one
 	// is matched exactly.
-	if auth.MatchRedirectURI([]string{"https://app.example.com/cb"}, "http://127.0.0.1:80/cb") {
+	if oauth.MatchRedirectURI([]string{"https://app.example.com/cb"}, "http://127.0.0.1:80/cb") {
 		t.Error("loopback matched a non-loopback registration")
 	}
 }
@@ -176,7 +176,7 @@ func TestParseClientScope(t *testing.T) {
 		{"sessions:read  sessions:read ", []continuo.Scope{continuo.ScopeSessionsRead}},
 		{strings.Join(scopeStrings(all), " "), all},
 	} {
-		got, err := auth.ParseClientScope(c.in)
+		got, err := oauth.ParseClientScope(c.in)
 		if err != nil || !slices.Equal(got, c.want) {
 			t.Errorf("ParseClientScope(%q) = %v, %v; want %v", c.in, got, err, c.want)
 		}
@@ -190,7 +190,7 @@ func TestParseClientScope(t *testing.T) {
 		{"Sessions:read", "unknown scope"},
 		{strings.Repeat("x", 500), "unknown scope '" + strings.Repeat("x", 100) + "...'"},
 	} {
-		_, err := auth.ParseClientScope(c.in)
+		_, err := oauth.ParseClientScope(c.in)
 		wantOAuthErr(t, err, "invalid_client_metadata", http.StatusBadRequest, c.want)
 	}
 }
@@ -208,7 +208,7 @@ func TestParseRegistration(t *testing.T) {
 		"token_endpoint_auth_method":"none","grant_types":["authorization_code","refresh_token"],
 		"response_types":["code"],"scope":"sessions:read sessions:write","logo_uri":"https://app.example.com/l.png",
 		"contacts":["a@example.com"],"software_id":"x","client_id":"ignored","jwks":{"keys":[]}}`
-	d, err := auth.ParseRegistration([]byte(body))
+	d, err := oauth.ParseRegistration([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,40 +221,40 @@ func TestParseRegistration(t *testing.T) {
 
 	// Invalid UTF-8 (inside a string, where Go's decoder would accept it)
 	// is refused: the body is stored as received, and PostgreSQL would not.
-	if _, err := auth.ParseRegistration([]byte("{\"redirect_uris\":[\"https://a.example/cb\"],\"software_id\":\"a\xffb\"}")); err == nil ||
+	if _, err := oauth.ParseRegistration([]byte("{\"redirect_uris\":[\"https://a.example/cb\"],\"software_id\":\"a\xffb\"}")); err == nil ||
 		!strings.Contains(err.Error(), "UTF-8") {
 		t.Errorf("invalid UTF-8: %v", err)
 	}
 
 	// Defaults: client_secret_basic (RFC 7591 §2), every OAuth scope, no name.
-	d, err = auth.ParseRegistration([]byte(`{"redirect_uris":["https://app.example.com/cb"]}`))
+	d, err = oauth.ParseRegistration([]byte(`{"redirect_uris":["https://app.example.com/cb"]}`))
 	if err != nil || d.AuthMethod != continuo.AuthMethodBasic || d.Name != "" || !slices.Equal(d.Scopes, continuo.OAuthScopes()) {
 		t.Fatalf("%+v %v", d, err)
 	}
 	for _, m := range continuo.AuthMethods() {
-		d, err := auth.ParseRegistration([]byte(`{"redirect_uris":["https://a.example/cb"],"token_endpoint_auth_method":"` + m + `"}`))
+		d, err := oauth.ParseRegistration([]byte(`{"redirect_uris":["https://a.example/cb"],"token_endpoint_auth_method":"` + m + `"}`))
 		if err != nil || d.AuthMethod != m {
 			t.Errorf("auth method %s: %+v %v", m, d, err)
 		}
 	}
 	// Null is absent; so is an empty array of grant types.
-	d, err = auth.ParseRegistration([]byte(`{"redirect_uris":["https://a.example/cb"],"client_name":null,"scope":null,
+	d, err = oauth.ParseRegistration([]byte(`{"redirect_uris":["https://a.example/cb"],"client_name":null,"scope":null,
 		"token_endpoint_auth_method":null,"grant_types":null,"response_types":[]}`))
 	if err != nil || d.AuthMethod != continuo.AuthMethodBasic || d.Name != "" {
 		t.Fatalf("%+v %v", d, err)
 	}
-	d, err = auth.ParseRegistration([]byte(`{"redirect_uris":["https://a.example/cb"],"client_name":"` + strings.Repeat("n", 256) + `"}`))
+	d, err = oauth.ParseRegistration([]byte(`{"redirect_uris":["https://a.example/cb"],"client_name":"` + strings.Repeat("n", 256) + `"}`))
 	if err != nil || len(d.Name) != 256 {
 		t.Fatalf("256-byte name: %v", err)
 	}
 	tenURIs := `"https://a.example/1","https://a.example/2","https://a.example/3","https://a.example/4","https://a.example/5",` +
 		`"https://a.example/6","https://a.example/7","https://a.example/8","https://a.example/9","https://a.example/10"`
-	if d, err := auth.ParseRegistration([]byte(`{"redirect_uris":[` + tenURIs + `]}`)); err != nil || len(d.RedirectURIs) != 10 {
+	if d, err := oauth.ParseRegistration([]byte(`{"redirect_uris":[` + tenURIs + `]}`)); err != nil || len(d.RedirectURIs) != 10 {
 		t.Fatalf("ten redirect URIs: %v", err)
 	}
 	padded := `{"redirect_uris":["https://a.example/cb"]}`
 	padded += strings.Repeat(" ", 16<<10-len(padded))
-	if _, err := auth.ParseRegistration([]byte(padded)); err != nil {
+	if _, err := oauth.ParseRegistration([]byte(padded)); err != nil {
 		t.Fatalf("16 KiB: %v", err)
 	}
 
@@ -293,7 +293,7 @@ func TestParseRegistration(t *testing.T) {
 		{"scope an array", `{` + ok + `,"scope":["sessions:read"]}`, "invalid_client_metadata", "scope must be a string"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := auth.ParseRegistration([]byte(c.body))
+			_, err := oauth.ParseRegistration([]byte(c.body))
 			wantOAuthErr(t, err, c.code, http.StatusBadRequest, c.want)
 		})
 	}

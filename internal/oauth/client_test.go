@@ -1,4 +1,4 @@
-package auth_test
+package oauth_test
 
 import (
 	"encoding/pem"
@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/continuo-dev/continuo"
-	"github.com/continuo-dev/continuo/internal/auth"
+	"github.com/continuo-dev/continuo/internal/oauth"
 	"github.com/continuo-dev/continuo/internal/store/stores"
 )
 
@@ -31,7 +31,7 @@ type docServer struct {
 	arrived  chan struct{}
 }
 
-func newDocServer(t *testing.T) (*docServer, auth.FetcherOptions) {
+func newDocServer(t *testing.T) (*docServer, oauth.FetcherOptions) {
 	d := &docServer{name: "Doc App", status: http.StatusOK}
 	d.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d.mu.Lock()
@@ -64,12 +64,12 @@ func newDocServer(t *testing.T) (*docServer, auth.FetcherOptions) {
 	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: d.srv.Certificate().Raw}), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return d, auth.FetcherOptions{TestCAFile: ca}
+	return d, oauth.FetcherOptions{TestCAFile: ca}
 }
 
-func fetcher(t *testing.T, o auth.FetcherOptions) *auth.ClientDocFetcher {
+func fetcher(t *testing.T, o oauth.FetcherOptions) *oauth.ClientDocFetcher {
 	t.Helper()
-	f, err := auth.NewClientDocFetcher(o)
+	f, err := oauth.NewClientDocFetcher(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,9 +95,9 @@ func TestMetadataClient(t *testing.T) { stores.Each(t, testMetadataClient) }
 
 func testMetadataClient(t *testing.T) {
 	d, fo := newDocServer(t)
-	e := setupOAuth(t, auth.OAuthOptions{Fetcher: fetcher(t, fo)})
+	e := setupOAuth(t, oauth.Options{Fetcher: fetcher(t, fo)})
 	verifier, challenge := pkce()
-	az, err := e.a.CheckAuthorize(e.ctx, e.request(d.clientID, cb, challenge))
+	az, err := e.s.CheckAuthorize(e.ctx, e.request(d.clientID, cb, challenge))
 	if err != nil {
 		t.Fatalf("first authorization: %v", err)
 	}
@@ -106,21 +106,21 @@ func testMetadataClient(t *testing.T) {
 		!continuo.ValidID(continuo.PrefixOAuthClient, c.ID) || d.count() != 1 {
 		t.Fatalf("client %+v after %d fetches", c, d.count())
 	}
-	tr, err := e.exchange(auth.ClientAuth{ID: d.clientID}, e.consent(az, az.Scopes), cb, verifier)
+	tr, err := e.exchange(oauth.ClientAuth{ID: d.clientID}, e.consent(az, az.Scopes), cb, verifier)
 	if err != nil || !e.works(tr.AccessToken) {
 		t.Fatalf("exchange: %v", err)
 	}
 
 	// Within the cache lifetime (at least 5 minutes whatever it says): no fetch.
 	e.clk.t = e.clk.t.Add(time.Minute)
-	if _, err := e.a.CheckAuthorize(e.ctx, e.request(d.clientID, cb, challenge)); err != nil || d.count() != 1 {
+	if _, err := e.s.CheckAuthorize(e.ctx, e.request(d.clientID, cb, challenge)); err != nil || d.count() != 1 {
 		t.Fatalf("cached: %v after %d fetches", err, d.count())
 	}
 
 	// Past it (at most a day): fetched again, same row, the new name.
 	d.set("Renamed", http.StatusOK)
 	e.clk.t = e.clk.t.Add(25 * time.Hour)
-	az, err = e.a.CheckAuthorize(e.ctx, e.request(d.clientID, cb, challenge))
+	az, err = e.s.CheckAuthorize(e.ctx, e.request(d.clientID, cb, challenge))
 	if err != nil || d.count() != 2 || az.Client.ID != c.ID || az.Client.Name != "Renamed" {
 		t.Fatalf("refreshed: %+v %v after %d fetches", az, err, d.count())
 	}
@@ -133,7 +133,7 @@ func testMetadataClient(t *testing.T) {
 	// tokens already issued are not touched by it.
 	d.set("Renamed", http.StatusInternalServerError)
 	e.clk.t = e.clk.t.Add(25 * time.Hour)
-	if _, err := e.a.CheckAuthorize(e.ctx, e.request(d.clientID, cb, challenge)); err == nil || redirects(err) {
+	if _, err := e.s.CheckAuthorize(e.ctx, e.request(d.clientID, cb, challenge)); err == nil || redirects(err) {
 		t.Fatalf("failed refetch: %v", err)
 	}
 	if d.count() != 3 {
@@ -145,7 +145,7 @@ func testMetadataClient(t *testing.T) {
 	if _, _, err := e.a.RevokeOAuth(e.ctx, d.clientID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.a.CheckAuthorize(e.ctx, e.request(d.clientID, cb, challenge)); oerr(err) != "invalid_client" || d.count() != 3 {
+	if _, err := e.s.CheckAuthorize(e.ctx, e.request(d.clientID, cb, challenge)); oerr(err) != "invalid_client" || d.count() != 3 {
 		t.Fatalf("revoked document client: %v after %d fetches", err, d.count())
 	}
 }
@@ -156,9 +156,9 @@ func TestMetadataClientUnreachable(t *testing.T) { stores.Each(t, testMetadataCl
 func testMetadataClientUnreachable(t *testing.T) {
 	d, fo := newDocServer(t)
 	d.set("", http.StatusNotFound)
-	e := setupOAuth(t, auth.OAuthOptions{Fetcher: fetcher(t, fo)})
+	e := setupOAuth(t, oauth.Options{Fetcher: fetcher(t, fo)})
 	_, challenge := pkce()
-	if _, err := e.a.CheckAuthorize(e.ctx, e.request(d.clientID, cb, challenge)); oerr(err) != "invalid_client" || redirects(err) {
+	if _, err := e.s.CheckAuthorize(e.ctx, e.request(d.clientID, cb, challenge)); oerr(err) != "invalid_client" || redirects(err) {
 		t.Fatalf("unreachable document: %v", err)
 	}
 	if cs, err := e.a.OAuthClients(e.ctx); err != nil || len(cs) != 0 {
@@ -167,7 +167,7 @@ func testMetadataClientUnreachable(t *testing.T) {
 	// Redirect URIs of a document client are its document's.
 	d.set("Doc App", http.StatusOK)
 	r := e.request(d.clientID, "https://evil.example/cb", challenge)
-	if _, err := e.a.CheckAuthorize(e.ctx, r); err == nil || redirects(err) {
+	if _, err := e.s.CheckAuthorize(e.ctx, r); err == nil || redirects(err) {
 		t.Fatalf("redirect outside the document: %v", err)
 	}
 }
@@ -179,7 +179,7 @@ func TestMetadataClientConcurrentFirstSight(t *testing.T) {
 
 func testMetadataClientConcurrentFirstSight(t *testing.T) {
 	d, fo := newDocServer(t)
-	e := setupOAuth(t, auth.OAuthOptions{Fetcher: fetcher(t, fo)})
+	e := setupOAuth(t, oauth.Options{Fetcher: fetcher(t, fo)})
 	_, challenge := pkce()
 	const n = 4
 	d.together, d.arrived = n, make(chan struct{})
@@ -187,8 +187,7 @@ func testMetadataClientConcurrentFirstSight(t *testing.T) {
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		replica := auth.New(e.db, e.clk.now)
-		replica.EnableOAuth(auth.OAuthOptions{Issuer: testIssuer, Fetcher: fetcher(t, fo)})
+		_, replica := e.server(testIssuer, oauth.Options{Fetcher: fetcher(t, fo)})
 		wg.Go(func() {
 			az, err := replica.CheckAuthorize(e.ctx, e.request(d.clientID, cb, challenge))
 			if errs[i] = err; err == nil {

@@ -1,4 +1,4 @@
-package auth_test
+package oauth_test
 
 import (
 	"net/http"
@@ -8,14 +8,14 @@ import (
 	"time"
 
 	"github.com/continuo-dev/continuo"
-	"github.com/continuo-dev/continuo/internal/auth"
+	"github.com/continuo-dev/continuo/internal/oauth"
 	"github.com/continuo-dev/continuo/internal/store/stores"
 )
 
 func TestRegisterClient(t *testing.T) { stores.Each(t, testRegisterClient) }
 
 func testRegisterClient(t *testing.T) {
-	e := setupOAuth(t, auth.OAuthOptions{})
+	e := setupOAuth(t, oauth.Options{})
 	r := e.register(`{"redirect_uris":["` + cb + `"],"token_endpoint_auth_method":"none","client_name":"Claude","scope":"sessions:read"}`)
 	c := r.Client
 	if !continuo.ValidID(continuo.PrefixOAuthClient, c.ClientID) || c.ID != c.ClientID || c.Kind != continuo.ClientRegistered ||
@@ -39,12 +39,12 @@ func testRegisterClient(t *testing.T) {
 		t.Fatalf("default method: %+v", r.Client)
 	}
 	for _, bad := range []string{`not json`, `{}`, `{"redirect_uris":[]}`, `{"redirect_uris":["` + cb + `"],"scope":"bogus"}`} {
-		if _, err := e.a.RegisterClient(e.ctx, []byte(bad)); err == nil || !strings.HasPrefix(oerr(err), "invalid_") {
+		if _, err := e.s.RegisterClient(e.ctx, []byte(bad)); err == nil || !strings.HasPrefix(oerr(err), "invalid_") {
 			t.Errorf("register %s: %v", bad, err)
 		}
 	}
-	big := `{"redirect_uris":["` + cb + `"],"client_name":"` + strings.Repeat("x", auth.MaxRegistrationBytes) + `"}`
-	if _, err := e.a.RegisterClient(e.ctx, []byte(big)); oerr(err) != "invalid_client_metadata" {
+	big := `{"redirect_uris":["` + cb + `"],"client_name":"` + strings.Repeat("x", oauth.MaxRegistrationBytes) + `"}`
+	if _, err := e.s.RegisterClient(e.ctx, []byte(big)); oerr(err) != "invalid_client_metadata" {
 		t.Fatalf("oversized registration: %v", err)
 	}
 }
@@ -55,15 +55,15 @@ func testRegisterClient(t *testing.T) {
 func TestRegistrationFlood(t *testing.T) { stores.Each(t, testRegistrationFlood) }
 
 func testRegistrationFlood(t *testing.T) {
-	e := setupOAuth(t, auth.OAuthOptions{MaxUnusedClients: 3})
+	e := setupOAuth(t, oauth.Options{MaxUnusedClients: 3})
 	used := e.public(cb)
 	e.tokens(used, cb)
 	var first []string
 	for range 3 {
 		first = append(first, e.public(cb))
 	}
-	_, err := e.a.RegisterClient(e.ctx, []byte(`{"redirect_uris":["`+cb+`"],"token_endpoint_auth_method":"none"}`))
-	if oe, ok := err.(*auth.OAuthError); !ok || oe.Status != http.StatusTooManyRequests {
+	_, err := e.s.RegisterClient(e.ctx, []byte(`{"redirect_uris":["`+cb+`"],"token_endpoint_auth_method":"none"}`))
+	if oe, ok := err.(*oauth.OAuthError); !ok || oe.Status != http.StatusTooManyRequests {
 		t.Fatalf("registration at the cap: %v", err)
 	}
 	e.clk.t = e.clk.t.Add(24*time.Hour + time.Millisecond)
@@ -81,7 +81,7 @@ func testRegistrationFlood(t *testing.T) {
 	}
 	// The pruned clients are gone for good.
 	_, challenge := pkce()
-	if _, err := e.a.CheckAuthorize(e.ctx, e.request(first[0], cb, challenge)); err == nil || redirects(err) {
+	if _, err := e.s.CheckAuthorize(e.ctx, e.request(first[0], cb, challenge)); err == nil || redirects(err) {
 		t.Fatalf("pruned client authorized: %v", err)
 	}
 	// The used client still works.
@@ -93,7 +93,7 @@ func testRegistrationFlood(t *testing.T) {
 func TestRevokeOAuth(t *testing.T) { stores.Each(t, testRevokeOAuth) }
 
 func testRevokeOAuth(t *testing.T) {
-	e := setupOAuth(t, auth.OAuthOptions{})
+	e := setupOAuth(t, oauth.Options{})
 	id, keep := e.public(cb), e.public("http://127.0.0.1:9/cb")
 	t1, t2, t3 := e.tokens(id, cb), e.tokens(id, cb), e.tokens(keep, "http://127.0.0.1:9/cb")
 	gs, err := e.a.OAuthGrants(e.ctx)
@@ -126,11 +126,11 @@ func testRevokeOAuth(t *testing.T) {
 	if e.works(t1.AccessToken) || e.works(t2.AccessToken) {
 		t.Fatal("token of a revoked client works")
 	}
-	if _, err := e.refresh(auth.ClientAuth{ID: id}, t1.RefreshToken, ""); oerr(err) != "invalid_client" {
+	if _, err := e.refresh(oauth.ClientAuth{ID: id}, t1.RefreshToken, ""); oerr(err) != "invalid_client" {
 		t.Fatalf("refresh by a revoked client: %v", err)
 	}
 	_, challenge := pkce()
-	if _, err := e.a.CheckAuthorize(e.ctx, e.request(id, cb, challenge)); oerr(err) != "invalid_client" || redirects(err) {
+	if _, err := e.s.CheckAuthorize(e.ctx, e.request(id, cb, challenge)); oerr(err) != "invalid_client" || redirects(err) {
 		t.Fatalf("authorize a revoked client: %v", err)
 	}
 	if kind, n, err := e.a.RevokeOAuth(e.ctx, id); kind != "client" || n != 0 || err != nil {
@@ -151,22 +151,22 @@ func testRevokeOAuth(t *testing.T) {
 func TestRevokedClientCode(t *testing.T) { stores.Each(t, testRevokedClientCode) }
 
 func testRevokedClientCode(t *testing.T) {
-	e := setupOAuth(t, auth.OAuthOptions{})
+	e := setupOAuth(t, oauth.Options{})
 	id := e.public(cb)
 	code, verifier := e.code(id, cb)
 	_, challenge := pkce()
-	az, err := e.a.CheckAuthorize(e.ctx, e.request(id, cb, challenge))
+	az, err := e.s.CheckAuthorize(e.ctx, e.request(id, cb, challenge))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := e.a.RevokeOAuth(e.ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.a.IssueCode(e.ctx, az, e.alice.PrincipalID, az.Scopes); oerr(err) != "invalid_client" {
+	if _, err := e.s.IssueCode(e.ctx, az, e.alice.PrincipalID, az.Scopes); oerr(err) != "invalid_client" {
 		t.Fatalf("consent after revocation: %v", err)
 	}
-	if _, err := e.a.Token(e.ctx, url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {cb},
-		"code_verifier": {verifier}}, auth.ClientAuth{ID: id}); oerr(err) != "invalid_client" {
+	if _, err := e.s.Token(e.ctx, url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {cb},
+		"code_verifier": {verifier}}, oauth.ClientAuth{ID: id}); oerr(err) != "invalid_client" {
 		t.Fatalf("exchange after revocation: %v", err)
 	}
 }

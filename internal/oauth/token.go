@@ -1,4 +1,4 @@
-package auth
+package oauth
 
 import (
 	"context"
@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"time"
 
 	"github.com/continuo-dev/continuo"
+	"github.com/continuo-dev/continuo/internal/auth"
 	"github.com/continuo-dev/continuo/internal/store"
 )
 
@@ -46,7 +46,7 @@ var errLostRace = errors.New("auth: code or refresh token spent concurrently")
 // Token answers the token endpoint (RFC 6749 §3.2): grant_type
 // authorization_code (with PKCE) or refresh_token (rotating). Errors are
 // *OAuthError, ready for a §5.2 response.
-func (s *Service) Token(ctx context.Context, form url.Values, c ClientAuth) (*TokenResponse, error) {
+func (s *Server) Token(ctx context.Context, form url.Values, c ClientAuth) (*TokenResponse, error) {
 	if s.Issuer() == "" {
 		return nil, errOAuthOff
 	}
@@ -107,7 +107,7 @@ func singleParams(form url.Values) *OAuthError {
 // endpoints. Public clients (none) send only client_id and must not send a
 // secret; confidential ones must present theirs, by either method (RFC
 // 6749 §2.3.1 lets the server accept both), compared in constant time.
-func (s *Service) authenticateClient(ctx context.Context, form url.Values, c ClientAuth) (*continuo.OAuthClient, error) {
+func (s *Server) authenticateClient(ctx context.Context, form url.Values, c ClientAuth) (*continuo.OAuthClient, error) {
 	if c.ID == "" && !c.Basic {
 		c.ID, c.Secret = form.Get("client_id"), form.Get("client_secret")
 	} else if id := form.Get("client_id"); id != "" && id != c.ID {
@@ -134,7 +134,7 @@ func (s *Service) authenticateClient(ctx context.Context, form url.Values, c Cli
 		}
 		return client, nil
 	}
-	if c.Secret == "" || !clientSecret.matches(c.Secret, client.SecretHash) {
+	if c.Secret == "" || !auth.ClientSecret.Matches(c.Secret, client.SecretHash) {
 		return nil, errInvalidClient("client authentication failed")
 	}
 	return client, nil
@@ -144,7 +144,7 @@ func (s *Service) authenticateClient(ctx context.Context, form url.Values, c Cli
 // §4.6): one grant, one access token, one refresh token. A code presented
 // again revokes the grant its first exchange created (§4.1.2: the code
 // leaked), and the revocation commits even though the request fails.
-func (s *Service) exchangeCode(ctx context.Context, form url.Values, client *continuo.OAuthClient) (*TokenResponse, error) {
+func (s *Server) exchangeCode(ctx context.Context, form url.Values, client *continuo.OAuthClient) (*TokenResponse, error) {
 	secret, verifier := form.Get("code"), form.Get("code_verifier")
 	if secret == "" {
 		return nil, oauthErr("invalid_request", "code is required")
@@ -152,16 +152,16 @@ func (s *Service) exchangeCode(ctx context.Context, form url.Values, client *con
 	if verifier == "" {
 		return nil, oauthErr("invalid_request", "code_verifier is required (PKCE)")
 	}
-	if !codeSecret.is(secret) {
+	if !auth.CodeSecret.Is(secret) {
 		return nil, errBadGrant
 	}
 	var resp *TokenResponse
 	var replayed bool
 	// Through revokeWrite: a replay revokes inside this Write, and every
 	// bearer cache must hear of it.
-	err := s.revokeWrite(ctx, func(tx store.Tx) (bool, error) {
+	err := s.auth.RevokeWrite(ctx, func(tx store.Tx) (bool, error) {
 		now := s.now()
-		code, err := tx.OAuthCodeGetByHash(ctx, codeSecret.hash(secret))
+		code, err := tx.OAuthCodeGetByHash(ctx, auth.CodeSecret.Hash(secret))
 		if errors.Is(err, store.ErrNotFound) {
 			return false, errBadGrant
 		} else if err != nil {
@@ -169,7 +169,7 @@ func (s *Service) exchangeCode(ctx context.Context, form url.Values, client *con
 		}
 		if code.UsedAt != nil {
 			resp, replayed = nil, true
-			return s.revokeGrant(ctx, tx, code.GrantID, now)
+			return auth.RevokeGrant(ctx, tx, code.GrantID, now)
 		}
 		if code.ClientID != client.ID || !now.Before(code.ExpiresAt) || form.Get("redirect_uri") != code.RedirectURI ||
 			!verifyPKCE(verifier, code.CodeChallenge) || !s.sameResource(code.Resource) {
@@ -216,12 +216,12 @@ func (s *Service) exchangeCode(ctx context.Context, form url.Values, client *con
 // the same grant. A spent one presented again — a replay, or the loser of
 // two concurrent refreshes — revokes the grant: every token of the family
 // stops working (RFC 9700 §4.14.2).
-func (s *Service) refresh(ctx context.Context, form url.Values, client *continuo.OAuthClient) (*TokenResponse, error) {
+func (s *Server) refresh(ctx context.Context, form url.Values, client *continuo.OAuthClient) (*TokenResponse, error) {
 	secret := form.Get("refresh_token")
 	if secret == "" {
 		return nil, oauthErr("invalid_request", "refresh_token is required")
 	}
-	if !refreshSecret.is(secret) {
+	if !auth.RefreshSecret.Is(secret) {
 		return nil, errBadGrant
 	}
 	var asked []continuo.Scope
@@ -236,9 +236,9 @@ func (s *Service) refresh(ctx context.Context, form url.Values, client *continuo
 	}
 	var resp *TokenResponse
 	var reused bool
-	err := s.revokeWrite(ctx, func(tx store.Tx) (bool, error) {
+	err := s.auth.RevokeWrite(ctx, func(tx store.Tx) (bool, error) {
 		now := s.now()
-		t, err := tx.OAuthTokenGetByHash(ctx, refreshSecret.hash(secret))
+		t, err := tx.OAuthTokenGetByHash(ctx, auth.RefreshSecret.Hash(secret))
 		if errors.Is(err, store.ErrNotFound) {
 			return false, errBadGrant
 		} else if err != nil {
@@ -253,7 +253,7 @@ func (s *Service) refresh(ctx context.Context, form url.Values, client *continuo
 		}
 		if t.UsedAt != nil {
 			resp, reused = nil, true
-			return s.revokeGrant(ctx, tx, g.ID, now)
+			return auth.RevokeGrant(ctx, tx, g.ID, now)
 		}
 		if !now.Before(t.ExpiresAt) || !s.sameResource(g.Resource) {
 			return false, errBadGrant
@@ -306,50 +306,31 @@ func liveClient(ctx context.Context, tx store.Tx, id string) (*continuo.OAuthCli
 // scope it holds (§5.1). The refresh token's ceiling stays the grant's: a
 // later refresh may ask for any of the grant's scopes again (§6: never
 // more than "originally granted by the resource owner").
-func (s *Service) issueTokens(ctx context.Context, tx store.Tx, g *continuo.OAuthGrant, narrowed []continuo.Scope, now time.Time) (*TokenResponse, error) {
+func (s *Server) issueTokens(ctx context.Context, tx store.Tx, g *continuo.OAuthGrant, narrowed []continuo.Scope, now time.Time) (*TokenResponse, error) {
 	scopes := g.Scopes
 	if narrowed != nil {
 		scopes = narrowed
 	}
-	access, refresh := accessSecret.new(), refreshSecret.new()
+	access, refresh := auth.AccessSecret.New(), auth.RefreshSecret.New()
 	for _, t := range []*continuo.OAuthToken{
-		{ID: continuo.NewID(continuo.PrefixOAuthToken, now), Hash: accessSecret.hash(access), GrantID: g.ID,
-			Kind: continuo.TokenAccess, CreatedAt: now, ExpiresAt: now.Add(s.oauth.AccessTTL), Scopes: narrowed},
-		{ID: continuo.NewID(continuo.PrefixOAuthToken, now), Hash: refreshSecret.hash(refresh), GrantID: g.ID,
-			Kind: continuo.TokenRefresh, CreatedAt: now, ExpiresAt: now.Add(s.oauth.RefreshTTL)},
+		{ID: continuo.NewID(continuo.PrefixOAuthToken, now), Hash: auth.AccessSecret.Hash(access), GrantID: g.ID,
+			Kind: continuo.TokenAccess, CreatedAt: now, ExpiresAt: now.Add(s.opts.AccessTTL), Scopes: narrowed},
+		{ID: continuo.NewID(continuo.PrefixOAuthToken, now), Hash: auth.RefreshSecret.Hash(refresh), GrantID: g.ID,
+			Kind: continuo.TokenRefresh, CreatedAt: now, ExpiresAt: now.Add(s.opts.RefreshTTL)},
 	} {
 		if err := tx.OAuthTokenCreate(ctx, t); err != nil {
 			return nil, err
 		}
 	}
 	return &TokenResponse{AccessToken: access, TokenType: "Bearer", RefreshToken: refresh, Scope: joinScopes(scopes),
-		ExpiresIn: int64(s.oauth.AccessTTL.Seconds())}, nil
-}
-
-// revokeGrant revokes a grant (every token of its family) unless it is
-// revoked already, and reports whether it did. Its callers run it in a
-// revokeWrite, which tells every replica's bearer cache.
-func (s *Service) revokeGrant(ctx context.Context, tx store.Tx, id string, now time.Time) (bool, error) {
-	if id == "" {
-		return false, nil
-	}
-	g, err := tx.OAuthGrantGet(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return false, nil
-	} else if err != nil {
-		return false, err
-	}
-	if g.RevokedAt != nil {
-		return false, nil
-	}
-	return true, tx.OAuthGrantRevoke(ctx, id, now)
+		ExpiresIn: int64(s.opts.AccessTTL.Seconds())}, nil
 }
 
 // RevokeOAuthToken answers the revocation endpoint (RFC 7009): an access
 // token is revoked, a refresh token revokes its grant (the family). The
 // client authenticates as at the token endpoint. An unknown token, or one
 // of another client, is not an error (§2.2) and changes nothing.
-func (s *Service) RevokeOAuthToken(ctx context.Context, form url.Values, c ClientAuth) error {
+func (s *Server) RevokeOAuthToken(ctx context.Context, form url.Values, c ClientAuth) error {
 	if s.Issuer() == "" {
 		return errOAuthOff
 	}
@@ -365,18 +346,18 @@ func (s *Service) RevokeOAuthToken(ctx context.Context, form url.Values, c Clien
 		return oauthErr("invalid_request", "token is required")
 	}
 	// token_type_hint is only a hint (§2.1): the prefix tells for sure.
-	var kind secretKind
+	var kind auth.SecretKind
 	switch {
-	case accessSecret.is(secret):
-		kind = accessSecret
-	case refreshSecret.is(secret):
-		kind = refreshSecret
+	case auth.AccessSecret.Is(secret):
+		kind = auth.AccessSecret
+	case auth.RefreshSecret.Is(secret):
+		kind = auth.RefreshSecret
 	default:
 		return nil
 	}
-	err = s.revokeWrite(ctx, func(tx store.Tx) (bool, error) {
+	err = s.auth.RevokeWrite(ctx, func(tx store.Tx) (bool, error) {
 		now := s.now()
-		t, err := tx.OAuthTokenGetByHash(ctx, kind.hash(secret))
+		t, err := tx.OAuthTokenGetByHash(ctx, kind.Hash(secret))
 		if errors.Is(err, store.ErrNotFound) {
 			return false, nil
 		} else if err != nil {
@@ -390,7 +371,7 @@ func (s *Service) RevokeOAuthToken(ctx context.Context, form url.Values, c Clien
 			return false, nil
 		}
 		if t.Kind == continuo.TokenRefresh {
-			return s.revokeGrant(ctx, tx, g.ID, now)
+			return auth.RevokeGrant(ctx, tx, g.ID, now)
 		}
 		if t.RevokedAt != nil {
 			return false, nil
@@ -401,47 +382,4 @@ func (s *Service) RevokeOAuthToken(ctx context.Context, form url.Values, c Clien
 		return fmt.Errorf("revoke token: %w", err)
 	}
 	return nil
-}
-
-// oauthCaller is the tokenLookup of OAuth access tokens: the token
-// unexpired and unrevoked, its grant unrevoked and for this server's
-// resource, its client unrevoked. The caller holds the token's scopes: its
-// own when a refresh narrowed them, never more than its grant's (the grant
-// is read again: scopes a narrowed token names that its grant lacks are
-// not held), else the grant's.
-func (s *Service) oauthCaller(ctx context.Context, tx store.Tx, hash string, now time.Time) (*continuo.Caller, *time.Time, error) {
-	if s.Resource() == "" {
-		return nil, nil, ErrBadToken
-	}
-	t, err := tx.OAuthTokenGetByHash(ctx, hash)
-	if err != nil {
-		return nil, nil, err
-	}
-	if t.Kind != continuo.TokenAccess || t.RevokedAt != nil || !now.Before(t.ExpiresAt) {
-		return nil, nil, ErrBadToken
-	}
-	g, err := tx.OAuthGrantGet(ctx, t.GrantID)
-	if err != nil {
-		return nil, nil, err
-	}
-	if g.RevokedAt != nil || g.Resource != s.Resource() {
-		return nil, nil, ErrBadToken
-	}
-	cl, err := tx.OAuthClientGet(ctx, g.ClientID)
-	if err != nil {
-		return nil, nil, err
-	}
-	if cl.RevokedAt != nil {
-		return nil, nil, ErrBadToken
-	}
-	p, err := tx.PrincipalGet(ctx, g.PrincipalID)
-	if err != nil {
-		return nil, nil, err
-	}
-	scopes := g.Scopes
-	if t.Scopes != nil {
-		scopes = slices.DeleteFunc(slices.Clone(t.Scopes), func(sc continuo.Scope) bool { return !slices.Contains(g.Scopes, sc) })
-	}
-	return &continuo.Caller{PrincipalID: p.ID, Principal: p.Name, GroupID: p.GroupID, Scopes: scopes, TokenID: t.ID},
-		&t.ExpiresAt, nil
 }

@@ -1,4 +1,4 @@
-package auth_test
+package oauth_test
 
 import (
 	"context"
@@ -9,9 +9,11 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/auth"
+	"github.com/continuo-dev/continuo/internal/oauth"
 	"github.com/continuo-dev/continuo/internal/store"
 	"github.com/continuo-dev/continuo/internal/store/stores"
 )
@@ -24,29 +26,48 @@ type oauthEnv struct {
 	t     *testing.T
 	ctx   context.Context
 	a     *auth.Service
+	s     *oauth.Server
 	db    store.Store
 	clk   *clock
 	alice *auth.IssuedToken // her personal access token (sessions:read)
 }
 
-func setupOAuth(t *testing.T, o auth.OAuthOptions) *oauthEnv {
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+func setup(t *testing.T) (*auth.Service, store.Store, *clock) {
+	t.Helper()
+	db := stores.Open(t)
+	c := &clock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
+	return auth.New(db, c.now), db, c
+}
+
+func code(err error) continuo.Code { return continuo.ErrorCode(err) }
+
+// server is the authorization server of a new auth service of testIssuer
+// over e's database (another replica of e's).
+func (e *oauthEnv) server(issuer string, o oauth.Options) (*auth.Service, *oauth.Server) {
+	a := auth.New(e.db, e.clk.now)
+	a.EnableOAuth(auth.OAuthOptions{Issuer: issuer})
+	return a, oauth.New(a, e.db, e.clk.now, o)
+}
+
+func setupOAuth(t *testing.T, o oauth.Options) *oauthEnv {
 	t.Helper()
 	a, db, clk := setup(t)
-	if o.Issuer == "" {
-		o.Issuer = testIssuer
-	}
-	a.EnableOAuth(o)
+	a.EnableOAuth(auth.OAuthOptions{Issuer: testIssuer})
 	ctx := context.Background()
 	alice, err := a.CreateToken(ctx, "alice", []continuo.Scope{continuo.ScopeSessionsRead}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &oauthEnv{t: t, ctx: ctx, a: a, db: db, clk: clk, alice: alice}
+	return &oauthEnv{t: t, ctx: ctx, a: a, s: oauth.New(a, db, clk.now, o), db: db, clk: clk, alice: alice}
 }
 
 // oerr is the OAuth error code of err, "" when err is not an *OAuthError.
 func oerr(err error) string {
-	var e *auth.OAuthError
+	var e *oauth.OAuthError
 	if errors.As(err, &e) {
 		return e.Code
 	}
@@ -55,7 +76,7 @@ func oerr(err error) string {
 
 // redirects reports whether err is an authorization error the client gets.
 func redirects(err error) bool {
-	var e *auth.OAuthError
+	var e *oauth.OAuthError
 	return errors.As(err, &e) && e.Redirect
 }
 
@@ -66,9 +87,9 @@ func pkce() (verifier, challenge string) {
 }
 
 // register registers a client from a JSON body.
-func (e *oauthEnv) register(body string) *auth.Registration {
+func (e *oauthEnv) register(body string) *oauth.Registration {
 	e.t.Helper()
-	r, err := e.a.RegisterClient(e.ctx, []byte(body))
+	r, err := e.s.RegisterClient(e.ctx, []byte(body))
 	if err != nil {
 		e.t.Fatalf("register %s: %v", body, err)
 	}
@@ -81,8 +102,8 @@ func (e *oauthEnv) public(redirect string) string {
 	return e.register(`{"redirect_uris":["` + redirect + `"],"token_endpoint_auth_method":"none","client_name":"Test"}`).Client.ClientID
 }
 
-func (e *oauthEnv) request(clientID, redirect, challenge string) auth.AuthorizeRequest {
-	return auth.AuthorizeRequest{ClientID: clientID, RedirectURI: redirect, ResponseType: "code", State: "st4te",
+func (e *oauthEnv) request(clientID, redirect, challenge string) oauth.AuthorizeRequest {
+	return oauth.AuthorizeRequest{ClientID: clientID, RedirectURI: redirect, ResponseType: "code", State: "st4te",
 		CodeChallenge: challenge, CodeChallengeMethod: "S256"}
 }
 
@@ -91,7 +112,7 @@ func (e *oauthEnv) request(clientID, redirect, challenge string) auth.AuthorizeR
 func (e *oauthEnv) code(clientID, redirect string) (code, verifier string) {
 	e.t.Helper()
 	verifier, challenge := pkce()
-	az, err := e.a.CheckAuthorize(e.ctx, e.request(clientID, redirect, challenge))
+	az, err := e.s.CheckAuthorize(e.ctx, e.request(clientID, redirect, challenge))
 	if err != nil {
 		e.t.Fatalf("authorize: %v", err)
 	}
@@ -99,9 +120,9 @@ func (e *oauthEnv) code(clientID, redirect string) (code, verifier string) {
 }
 
 // consent is alice approving az with scopes; it returns the code.
-func (e *oauthEnv) consent(az *auth.Authorization, scopes []continuo.Scope) string {
+func (e *oauthEnv) consent(az *oauth.Authorization, scopes []continuo.Scope) string {
 	e.t.Helper()
-	to, err := e.a.IssueCode(e.ctx, az, e.alice.PrincipalID, scopes)
+	to, err := e.s.IssueCode(e.ctx, az, e.alice.PrincipalID, scopes)
 	if err != nil {
 		e.t.Fatalf("issue code: %v", err)
 	}
@@ -116,24 +137,24 @@ func (e *oauthEnv) consent(az *auth.Authorization, scopes []continuo.Scope) stri
 	return q.Get("code")
 }
 
-func (e *oauthEnv) exchange(c auth.ClientAuth, code, redirect, verifier string) (*auth.TokenResponse, error) {
-	return e.a.Token(e.ctx, url.Values{"grant_type": {"authorization_code"}, "code": {code},
+func (e *oauthEnv) exchange(c oauth.ClientAuth, code, redirect, verifier string) (*oauth.TokenResponse, error) {
+	return e.s.Token(e.ctx, url.Values{"grant_type": {"authorization_code"}, "code": {code},
 		"redirect_uri": {redirect}, "code_verifier": {verifier}}, c)
 }
 
-func (e *oauthEnv) refresh(c auth.ClientAuth, refresh, scope string) (*auth.TokenResponse, error) {
+func (e *oauthEnv) refresh(c oauth.ClientAuth, refresh, scope string) (*oauth.TokenResponse, error) {
 	f := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}}
 	if scope != "" {
 		f.Set("scope", scope)
 	}
-	return e.a.Token(e.ctx, f, c)
+	return e.s.Token(e.ctx, f, c)
 }
 
 // tokens runs the whole flow for a public client.
-func (e *oauthEnv) tokens(clientID, redirect string) *auth.TokenResponse {
+func (e *oauthEnv) tokens(clientID, redirect string) *oauth.TokenResponse {
 	e.t.Helper()
 	code, verifier := e.code(clientID, redirect)
-	tr, err := e.exchange(auth.ClientAuth{ID: clientID}, code, redirect, verifier)
+	tr, err := e.exchange(oauth.ClientAuth{ID: clientID}, code, redirect, verifier)
 	if err != nil {
 		e.t.Fatalf("exchange: %v", err)
 	}
@@ -154,17 +175,18 @@ const cb = "https://app.example/cb"
 
 func TestOAuthOff(t *testing.T) {
 	ctx := context.Background()
-	a, _, _ := setup(t)
+	a, db, clk := setup(t)
 	if a.Issuer() != "" || a.Resource() != "" {
 		t.Fatal("issuer without EnableOAuth")
 	}
-	if _, err := a.CheckAuthorize(ctx, auth.AuthorizeRequest{ClientID: "x"}); err == nil || redirects(err) {
+	s := oauth.New(a, db, clk.now, oauth.Options{})
+	if _, err := s.CheckAuthorize(ctx, oauth.AuthorizeRequest{ClientID: "x"}); err == nil || redirects(err) {
 		t.Fatalf("authorize with OAuth off: %v", err)
 	}
-	if _, err := a.Token(ctx, url.Values{"grant_type": {"authorization_code"}}, auth.ClientAuth{}); err == nil {
+	if _, err := s.Token(ctx, url.Values{"grant_type": {"authorization_code"}}, oauth.ClientAuth{}); err == nil {
 		t.Fatal("token endpoint with OAuth off")
 	}
-	if _, err := a.RegisterClient(ctx, []byte(`{}`)); err == nil {
+	if _, err := s.RegisterClient(ctx, []byte(`{}`)); err == nil {
 		t.Fatal("registration with OAuth off")
 	}
 	if _, err := a.Authenticate(ctx, "cto_oat_"+strings.Repeat("a", 52)); !errors.Is(err, auth.ErrBadToken) {
@@ -181,77 +203,77 @@ func TestOAuthOff(t *testing.T) {
 func TestAuthorizeErrors(t *testing.T) { stores.Each(t, testAuthorizeErrors) }
 
 func testAuthorizeErrors(t *testing.T) {
-	e := setupOAuth(t, auth.OAuthOptions{})
+	e := setupOAuth(t, oauth.Options{})
 	id := e.register(`{"redirect_uris":["` + cb + `","http://127.0.0.1:3000/cb?x=1"],"token_endpoint_auth_method":"none",` +
 		`"scope":"sessions:read sessions:write"}`).Client.ClientID
 	_, challenge := pkce()
 	ok := e.request(id, cb, challenge)
-	if az, err := e.a.CheckAuthorize(e.ctx, ok); err != nil || az.Client.ClientID != id || az.RedirectURI != cb ||
+	if az, err := e.s.CheckAuthorize(e.ctx, ok); err != nil || az.Client.ClientID != id || az.RedirectURI != cb ||
 		az.State != "st4te" || az.Resource != testIssuer+"/mcp" || joinScopes(az.Scopes) != "sessions:read sessions:write" {
 		t.Fatalf("authorize: %+v %v", az, err)
 	}
 
-	page := map[string]func(r *auth.AuthorizeRequest){
-		"unknown client":        func(r *auth.AuthorizeRequest) { r.ClientID = "ocl_nope" },
-		"unknown document":      func(r *auth.AuthorizeRequest) { r.ClientID = "ocl_" + strings.Repeat("0", 26) },
-		"no client":             func(r *auth.AuthorizeRequest) { r.ClientID = "" },
-		"no redirect":           func(r *auth.AuthorizeRequest) { r.RedirectURI = "" },
-		"unregistered redirect": func(r *auth.AuthorizeRequest) { r.RedirectURI = "https://evil.example/cb" },
-		"redirect prefix":       func(r *auth.AuthorizeRequest) { r.RedirectURI = cb + "/more" },
-		"loopback other path":   func(r *auth.AuthorizeRequest) { r.RedirectURI = "http://127.0.0.1:3000/other?x=1" },
-		"loopback other query":  func(r *auth.AuthorizeRequest) { r.RedirectURI = "http://127.0.0.1:3000/cb?x=2" },
-		"loopback other host":   func(r *auth.AuthorizeRequest) { r.RedirectURI = "http://localhost:3000/cb?x=1" },
+	page := map[string]func(r *oauth.AuthorizeRequest){
+		"unknown client":        func(r *oauth.AuthorizeRequest) { r.ClientID = "ocl_nope" },
+		"unknown document":      func(r *oauth.AuthorizeRequest) { r.ClientID = "ocl_" + strings.Repeat("0", 26) },
+		"no client":             func(r *oauth.AuthorizeRequest) { r.ClientID = "" },
+		"no redirect":           func(r *oauth.AuthorizeRequest) { r.RedirectURI = "" },
+		"unregistered redirect": func(r *oauth.AuthorizeRequest) { r.RedirectURI = "https://evil.example/cb" },
+		"redirect prefix":       func(r *oauth.AuthorizeRequest) { r.RedirectURI = cb + "/more" },
+		"loopback other path":   func(r *oauth.AuthorizeRequest) { r.RedirectURI = "http://127.0.0.1:3000/other?x=1" },
+		"loopback other query":  func(r *oauth.AuthorizeRequest) { r.RedirectURI = "http://127.0.0.1:3000/cb?x=2" },
+		"loopback other host":   func(r *oauth.AuthorizeRequest) { r.RedirectURI = "http://localhost:3000/cb?x=1" },
 	}
 	for name, f := range page {
 		r := ok
 		f(&r)
-		if _, err := e.a.CheckAuthorize(e.ctx, r); err == nil || redirects(err) {
+		if _, err := e.s.CheckAuthorize(e.ctx, r); err == nil || redirects(err) {
 			t.Errorf("%s: %v (want an error page)", name, err)
 		}
 	}
 	// RFC 8252 §7.3: a native app's loopback redirect may use any port.
 	r := ok
 	r.RedirectURI = "http://127.0.0.1:51234/cb?x=1"
-	if az, err := e.a.CheckAuthorize(e.ctx, r); err != nil || az.RedirectURI != r.RedirectURI {
+	if az, err := e.s.CheckAuthorize(e.ctx, r); err != nil || az.RedirectURI != r.RedirectURI {
 		t.Fatalf("loopback on another port: %v", err)
 	}
 
 	back := map[string]struct {
-		f    func(r *auth.AuthorizeRequest)
+		f    func(r *oauth.AuthorizeRequest)
 		code string
 	}{
-		"response type token": {func(r *auth.AuthorizeRequest) { r.ResponseType = "token" }, "unsupported_response_type"},
-		"no PKCE":             {func(r *auth.AuthorizeRequest) { r.CodeChallenge, r.CodeChallengeMethod = "", "" }, "invalid_request"},
-		"PKCE plain":          {func(r *auth.AuthorizeRequest) { r.CodeChallengeMethod = "plain" }, "invalid_request"},
-		"no method":           {func(r *auth.AuthorizeRequest) { r.CodeChallengeMethod = "" }, "invalid_request"},
-		"short challenge":     {func(r *auth.AuthorizeRequest) { r.CodeChallenge = challenge[:42] }, "invalid_request"},
-		"other resource":      {func(r *auth.AuthorizeRequest) { r.Resource = "https://other.example/mcp" }, "invalid_target"},
-		"issuer as resource":  {func(r *auth.AuthorizeRequest) { r.Resource = testIssuer }, "invalid_target"},
-		"scope above ceiling": {func(r *auth.AuthorizeRequest) { r.Scope = "sessions:read swarm:own" }, "invalid_scope"},
-		"admin":               {func(r *auth.AuthorizeRequest) { r.Scope = "admin" }, "invalid_scope"},
-		"unknown scope":       {func(r *auth.AuthorizeRequest) { r.Scope = "sessions:read bogus" }, "invalid_scope"},
+		"response type token": {func(r *oauth.AuthorizeRequest) { r.ResponseType = "token" }, "unsupported_response_type"},
+		"no PKCE":             {func(r *oauth.AuthorizeRequest) { r.CodeChallenge, r.CodeChallengeMethod = "", "" }, "invalid_request"},
+		"PKCE plain":          {func(r *oauth.AuthorizeRequest) { r.CodeChallengeMethod = "plain" }, "invalid_request"},
+		"no method":           {func(r *oauth.AuthorizeRequest) { r.CodeChallengeMethod = "" }, "invalid_request"},
+		"short challenge":     {func(r *oauth.AuthorizeRequest) { r.CodeChallenge = challenge[:42] }, "invalid_request"},
+		"other resource":      {func(r *oauth.AuthorizeRequest) { r.Resource = "https://other.example/mcp" }, "invalid_target"},
+		"issuer as resource":  {func(r *oauth.AuthorizeRequest) { r.Resource = testIssuer }, "invalid_target"},
+		"scope above ceiling": {func(r *oauth.AuthorizeRequest) { r.Scope = "sessions:read swarm:own" }, "invalid_scope"},
+		"admin":               {func(r *oauth.AuthorizeRequest) { r.Scope = "admin" }, "invalid_scope"},
+		"unknown scope":       {func(r *oauth.AuthorizeRequest) { r.Scope = "sessions:read bogus" }, "invalid_scope"},
 	}
 	for name, c := range back {
 		r := ok
 		c.f(&r)
-		if _, err := e.a.CheckAuthorize(e.ctx, r); !redirects(err) || oerr(err) != c.code {
+		if _, err := e.s.CheckAuthorize(e.ctx, r); !redirects(err) || oerr(err) != c.code {
 			t.Errorf("%s: %v (want %s, redirected)", name, err, c.code)
 		}
 	}
 	r = ok
 	r.Resource, r.Scope = testIssuer+"/mcp/", "sessions:read"
-	if az, err := e.a.CheckAuthorize(e.ctx, r); err != nil || joinScopes(az.Scopes) != "sessions:read" {
+	if az, err := e.s.CheckAuthorize(e.ctx, r); err != nil || joinScopes(az.Scopes) != "sessions:read" {
 		t.Fatalf("resource with a trailing slash, narrower scope: %+v %v", az, err)
 	}
 
-	got := e.a.AuthorizeErrorURL("http://127.0.0.1:3000/cb?x=1", "st4te", &auth.OAuthError{Code: "access_denied", Description: "no"})
+	got := e.s.AuthorizeErrorURL("http://127.0.0.1:3000/cb?x=1", "st4te", &oauth.OAuthError{Code: "access_denied", Description: "no"})
 	u, _ := url.Parse(got)
 	q := u.Query()
 	if !strings.HasPrefix(got, "http://127.0.0.1:3000/cb?x=1&") || q.Get("error") != "access_denied" ||
 		q.Get("error_description") != "no" || q.Get("state") != "st4te" || q.Get("iss") != testIssuer {
 		t.Fatalf("error URL %s", got)
 	}
-	if got := e.a.AuthorizeErrorURL(cb, "", &auth.OAuthError{Code: "access_denied"}); strings.Contains(got, "state=") {
+	if got := e.s.AuthorizeErrorURL(cb, "", &oauth.OAuthError{Code: "access_denied"}); strings.Contains(got, "state=") {
 		t.Fatalf("empty state sent: %s", got)
 	}
 }
@@ -269,20 +291,20 @@ func joinScopes(s []continuo.Scope) string {
 func TestIssueCodeScopes(t *testing.T) { stores.Each(t, testIssueCodeScopes) }
 
 func testIssueCodeScopes(t *testing.T) {
-	e := setupOAuth(t, auth.OAuthOptions{})
+	e := setupOAuth(t, oauth.Options{})
 	id := e.register(`{"redirect_uris":["` + cb + `"],"token_endpoint_auth_method":"none","scope":"sessions:read sessions:write"}`).Client.ClientID
 	verifier, challenge := pkce()
-	az, err := e.a.CheckAuthorize(e.ctx, e.request(id, cb, challenge))
+	az, err := e.s.CheckAuthorize(e.ctx, e.request(id, cb, challenge))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, bad := range [][]continuo.Scope{nil, {continuo.ScopeSwarmOwn}, {continuo.ScopeAdmin}} {
-		if _, err := e.a.IssueCode(e.ctx, az, e.alice.PrincipalID, bad); err == nil {
+		if _, err := e.s.IssueCode(e.ctx, az, e.alice.PrincipalID, bad); err == nil {
 			t.Errorf("consent to %v", bad)
 		}
 	}
 	code := e.consent(az, []continuo.Scope{continuo.ScopeSessionsRead})
-	tr, err := e.exchange(auth.ClientAuth{ID: id}, code, cb, verifier)
+	tr, err := e.exchange(oauth.ClientAuth{ID: id}, code, cb, verifier)
 	if err != nil || tr.Scope != "sessions:read" || tr.TokenType != "Bearer" || tr.ExpiresIn != 3600 {
 		t.Fatalf("exchange: %+v %v", tr, err)
 	}
@@ -298,14 +320,14 @@ func testIssueCodeScopes(t *testing.T) {
 func TestScopeCeiling(t *testing.T) { stores.Each(t, testScopeCeiling) }
 
 func testScopeCeiling(t *testing.T) {
-	e := setupOAuth(t, auth.OAuthOptions{})
+	e := setupOAuth(t, oauth.Options{})
 	id := e.public(cb)
 	_, challenge := pkce()
-	az, err := e.a.CheckAuthorize(e.ctx, e.request(id, cb, challenge))
+	az, err := e.s.CheckAuthorize(e.ctx, e.request(id, cb, challenge))
 	if err != nil || joinScopes(az.Scopes) != joinScopes(continuo.OAuthScopes()) {
 		t.Fatalf("default ceiling %v %v", az, err)
 	}
-	if _, err := e.a.RegisterClient(e.ctx, []byte(`{"redirect_uris":["`+cb+`"],"scope":"admin"}`)); oerr(err) != "invalid_client_metadata" {
+	if _, err := e.s.RegisterClient(e.ctx, []byte(`{"redirect_uris":["`+cb+`"],"scope":"admin"}`)); oerr(err) != "invalid_client_metadata" {
 		t.Fatalf("register with admin: %v", err)
 	}
 }
@@ -315,19 +337,18 @@ func testScopeCeiling(t *testing.T) {
 func TestResourceChanged(t *testing.T) { stores.Each(t, testResourceChanged) }
 
 func testResourceChanged(t *testing.T) {
-	e := setupOAuth(t, auth.OAuthOptions{})
+	e := setupOAuth(t, oauth.Options{})
 	id := e.public(cb)
 	tr := e.tokens(id, cb)
 	if !e.works(tr.AccessToken) {
 		t.Fatal("fresh token refused")
 	}
-	moved := auth.New(e.db, e.clk.now)
-	moved.EnableOAuth(auth.OAuthOptions{Issuer: "https://moved.example"})
+	moved, movedServer := e.server("https://moved.example", oauth.Options{})
 	if _, err := moved.Authenticate(e.ctx, tr.AccessToken); !errors.Is(err, auth.ErrBadToken) {
 		t.Fatalf("token for another resource: %v", err)
 	}
-	if _, err := moved.Token(e.ctx, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tr.RefreshToken}},
-		auth.ClientAuth{ID: id}); oerr(err) != "invalid_grant" {
+	if _, err := movedServer.Token(e.ctx, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tr.RefreshToken}},
+		oauth.ClientAuth{ID: id}); oerr(err) != "invalid_grant" {
 		t.Fatalf("refresh for another resource: %v", err)
 	}
 	off := auth.New(e.db, e.clk.now)
@@ -336,12 +357,12 @@ func testResourceChanged(t *testing.T) {
 	}
 	// A code issued before the move cannot be exchanged after it.
 	code, verifier := e.code(id, cb)
-	if _, err := moved.Token(e.ctx, url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {cb},
-		"code_verifier": {verifier}}, auth.ClientAuth{ID: id}); oerr(err) != "invalid_grant" {
+	if _, err := movedServer.Token(e.ctx, url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {cb},
+		"code_verifier": {verifier}}, oauth.ClientAuth{ID: id}); oerr(err) != "invalid_grant" {
 		t.Fatalf("code for another resource: %v", err)
 	}
-	if _, err := e.a.Token(e.ctx, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tr.RefreshToken},
-		"resource": {"https://moved.example/mcp"}}, auth.ClientAuth{ID: id}); oerr(err) != "invalid_target" {
+	if _, err := e.s.Token(e.ctx, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tr.RefreshToken},
+		"resource": {"https://moved.example/mcp"}}, oauth.ClientAuth{ID: id}); oerr(err) != "invalid_target" {
 		t.Fatalf("refresh naming another resource: %v", err)
 	}
 }

@@ -1,10 +1,11 @@
-// Package proc runs the process of a run: one check's command, without a
+// Package proc starts the processes Continuo runs: one check's command, without a
 // shell, as its own process group, with exactly the environment it is given
-// and its stdout and stderr on one pipe (Start); or a program that speaks a
-// protocol over its stdin and stdout, such as an ACP agent, with its own
-// pipes for them and stderr apart (StartPipes). It also names processes so
-// that another server can tell whether they still run (Alive) and kill what
-// a dead server left behind (KillGroup).
+// and its stdout and stderr on one pipe (Start), as runs and the swarm's
+// process runtime do; or a program that speaks a protocol over its stdin and
+// stdout, such as a provider's ACP agent, with its own pipes for them and
+// stderr apart (StartPipes). It also names processes so that another server
+// can tell whether they still run (Alive) and kill what a dead server left
+// behind (KillGroup).
 //
 // # Identities
 //

@@ -1,4 +1,4 @@
-package auth_test
+package oauth_test
 
 import (
 	"context"
@@ -27,7 +27,7 @@ import (
 	"time"
 
 	"github.com/continuo-dev/continuo"
-	"github.com/continuo-dev/continuo/internal/auth"
+	"github.com/continuo-dev/continuo/internal/oauth"
 )
 
 // docSite is an HTTPS server on loopback that serves metadata documents,
@@ -103,9 +103,9 @@ func writePEM(t *testing.T, name string, der []byte) string {
 	return p
 }
 
-func newFetcher(t *testing.T, o auth.FetcherOptions) *auth.ClientDocFetcher {
+func newFetcher(t *testing.T, o oauth.FetcherOptions) *oauth.ClientDocFetcher {
 	t.Helper()
-	f, err := auth.NewClientDocFetcher(o)
+	f, err := oauth.NewClientDocFetcher(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestFetchClientDoc(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		_, _ = w.Write(body)
 	})
-	f := newFetcher(t, auth.FetcherOptions{TestCAFile: s.caFile})
+	f := newFetcher(t, oauth.FetcherOptions{TestCAFile: s.caFile})
 	d, err := f.Fetch(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
@@ -175,7 +175,7 @@ func TestFetchClientDoc(t *testing.T) {
 
 	// A host name, resolved by the test resolver, verified against the
 	// certificate (httptest's names example.com).
-	f = newFetcher(t, auth.FetcherOptions{TestCAFile: s.caFile, Resolver: resolveTo("example.com", "127.0.0.1")})
+	f = newFetcher(t, oauth.FetcherOptions{TestCAFile: s.caFile, Resolver: resolveTo("example.com", "127.0.0.1")})
 	s.mux.HandleFunc("/echo", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(docBody("https://" + r.Host + r.URL.RequestURI()))
@@ -187,7 +187,7 @@ func TestFetchClientDoc(t *testing.T) {
 
 func TestFetchClientDocRules(t *testing.T) {
 	s := newDocSite(t)
-	f := newFetcher(t, auth.FetcherOptions{TestCAFile: s.caFile})
+	f := newFetcher(t, oauth.FetcherOptions{TestCAFile: s.caFile})
 	ten := make([]string, 10)
 	for i := range ten {
 		ten[i] = "https://app.example.com/" + strconv.Itoa(i)
@@ -260,7 +260,7 @@ func TestFetchClientDocRules(t *testing.T) {
 
 func TestFetchClientDocBadURL(t *testing.T) {
 	r := resolveTo("example.com", "127.0.0.1")
-	f := newFetcher(t, auth.FetcherOptions{TestCAFile: newDocSite(t).caFile, Resolver: r})
+	f := newFetcher(t, oauth.FetcherOptions{TestCAFile: newDocSite(t).caFile, Resolver: r})
 	long := "https://example.com/" + strings.Repeat("a", continuo.MaxClientIDBytes-len("https://example.com/"))
 	for _, c := range []struct{ url, want string }{
 		{"", "must be an https URL"},
@@ -313,7 +313,7 @@ func TestFetchClientDocNumericHosts(t *testing.T) {
 		_, _ = w.Write(docBody("https://" + r.Host + r.URL.RequestURI()))
 	})
 	r := resolveTo("example.com", "127.0.0.1")
-	f := newFetcher(t, auth.FetcherOptions{Resolver: r})
+	f := newFetcher(t, oauth.FetcherOptions{Resolver: r})
 	port := ":" + s.port()
 	const odd, private = "must be a DNS name, a dotted-decimal IPv4 address or a bracketed IPv6 address", "its host is an address that is not public"
 	for _, c := range []struct{ url, want string }{
@@ -357,7 +357,7 @@ func TestFetchClientDocNumericHosts(t *testing.T) {
 	}
 	// A literal that passes the check is dialled as it is, without a
 	// lookup: with the test CA, loopback passes.
-	f = newFetcher(t, auth.FetcherOptions{TestCAFile: s.caFile, Resolver: r})
+	f = newFetcher(t, oauth.FetcherOptions{TestCAFile: s.caFile, Resolver: r})
 	if _, err := f.Fetch(context.Background(), "https://127.0.0.1"+port+"/c.json"); err != nil {
 		t.Fatalf("a loopback literal with the test CA: %v", err)
 	}
@@ -372,14 +372,14 @@ func TestFetchClientDocLongestURL(t *testing.T) {
 	id := s.url("/")
 	id += strings.Repeat("a", continuo.MaxClientIDBytes-len(id))
 	s.serve("/", docBody(id))
-	if _, err := newFetcher(t, auth.FetcherOptions{TestCAFile: s.caFile}).Fetch(context.Background(), id); err != nil {
+	if _, err := newFetcher(t, oauth.FetcherOptions{TestCAFile: s.caFile}).Fetch(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestFetchClientDocHTTP(t *testing.T) {
 	s := newDocSite(t)
-	f := newFetcher(t, auth.FetcherOptions{TestCAFile: s.caFile})
+	f := newFetcher(t, oauth.FetcherOptions{TestCAFile: s.caFile})
 	fetch := func(path string) error {
 		_, err := f.Fetch(context.Background(), s.url(path))
 		return err
@@ -427,7 +427,7 @@ func TestFetchClientDocHTTP(t *testing.T) {
 		_, _ = w.Write(b[100:])
 	})
 	wantOAuthErr(t, fetch("/size/chunked"), invalidClient, 400, "larger than 16384 bytes")
-	small := newFetcher(t, auth.FetcherOptions{TestCAFile: s.caFile, MaxBytes: 200})
+	small := newFetcher(t, oauth.FetcherOptions{TestCAFile: s.caFile, MaxBytes: 200})
 	s.serve("/size/small", pad(docBody(s.url("/size/small")), 201))
 	_, err := small.Fetch(context.Background(), s.url("/size/small"))
 	wantOAuthErr(t, err, invalidClient, 400, "larger than 200 bytes")
@@ -435,7 +435,7 @@ func TestFetchClientDocHTTP(t *testing.T) {
 
 func TestFetchClientDocRedirects(t *testing.T) {
 	s := newDocSite(t)
-	f := newFetcher(t, auth.FetcherOptions{TestCAFile: s.caFile})
+	f := newFetcher(t, oauth.FetcherOptions{TestCAFile: s.caFile})
 	redirect := func(from, to string) {
 		s.mux.HandleFunc(from, func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, to, http.StatusFound) })
 	}
@@ -482,7 +482,7 @@ func TestFetchClientDocRedirects(t *testing.T) {
 
 func TestFetchClientDocCache(t *testing.T) {
 	s := newDocSite(t)
-	f := newFetcher(t, auth.FetcherOptions{TestCAFile: s.caFile})
+	f := newFetcher(t, oauth.FetcherOptions{TestCAFile: s.caFile})
 	for i, c := range []struct {
 		header []string
 		want   time.Duration
@@ -538,7 +538,7 @@ func blockingDoc(s *docSite, path string) <-chan struct{} {
 func TestFetchClientDocTimeout(t *testing.T) {
 	s := newDocSite(t)
 	blockingDoc(s, "/slow")
-	f := newFetcher(t, auth.FetcherOptions{TestCAFile: s.caFile, Timeout: 200 * time.Millisecond})
+	f := newFetcher(t, oauth.FetcherOptions{TestCAFile: s.caFile, Timeout: 200 * time.Millisecond})
 	_, err := f.Fetch(context.Background(), s.url("/slow"))
 	wantOAuthErr(t, err, invalidClient, 400, "the fetch timed out")
 }
@@ -546,7 +546,7 @@ func TestFetchClientDocTimeout(t *testing.T) {
 func TestFetchClientDocCancel(t *testing.T) {
 	s := newDocSite(t)
 	entered := blockingDoc(s, "/slow")
-	f := newFetcher(t, auth.FetcherOptions{TestCAFile: s.caFile})
+	f := newFetcher(t, oauth.FetcherOptions{TestCAFile: s.caFile})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
@@ -573,14 +573,14 @@ func TestFetchClientDocRefusesLoopback(t *testing.T) {
 		_, _ = w.Write(docBody("https://" + r.Host + r.URL.RequestURI()))
 	})
 	r := resolveTo("example.com", "127.0.0.1")
-	f := newFetcher(t, auth.FetcherOptions{Resolver: r})
+	f := newFetcher(t, oauth.FetcherOptions{Resolver: r})
 	_, err := f.Fetch(context.Background(), "https://example.com:"+s.port()+"/client.json")
 	wantOAuthErr(t, err, invalidClient, 400, "its host resolves to an address that is not public")
 	if r.calls.Load() == 0 {
 		t.Fatal("refused before the name was resolved: the check must be on the dialled address")
 	}
 	// Without a test resolver: the dialer's own resolution, the same check.
-	real := newFetcher(t, auth.FetcherOptions{})
+	real := newFetcher(t, oauth.FetcherOptions{})
 	for _, u := range []string{s.url("/client.json"), "https://[::ffff:127.0.0.1]:" + s.port() + "/client.json"} {
 		_, err = real.Fetch(context.Background(), u)
 		wantOAuthErr(t, err, invalidClient, 400, "not public")
@@ -590,7 +590,7 @@ func TestFetchClientDocRefusesLoopback(t *testing.T) {
 	}
 
 	// The same server and names with the test CA: loopback is allowed.
-	f = newFetcher(t, auth.FetcherOptions{TestCAFile: s.caFile, Resolver: r})
+	f = newFetcher(t, oauth.FetcherOptions{TestCAFile: s.caFile, Resolver: r})
 	if _, err := f.Fetch(context.Background(), "https://example.com:"+s.port()+"/client.json"); err != nil {
 		t.Fatal(err)
 	}
@@ -612,17 +612,17 @@ func TestFetchClientDocRefusesPrivate(t *testing.T) {
 		addrs = append(addrs, "fd00::1", "fe80::1", "::", "2001:db8::1", "ff02::1", "64:ff9b::a00:1")
 	}
 	for _, a := range addrs {
-		f := newFetcher(t, auth.FetcherOptions{TestCAFile: s.caFile, Resolver: resolveTo("example.com", a)})
+		f := newFetcher(t, oauth.FetcherOptions{TestCAFile: s.caFile, Resolver: resolveTo("example.com", a)})
 		_, err := f.Fetch(context.Background(), "https://example.com/client.json")
 		wantOAuthErr(t, err, invalidClient, 400, "not public")
 	}
 	// A name with a private address and a loopback one: the private one is
 	// refused when dialled, the loopback one then used.
-	f := newFetcher(t, auth.FetcherOptions{TestCAFile: s.caFile, Resolver: resolveTo("example.com", "192.168.0.1", "127.0.0.1")})
+	f := newFetcher(t, oauth.FetcherOptions{TestCAFile: s.caFile, Resolver: resolveTo("example.com", "192.168.0.1", "127.0.0.1")})
 	if _, err := f.Fetch(context.Background(), "https://example.com:"+s.port()+"/client.json"); err != nil {
 		t.Fatal(err)
 	}
-	f = newFetcher(t, auth.FetcherOptions{TestCAFile: s.caFile, Resolver: resolveTo("other.example")})
+	f = newFetcher(t, oauth.FetcherOptions{TestCAFile: s.caFile, Resolver: resolveTo("other.example")})
 	_, err := f.Fetch(context.Background(), "https://example.com:"+s.port()+"/client.json")
 	wantOAuthErr(t, err, invalidClient, 400, "its host could not be resolved")
 }
@@ -632,14 +632,14 @@ func TestFetchClientDocTLS(t *testing.T) {
 	s.serve("/client.json", docBody(s.url("/client.json")))
 	// Trusting another CA: loopback is allowed, the server's certificate
 	// is not.
-	f := newFetcher(t, auth.FetcherOptions{TestCAFile: writePEM(t, "other.pem", newCA(t))})
+	f := newFetcher(t, oauth.FetcherOptions{TestCAFile: writePEM(t, "other.pem", newCA(t))})
 	_, err := f.Fetch(context.Background(), s.url("/client.json"))
 	wantOAuthErr(t, err, invalidClient, 400, "its TLS certificate is not trusted")
 
 	// A plain-HTTP server behind an https client_id: no TLS, no document.
 	plain := httptest.NewServer(http.NotFoundHandler())
 	defer plain.Close()
-	f = newFetcher(t, auth.FetcherOptions{TestCAFile: s.caFile})
+	f = newFetcher(t, oauth.FetcherOptions{TestCAFile: s.caFile})
 	_, err = f.Fetch(context.Background(), "https"+strings.TrimPrefix(plain.URL, "http")+"/client.json")
 	wantOAuthErr(t, err, invalidClient, 400, "it could not be fetched")
 
@@ -648,7 +648,7 @@ func TestFetchClientDocTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, bad := range []string{filepath.Join(t.TempDir(), "missing.pem"), notPEM} {
-		if _, err := auth.NewClientDocFetcher(auth.FetcherOptions{TestCAFile: bad}); err == nil {
+		if _, err := oauth.NewClientDocFetcher(oauth.FetcherOptions{TestCAFile: bad}); err == nil {
 			t.Errorf("test CA %s accepted", bad)
 		}
 	}
