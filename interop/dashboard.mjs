@@ -2,9 +2,14 @@
 // playwright-core, the way a person uses it — sign in, read a session's
 // brief, watch a run's output arrive, approve a worker's continuation and
 // see its epoch move, settle a task in doubt, revoke a token and see it
-// stop working, and open the key pages on a phone. Every page is checked
-// for rendering (its stylesheet applied, no template error text, none of
-// the plan's secrets) and photographed.
+// stop working; answer a question, add and retire a standing
+// instruction, resolve a todo and a risk, cancel a task, close a swarm
+// through settling its cancelled task — each refused, with the service's
+// own error on the page, to a token without the scope and to another
+// group's member, and each surviving a reload — then open every page on a
+// desktop (1280×800) and a phone (390×844), where none may scroll
+// sideways. Every page is checked for rendering (its stylesheet applied,
+// no template error text, none of the plan's secrets) and photographed.
 //
 // Usage:
 //   node dashboard.mjs --plan PLAN.json [--chromium /usr/bin/chromium]
@@ -13,7 +18,12 @@
 // (a phrase of the session's task), run (a run that prints its first
 // line, then waits until the file gate exists to print the rest), gate,
 // runLines, swarm, worker, continuation, doubtTask, revokeToken,
-// revokeTokenID, secrets ({what: a string no page may hold}), shots (a
+// revokeTokenID, question, todo, risk, guidance (notes of the session),
+// reader (a token of the same group that may only read sessions),
+// stranger (a token of another group), closeSwarm, runningTask,
+// queuedTask (a swarm to close and its tasks), project, pages (paths,
+// with {name} standing for the plan's name; "signed out /" for the
+// landing page), secrets ({what: a string no page may hold}), shots (a
 // directory), budgetMs (the script's time in all)}.
 //
 // Prints "ok   NAME" or "FAIL NAME: REASON" per check, then exactly one
@@ -60,7 +70,7 @@ function watch(p) {
 // rendered checks that the page is one of ours, rendered: its stylesheet
 // applied, no template error text, none of the secrets (named, never
 // shown, when one is there); then photographs it.
-async function rendered(shot, p = page) {
+async function rendered(shot, p = page, fullPage = true) {
   const html = await p.content();
   const text = await p.locator("body").innerText();
   for (const bad of ["template:", "{{", "<no value>", "%!"]) {
@@ -74,7 +84,7 @@ async function rendered(shot, p = page) {
     return h ? getComputedStyle(h).display : "no header";
   });
   assert(styled === "flex", `the stylesheet is not applied (header display ${styled})`);
-  await p.screenshot({ path: join(plan.shots, shot), fullPage: true });
+  await p.screenshot({ path: join(plan.shots, shot), fullPage });
 }
 
 function at(path) {
@@ -172,36 +182,223 @@ await step("revoke a token: it stops working", async () => {
   assert(await page.locator(`#token-revoke-${plan.revokeTokenID}`).count() === 0, "the token can still be revoked");
   const status = (await mcp(plan.revokeToken)).status;
   assert(status === 401, `the revoked token got ${status} from /mcp`);
-  await rendered("06-token-revoked.png");
+  await rendered("07-token-revoked.png");
 });
 
-// A phone: the pages fit its width (they do not scroll sideways; a wide
-// table scrolls in its own box).
-const PHONE = { width: 390, height: 844 };
-await step("on a phone, the home, session and swarm pages fit the screen", async () => {
-  const phone = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 1,
-    storageState: await page.context().storageState() }); // signed in as in the desktop window
-  const p = await phone.newPage();
+// ---- a person's actions: each works, survives a reload (the form
+// posts, the answer redirects to a page that shows the result: a reload
+// posts nothing again), and is refused — shown as the service's
+// structured error, nothing written — to a token without the scope and
+// to a member of another group. ----
+
+// The texts of internal/e2e/dashboard_browser_test.go.
+const ANSWER = "Port 8080, behind the proxy";
+const GUIDANCE = "Keep every page usable on a phone";
+const REFUSED = "written by a refused action";
+
+// signIn signs context's browser in with a token (as whoever it was
+// before: the pages it loaded then keep their forms, as stale tabs do).
+async function signIn(context, secret) {
+  const p = await context.newPage();
   watch(p);
-  for (const [path, shot] of [["/", "07-phone-home.png"], [`/s/${plan.session}`, "08-phone-session.png"],
-    [`/w/${plan.swarm}`, "09-phone-swarm.png"]]) {
-    await p.goto(at(path));
-    assert(new URL(p.url()).pathname === path, `${path} went to ${p.url()}`);
-    const wide = await p.evaluate((w) => ({
-      width: document.scrollingElement.scrollWidth,
-      // what sticks out, to say where to look
-      over: [...document.querySelectorAll("body *")].filter((e) => {
-        if (e.getBoundingClientRect().right <= w + 1) return false;
-        for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {
-          if (getComputedStyle(a).overflowX !== "visible") return false; // scrolls in its own box
-        }
-        return true;
-      }).slice(0, 4).map((e) => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + (e.className && typeof e.className === "string" ? "." + e.className.trim().replace(/\s+/g, ".") : "")),
-    }), PHONE.width);
-    assert(wide.width <= PHONE.width + 1, `${path} scrolls sideways: ${wide.width} px wide on a ${PHONE.width} px screen (${wide.over.join(", ")})`);
-    await rendered(shot, p);
+  await p.goto(at("/login"));
+  await p.fill("#secret", secret);
+  await p.click("#signin-submit");
+  await p.waitForURL((u) => u.pathname === "/");
+  await p.close();
+}
+
+// refusals: for each who (the reader: the admin's group, no write scope;
+// the stranger: another group), a browser signed in as the admin opens
+// every action's page, then signs in as who; each tab then submits its
+// form (fill fills it), and must be shown the service's refusal, its code
+// and all. Nothing is written (the test reads the brief after).
+async function refusals(actions) {
+  const want = { reader: "forbidden", stranger: "not_found" };
+  for (const who of Object.keys(want)) {
+    const ctx = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+    await signIn(ctx, plan.secret);
+    const tabs = [];
+    for (const [path, fill] of actions) {
+      const p = await ctx.newPage();
+      watch(p);
+      await p.goto(at(path));
+      tabs.push([p, path, fill]);
+    }
+    await signIn(ctx, plan[who]);
+    for (const [p, path, fill] of tabs) {
+      await fill(p);
+      await p.waitForLoadState("load");
+      const code = (await p.locator(".notice.error code").innerText().catch(() => "")).trim();
+      assert(code === want[who], `${who} on ${path}: the page says ${oneLine(await p.locator("main").innerText())}`);
+    }
+    await ctx.close();
   }
-  await phone.close();
+}
+
+// posted waits for the redirect back to path, reloads (a form posted
+// once is not posted again) and returns the page's text.
+async function posted(path) {
+  await page.waitForURL((u) => u.pathname === path);
+  await page.reload();
+  assert(new URL(page.url()).pathname === path, `the reload went to ${page.url()}`);
+  return page.locator("main").innerText();
+}
+
+const sessionPath = () => `/s/${plan.session}`;
+
+const taskPath = (id) => `/w/${plan.closeSwarm}/tasks/${id}`;
+const swarm2 = () => `/w/${plan.closeSwarm}`;
+
+await step("every action is refused without the scope and from another group", async () => {
+  const open = (sel) => (p) => p.locator(sel).evaluate((e) => { e.closest("details").open = true; });
+  await refusals([
+    [sessionPath(), async (p) => {
+      await open(`#answer-${plan.question}`)(p);
+      await p.fill(`#answer-${plan.question} textarea`, REFUSED);
+      await p.click(`#answer-${plan.question} button`);
+    }],
+    [sessionPath(), async (p) => {
+      await open("#guidance-form")(p);
+      await p.fill("#guidance-text", REFUSED);
+      await p.click("#guidance-form button");
+    }],
+    [sessionPath(), async (p) => {
+      await open(`#retire-${plan.guidance}`)(p);
+      await p.fill(`#retire-${plan.guidance} input[name="reason"]`, REFUSED);
+      await p.click(`#retire-${plan.guidance} button`);
+    }],
+    ...["todo", "risk"].map((what) => [sessionPath(), async (p) => {
+      await p.fill(`#resolve-${plan[what]} input[name="resolution"]`, REFUSED);
+      await p.click(`#resolve-${plan[what]} button`);
+    }]),
+    [taskPath(plan.queuedTask), (p) => p.click("#cancel button")],
+    [swarm2(), (p) => p.click("#swarm-close button")],
+  ]);
+});
+
+await step("answer an open question", async () => {
+  await page.goto(at(sessionPath()));
+  await page.locator(`#answer-${plan.question}`).evaluate((f) => f.closest("details").open = true);
+  await page.fill(`#answer-${plan.question} textarea`, ANSWER);
+  await page.click(`#answer-${plan.question} button`);
+  await posted(sessionPath());
+  assert(await page.locator(`#answer-${plan.question}`).count() === 0, "the question is still open");
+  const answered = await page.locator("#brief-answered").innerText();
+  assert(answered.includes(ANSWER), `the brief's answered questions: ${oneLine(answered)}`);
+  const notes = await page.locator("#timeline ~ .timeline").innerText();
+  assert(notes.split(ANSWER).length === 2, "the answer is not in the notes exactly once");
+  assert(/via dashboard/.test(notes), "the notes do not say the answer came from the dashboard");
+});
+
+await step("add a standing instruction", async () => {
+  await page.goto(at(sessionPath()));
+  await page.locator("#guidance-add").evaluate((d) => d.open = true);
+  await page.fill("#guidance-text", GUIDANCE);
+  await page.selectOption("#guidance-priority", "high");
+  await page.click("#guidance-form button");
+  await posted(sessionPath());
+  const constraints = await page.locator("#brief-constraints").innerText();
+  assert(constraints.split(GUIDANCE).length === 2, `the brief's constraints: ${oneLine(constraints)}`);
+});
+
+await step("retire a standing instruction", async () => {
+  await page.goto(at(sessionPath()));
+  await page.locator(`#retire-${plan.guidance}`).evaluate((f) => f.closest("details").open = true);
+  await page.fill(`#retire-${plan.guidance} input[name="reason"]`, "we deploy any day now");
+  await page.click(`#retire-${plan.guidance} button`);
+  await posted(sessionPath());
+  const constraints = await page.locator("#brief-constraints").innerText();
+  assert(!constraints.includes("Never deploy on a Friday"), `the retired instruction is still a constraint: ${oneLine(constraints)}`);
+  assert(constraints.includes(GUIDANCE), "the other instruction went too");
+});
+
+for (const what of ["todo", "risk"]) {
+  await step(`resolve a ${what}`, async () => {
+    await page.goto(at(sessionPath()));
+    await page.fill(`#resolve-${plan[what]} input[name="resolution"]`, `settled in the browser (${what})`);
+    await page.click(`#resolve-${plan[what]} button`);
+    await posted(sessionPath());
+    assert(await page.locator(`#resolve-${plan[what]}`).count() === 0, `the ${what} is still open`);
+    const note = await page.locator(`article[id="${plan[what]}"]`).innerText();
+    assert(/resolved by \S+ via dashboard/.test(note), `the ${what}'s note: ${oneLine(note)}`);
+  });
+}
+
+await step("cancel a queued task", async () => {
+  await page.goto(at(taskPath(plan.queuedTask)));
+  await page.click("#cancel button");
+  const text = await posted(taskPath(plan.queuedTask));
+  assert(/State\s+cancelled/.test(text), `the task page: ${oneLine(text)}`);
+  assert(await page.locator("#cancel").count() === 0, "the task can still be cancelled");
+});
+
+await step("close a swarm: refused while a task is cancel_requested, then settled and closed", async () => {
+  await page.goto(at(taskPath(plan.runningTask)));
+  await page.click("#cancel button");
+  await posted(taskPath(plan.runningTask));
+  await page.goto(at(swarm2()));
+  await page.click("#swarm-close button");
+  await page.waitForURL((u) => u.pathname === swarm2() && u.searchParams.get("close") === "refused");
+  await page.locator("#close-refused").waitFor({ state: "visible" });
+  // The page leads: settle the task on its page, come back, close.
+  await page.click(`#settle-${plan.runningTask} a`);
+  await page.waitForURL((u) => u.pathname === taskPath(plan.runningTask));
+  const fail = page.locator(`#fail-${plan.runningTask}`);
+  await fail.evaluate((f) => f.closest("details").open = true);
+  await fail.locator('textarea[name="evidence"]').fill("the worker never answered the cancel");
+  await fail.locator('button[type="submit"]').click();
+  await posted(taskPath(plan.runningTask));
+  await page.goto(at(swarm2()));
+  assert(await page.locator(`#settle-${plan.runningTask}`).count() === 0, "the settled task is still listed");
+  await page.click("#swarm-close button");
+  const text = await posted(swarm2());
+  assert(await page.locator("#swarm-close").count() === 0, "the swarm can still be closed");
+  assert(/State\s+closed/.test(text), `the swarm page: ${oneLine(text.slice(0, 300))}`);
+  await rendered("06-swarm-closed.png");
+});
+
+// ---- every page, on a desktop and on a phone: none scrolls sideways
+// (a wide table scrolls in its own box, or wraps), each is photographed.
+const VIEWPORTS = [["desktop", { width: 1280, height: 800 }, {}], ["phone", { width: 390, height: 844 }, { isMobile: true, hasTouch: true }]];
+const fillIn = (path) => path.replace(/\{(\w+)\}/g, (_, k) => ({ task: plan.doubtTask, run: plan.run }[k] ?? plan[k]));
+await step("every page fits a desktop and a phone", async () => {
+  const state = await page.context().storageState(); // signed in as in the desktop window
+  for (const [name, viewport, extra] of VIEWPORTS) {
+    const signedIn = await browser.newContext({ viewport, deviceScaleFactor: 1, storageState: state, ...extra });
+    const signedOut = await browser.newContext({ viewport, deviceScaleFactor: 1, ...extra });
+    for (const [i, entry] of plan.pages.entries()) {
+      const out = entry.startsWith("signed out ");
+      const path = fillIn(out ? entry.slice("signed out ".length) : entry);
+      const p = await (out ? signedOut : signedIn).newPage();
+      watch(p);
+      await p.goto(at(path));
+      assert(new URL(p.url()).pathname === path.split("?")[0], `${path} went to ${p.url()}`);
+      const wide = await p.evaluate(() => ({
+        width: document.documentElement.scrollWidth, view: window.innerWidth,
+        // what sticks out, to say where to look
+        over: [...document.querySelectorAll("body *")].filter((e) => {
+          if (e.getBoundingClientRect().right <= window.innerWidth + 1) return false;
+          for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {
+            if (getComputedStyle(a).overflowX !== "visible") return false; // scrolls in its own box
+          }
+          return true;
+        }).slice(0, 4).map((e) => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + (e.className && typeof e.className === "string" ? "." + e.className.trim().replace(/\s+/g, ".") : "")),
+      }));
+      assert(wide.width <= wide.view, `${path} scrolls sideways on a ${name}: ${wide.width} px wide in ${wide.view} px (${wide.over.join(", ")})`);
+      if (name === "desktop") { // and on a desktop, no table needs a scroll bar of its own
+        const boxed = await p.evaluate(() => [...document.querySelectorAll(".table-wrap")]
+          .filter((e) => e.scrollWidth > e.clientWidth + 1)
+          .map((e) => `${e.querySelector("table")?.className} (${e.scrollWidth} px in ${e.clientWidth})`));
+        assert(boxed.length === 0, `${path} on a ${name}: a table scrolls sideways: ${boxed.join(", ")}`);
+      }
+      const shot = `p${String(i).padStart(2, "0")}-${name}-${path.replace(/[^a-z0-9]+/gi, "_").replace(/^_|_$/g, "") || "home"}${out ? "-signed-out" : ""}.png`;
+      await rendered(shot, p, false); // the screen's worth: the page's width is what is checked
+      await p.close();
+    }
+    await signedIn.close();
+    await signedOut.close();
+  }
 });
 
 anyway(); // checked even after a failure

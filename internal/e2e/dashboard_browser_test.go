@@ -19,17 +19,22 @@ import (
 // output arrive live (server-sent events), read a session's handoff brief,
 // approve a worker's pending continuation and see its epoch move, requeue
 // a task in doubt with the evidence the contract asks for, revoke a token
-// and see /mcp refuse it, and open the home, session and swarm pages on a
-// phone, where they must not scroll sideways. Every page is checked for
-// rendering (its stylesheet applied, no template error text, no secret:
-// the planted one, the sign-in token's, the revoked token's) and
-// photographed; each screenshot must be a real rendering.
+// and see /mcp refuse it; act as the human half of the loop — answer a
+// question, add and retire a standing instruction, resolve a todo and a
+// risk, cancel a task, close a swarm once its cancelled task is settled —
+// each refused without the scope and from another group, each surviving a
+// reload, and what it did read back in the brief a model gets; then open
+// every page on a desktop and a phone, where none may scroll sideways.
+// Every page is checked for rendering (its stylesheet applied, no template
+// error text, no secret: the planted one, the tokens') and photographed
+// (into a temporary directory, or CONTINUO_E2E_SHOTS to keep them); each
+// screenshot must be a real rendering.
 func TestDashboardInBrowser(t *testing.T) {
 	node, chromium := browserScripts(t)
 	// The script spends at most its budget (it fails the step under way
 	// once it is spent) within the limit on its process; the run it
 	// watches waits for it at most that long.
-	const budget, limit = 150 * time.Second, 180 * time.Second
+	const budget, limit = 240 * time.Second, 270 * time.Second
 	// The run prints its first line, then waits for the gate, which the
 	// script opens once the page shows that line: the run is still running
 	// when the page opens, however long Node and Chromium take to start.
@@ -51,13 +56,17 @@ timeout_secs = %d
 	// is redacted where it is stored and so shown nowhere.
 	planted := "ghp_7X8s51fbLtByHwiUmrCaoND5bgfTFAbGOUBw" // a token of a real one's entropy
 	sid := must(t, admin, "work_on_project", map[string]any{"project": "demo", "instruction": "Ship the dashboard for people"})["session_id"].(string)
+	notes := map[string]string{} // kind → the note's ID
 	for _, n := range []map[string]any{
 		{"kind": "decision", "text": "Pages are server-rendered; script only enhances"},
 		{"kind": "todo", "text": "Photograph every page"},
+		{"kind": "risk", "text": "A wide table may push the page sideways on a phone"},
+		{"kind": "question", "text": "Which port should the demo listen on?"},
+		{"kind": "guidance", "text": "Never deploy on a Friday"},
 		{"kind": "progress", "text": "deploy key " + planted + " rotated"},
 	} {
 		n["session_id"] = sid
-		must(t, admin, "post_session_message", n)
+		notes[n["kind"].(string)] = must(t, admin, "post_session_message", n)["message"].(map[string]any)["message_id"].(string)
 	}
 
 	// A swarm: a worker at epoch 0 with a checkpoint, a task of it in
@@ -81,6 +90,28 @@ timeout_secs = %d
 	cn := must(t, ws, "chat_swarm_request_continuation", map[string]any{"swarm_id": swarmID, "worker_id": w.id, "source_epoch": 0,
 		"carrier_key": next.key})["continuation"].(map[string]any)
 
+	// The admin's swarm to close: a task its worker runs (the owner cancels
+	// it, and settles it when the worker does not answer) and a queued one
+	// the owner cancels.
+	created2 := must(t, admin, "chat_swarm_create", map[string]any{"worker_limit": 1})
+	closeSwarm := created2["swarm"].(map[string]any)["swarm_id"].(string)
+	w2 := joinSwarm(t, ws, closeSwarm, created2["invite"].(string), 1, carrierKey())
+	running := must(t, admin, "chat_swarm_dispatch", map[string]any{"swarm_id": closeSwarm, "task_key": "index", "prompt": "rebuild the index",
+		"preferred_worker_id": w2.id})["task"].(map[string]any)["task_id"].(string)
+	if d := must(t, ws, "chat_swarm_next", w2.args("wait_secs", 0)); d["state"] != "task" {
+		t.Fatalf("next: %v", d)
+	}
+	must(t, ws, "chat_swarm_ack", w2.args("task_id", running))
+	queued := must(t, admin, "chat_swarm_dispatch", map[string]any{"swarm_id": closeSwarm, "task_key": "later", "prompt": "tidy up",
+		"preferred_worker_id": w2.id})["task"].(map[string]any)["task_id"].(string)
+
+	// Who is refused: a token of the admin's group that may only read
+	// sessions, and a member of another group with every scope of a user.
+	reader := token(t, dd, "crew", "sessions:read")
+	cli(t, dd, "group", "create", "others")
+	cli(t, dd, "principal", "create", "mallory", "--group", "others")
+	stranger := token(t, dd, "mallory", "sessions:read,sessions:write,swarm:own")
+
 	// A token the admin revokes in the browser.
 	var bob struct {
 		Token   string `json:"token"`
@@ -98,12 +129,15 @@ timeout_secs = %d
 	// No page may show a token's secret: it is shown once, on the answer
 	// to its creation in /admin/tokens (TestDashAdminTokenCreate), and
 	// these two were made by the CLI.
-	secrets := map[string]string{"the planted credential": planted,
+	secrets := map[string]string{"the planted credential": planted, "the reader's token": reader, "the stranger's token": stranger,
 		"the sign-in token": srv.Admin, "the sign-in token's secret part": strings.TrimPrefix(srv.Admin, auth.TokenPrefix),
 		"the revoked token": bob.Token, "the revoked token's secret part": strings.TrimPrefix(bob.Token, auth.TokenPrefix)}
 	plan := map[string]any{"base": srv.Base, "secret": srv.Admin, "session": sid, "task": "Ship the dashboard", "run": run["run_id"],
 		"gate": gate, "runLines": runLines, "swarm": swarmID, "worker": w.id, "continuation": cn["continuation_id"], "doubtTask": taskID,
-		"revokeToken": bob.Token, "revokeTokenID": bob.TokenID, "secrets": secrets, "shots": shots, "budgetMs": budget.Milliseconds()}
+		"revokeToken": bob.Token, "revokeTokenID": bob.TokenID, "secrets": secrets, "shots": shots, "budgetMs": budget.Milliseconds(),
+		"question": notes["question"], "todo": notes["todo"], "risk": notes["risk"], "guidance": notes["guidance"],
+		"reader": reader, "stranger": stranger, "closeSwarm": closeSwarm, "runningTask": running, "queuedTask": queued,
+		"pages": dashboardPages, "project": "demo"}
 	planFile := filepath.Join(t.TempDir(), "plan.json")
 	b, _ := json.Marshal(plan)
 	if err := os.WriteFile(planFile, b, 0o600); err != nil {
@@ -132,14 +166,15 @@ timeout_secs = %d
 		}
 		bound <- fmt.Errorf("the continuation was never bound")
 	}()
-	node.runWithin(t, limit, "dashboard.mjs", 9, "--plan", planFile, "--chromium", chromium)
+	node.runWithin(t, limit, "dashboard.mjs", 17, "--plan", planFile, "--chromium", chromium)
 	if err := <-bound; err != nil {
 		t.Fatal(err)
 	}
 
+	// Every page twice (a desktop and a phone), and the steps' own.
 	shotFiles, _ := filepath.Glob(filepath.Join(shots, "*.png"))
-	if len(shotFiles) != 9 {
-		t.Fatalf("%d screenshots: %v", len(shotFiles), shotFiles)
+	if want := 2*len(dashboardPages) + 7; len(shotFiles) != want {
+		t.Fatalf("%d screenshots, want %d: %v", len(shotFiles), want, shotFiles)
 	}
 	for _, f := range shotFiles {
 		t.Run(filepath.Base(f), func(t *testing.T) { checkScreenshot(t, f) })
@@ -148,4 +183,45 @@ timeout_secs = %d
 	if task := st["task"].(map[string]any); task["state"] != "queued" {
 		t.Errorf("the requeued task is %v", task)
 	}
+
+	// What the person did in the browser, the next model reads in the
+	// brief: the answer, the new standing instruction; the retired one,
+	// the resolved todo and risk are gone from it; what was refused is
+	// nowhere.
+	brief := must(t, admin, "read_session_handoff", map[string]any{"session_id": sid})
+	b, _ = json.Marshal(brief)
+	text := string(b)
+	for _, want := range []string{dashboardAnswer, dashboardGuidance} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the brief lacks %q: %s", want, text)
+		}
+	}
+	for _, gone := range []string{"Never deploy on a Friday", "Photograph every page", "A wide table may push", dashboardRefused} {
+		if strings.Contains(text, gone) {
+			t.Errorf("the brief still holds %q: %s", gone, text)
+		}
+	}
+	all, _ := json.Marshal(must(t, admin, "list_session_messages", map[string]any{"session_id": sid, "limit": 100}))
+	if strings.Contains(string(all), dashboardRefused) {
+		t.Errorf("a refused action wrote a note: %s", all)
+	}
+	closed := must(t, admin, "chat_swarm_status", map[string]any{"swarm_id": closeSwarm})
+	if sw := closed["swarm"].(map[string]any); sw["state"] != "closed" {
+		t.Errorf("the swarm closed in the browser is %v", sw["state"])
+	}
 }
+
+// The texts the browser writes (dashboard.mjs): an answer and a standing
+// instruction, and what every refused action tries to write.
+const (
+	dashboardAnswer   = "Port 8080, behind the proxy"
+	dashboardGuidance = "Keep every page usable on a phone"
+	dashboardRefused  = "written by a refused action"
+)
+
+// dashboardPages are the pages dashboard.mjs opens on a desktop and a
+// phone, and photographs; each must not scroll sideways. {session},
+// {question}, {run}, {swarm}, {task} and {project} are the plan's.
+var dashboardPages = []string{"/", "/p/{project}", "/s/{session}", "/s/{session}/m/{question}", "/p/{project}/evidence",
+	"/p/{project}/runs", "/r/{run}", "/swarms", "/w/{swarm}", "/w/{swarm}/tasks", "/w/{swarm}/tasks/{task}", "/admin",
+	"/admin/principals", "/admin/groups", "/admin/tokens", "/admin/projects", "/admin/oauth", "signed out /"}

@@ -133,10 +133,11 @@ func (d *dash) runCheck(r *http.Request, c *continuo.Caller) (string, error) {
 
 // runsView is the runs list.
 type runsView struct {
-	Project continuo.Project
-	Runs    []continuo.Run
-	Next    string
-	First   bool // the newest page
+	Project  continuo.Project
+	Runs     []continuo.Run
+	Sessions map[string]string // session ID → its name (sessionNames)
+	Next     string
+	First    bool // the newest page
 }
 
 func (d *dash) runsPage(r *http.Request, c *continuo.Caller) (string, any, error) {
@@ -145,13 +146,23 @@ func (d *dash) runsPage(r *http.Request, c *continuo.Caller) (string, any, error
 	if err != nil {
 		return "", nil, err
 	}
-	return "Runs · " + page.Project.Name, &runsView{Project: page.Project, Runs: page.Runs, Next: page.Next, First: before == ""}, nil
+	ids := make([]string, 0, len(page.Runs))
+	for _, run := range page.Runs {
+		ids = append(ids, run.SessionID)
+	}
+	names, err := d.sessionNames(r, c, ids...)
+	if err != nil {
+		return "", nil, err
+	}
+	return "Runs · " + page.Project.Name, &runsView{Project: page.Project, Runs: page.Runs, Sessions: names, Next: page.Next,
+		First: before == ""}, nil
 }
 
 // runView is the run page: the record, and one page of its output.
 type runView struct {
 	Run         continuo.Run
 	Project     string // its name; its ID when the caller may not list projects
+	Session     string // its session's name (sessionNames), "" when it has none
 	Source      *workflow.Source
 	Events      []continuo.RunEvent
 	HistoryLost bool   // output between the page's start and its events was dropped
@@ -171,6 +182,11 @@ func (d *dash) runPage(r *http.Request, c *continuo.Caller) (string, any, error)
 	if o.HasMore {
 		v.Next = o.Token
 	}
+	names, err := d.sessionNames(r, c, o.Run.SessionID)
+	if err != nil {
+		return "", nil, err
+	}
+	v.Session = names[o.Run.SessionID]
 	if !o.Run.State.Terminal() || o.HasMore {
 		v.Live = "/r/" + o.Run.ID + "/events" + "?" + url.Values{"after": {o.Token}}.Encode()
 	}
@@ -198,4 +214,26 @@ func (d *dash) cancelRun(r *http.Request, c *continuo.Caller) (string, error) {
 		return "", err
 	}
 	return "/r/" + run.ID, nil
+}
+
+// sessionNames names sessions as people know them: "~s3 · its title"
+// (redacted), by ID. A session the caller may not read keeps no name (the
+// page shows its ID, as the record holds it); "" IDs are skipped.
+func (d *dash) sessionNames(r *http.Request, c *continuo.Caller, ids ...string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, id := range ids {
+		if _, done := out[id]; done || id == "" {
+			continue
+		}
+		sess, _, err := d.svc.Workflow.GetSession(r.Context(), c, id)
+		switch code := continuo.ErrorCode(err); {
+		case err == nil:
+			out[id] = continuo.SessionRef(sess.Ref) + " · " + sessionsRedact(sess.Title)
+		case code == continuo.CodeNotFound || code == continuo.CodeForbidden:
+			out[id] = ""
+		default:
+			return nil, err
+		}
+	}
+	return out, nil
 }

@@ -320,7 +320,12 @@ func testDashRunPage(t *testing.T) {
 
 	// Markup in the output and in the session's title is text.
 	xss := f.wait(f.start("xss").ID)
-	for _, path := range []string{"/r/" + xss.ID, "/p/webapp/evidence"} {
+	// The session is named by its ref and title, on the run page and in
+	// the runs list.
+	for _, path := range []string{"/r/" + xss.ID, "/p/webapp/runs"} {
+		sessionsHas(t, path, f.b.page(path).body, `<a href="/s/`+f.sess.ID+`">~s1 · `+html.EscapeString(xssPayloads[0]))
+	}
+	for _, path := range []string{"/r/" + xss.ID, "/p/webapp/runs", "/p/webapp/evidence"} {
 		body := f.b.page(path).body
 		for _, p := range xssPayloads {
 			if strings.Contains(body, p) || !strings.Contains(body, html.EscapeString(p)) {

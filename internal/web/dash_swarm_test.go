@@ -235,7 +235,7 @@ func testDashSwarmApprove(t *testing.T) {
 	page = w.b.page("/w/" + w.id())
 	swarmHas(t, "the worker after the transfer", swarmRow(t, page.body, x.ref.WorkerID), `<td data-label="Epoch" class="mono">1</td>`, "badge-steady")
 	hist := page.body[strings.Index(page.body, `id="history"`):]
-	swarmHas(t, "the history", hist, "<td>xavier</td>", "0 → 1", "<td>approval</td>", "<td>owner</td>",
+	swarmHas(t, "the history", hist, `<td data-label="Worker">xavier</td>`, "0 → 1", `<td data-label="Path">approval</td>`, `<td data-label="Approved by">owner</td>`,
 		"<code title=\"carrier hash prefix\">"+b.Continuation.TargetCarrier[:12]+"</code> <span class=\"muted\">carrier_key</span>", "badge-bound")
 	// Its receipt: the capsule the new carrier started from and the
 	// checkpoint it rests on, short, each whole in its title.
@@ -244,7 +244,7 @@ func testDashSwarmApprove(t *testing.T) {
 		t.Fatalf("the bound continuation's receipt: capsule %q, checkpoint %q", capsule, checkpoint)
 	}
 	swarmHas(t, "the history's receipt", hist,
-		`<td class="swarm-receipt"><span>capsule <code title="`+capsule+`">`+capsule[:12]+`</code></span>`,
+		`<td data-label="Receipt" class="swarm-receipt"><span>capsule <code title="`+capsule+`">`+capsule[:12]+`</code></span>`,
 		`<span>checkpoint <code title="`+checkpoint+`">`+checkpoint[:12]+`</code></span>`)
 	swarmLacks(t, "the page", page.body, w.owner.PrincipalID, b.Continuation.TargetCarrier, `id="approve-`+cn.ID+`"`)
 
@@ -279,7 +279,7 @@ func testDashSwarmApprove(t *testing.T) {
 		t.Fatalf("the policy's approval: %+v", cz)
 	}
 	hist = p.b.page("/w/" + p.id()).body
-	swarmHas(t, "the policy's history", hist[strings.Index(hist, `id="history"`):], "<td>zed</td>", "<td>policy</td>", "badge-approved")
+	swarmHas(t, "the policy's history", hist[strings.Index(hist, `id="history"`):], `<td data-label="Worker">zed</td>`, `<td data-label="Approved by">policy</td>`, "badge-approved")
 }
 
 // TestDashSwarmReconcile: a task in doubt is settled from its forms, each

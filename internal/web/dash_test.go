@@ -162,3 +162,23 @@ func testDashboardRoutesCrossGroup(t *testing.T) {
 		}
 	}
 }
+
+// TestDashboardIsolationNotice: an admin, who sees no other group's
+// sessions, is told why on the projects and sessions pages; anyone else
+// is not told about admins.
+func TestDashboardIsolationNotice(t *testing.T) { stores.Each(t, testDashboardIsolationNotice) }
+
+func testDashboardIsolationNotice(t *testing.T) {
+	s := newDashServer(t)
+	rootTok, aliceTok := s.token("root", continuo.ScopeAdmin), s.token("alice", continuo.ScopeSessionsRead)
+	s.project("webapp", map[string]continuo.Access{"root": continuo.AccessWrite, "alice": continuo.AccessWrite})
+	admin, alice := s.browser(rootTok), s.browser(aliceTok)
+	for _, path := range []string{"/", "/p/webapp"} {
+		if b := admin.page(path).body; !strings.Contains(b, `id="group-isolation"`) || !strings.Contains(b, "not even an admin") {
+			t.Errorf("%s for an admin lacks the isolation notice:\n%s", path, b)
+		}
+		if b := alice.page(path).body; strings.Contains(b, `id="group-isolation"`) {
+			t.Errorf("%s for a user holds the admin's notice", path)
+		}
+	}
+}
