@@ -230,6 +230,7 @@ type CheckStatus struct {
 type BriefSource struct {
 	Head     string `json:"head"`
 	TreeHash string `json:"tree_hash"`
+	Clean    bool   `json:"clean"`
 }
 
 // The validation statuses, worst first: the section's status is the worst
@@ -1013,7 +1014,7 @@ func checkStatus(name string, runs []continuo.Run, current *workspace.Source) Ch
 	if r != nil {
 		cs.RunID, cs.Outcome = r.ID, string(r.State)
 		cs.At = checkedAt(r).Format(continuo.TimeFormat)
-		cs.Source = &BriefSource{Head: prefix(r.SourceHead, 12), TreeHash: prefix(r.SourceTree, 12)}
+		cs.Source = briefSource(r)
 	}
 	return cs
 }
