@@ -223,6 +223,8 @@ type CheckStatus struct {
 	Outcome string       `json:"outcome,omitempty"` // the run's state
 	At      string       `json:"at,omitempty"`
 	Source  *BriefSource `json:"source,omitempty"`
+	// FailedOutput is the last lines of a failed check's output.
+	FailedOutput string `json:"failed_output,omitempty"`
 }
 
 // BriefSource is the source a run ran on, by 12-character prefixes (enough
@@ -325,7 +327,10 @@ type Snapshot struct {
 	// Evidence is the session's newest evidence per check (at most
 	// briefEvidence each, newest first), ordered by check.
 	Evidence  []store.EvidenceRun
-	Workspace *WorkspaceFacts // nil when the project has no root
+	// FailedOutput holds the last lines of the failed runs the validation
+	// section rests on, by run ID (failedOutputs: bounded, redacted).
+	FailedOutput map[string]string
+	Workspace    *WorkspaceFacts // nil when the project has no root
 	Reasons   []string
 }
 
@@ -689,7 +694,7 @@ func build(s *scrubbed, sh shape) *Brief {
 	n := min(sh.answered, len(s.answers))
 	b.Answered = Answered{Items: s.answers[:n:n], Total: c.ResolvedQuestions, Returned: n, Truncated: int64(n) < c.ResolvedQuestions}
 
-	b.Validation = validation(&s.Project, s.Evidence, s.Workspace, maxChecks)
+	b.Validation = briefValidation(&s.Snapshot, maxChecks)
 	reasons := append([]string{}, s.Reasons...) // [] rather than null when complete
 	if w := s.Workspace; w != nil {
 		if w.Available {

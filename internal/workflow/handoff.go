@@ -166,6 +166,9 @@ func (s *Service) snapshot(ctx context.Context, c *continuo.Caller, ref, project
 		if snap.Evidence, err = tx.EvidenceLatest(ctx, sess.ID, briefEvidence); err != nil {
 			return err
 		}
+		if snap.FailedOutput, err = failedOutputs(ctx, tx, snap.Evidence); err != nil {
+			return err
+		}
 		n := BriefOpen
 		if diagnostic {
 			n = max(n, diagnosticOpen)
