@@ -327,11 +327,12 @@ type Snapshot struct {
 	// Evidence is the session's newest evidence per check (at most
 	// briefEvidence each, newest first), ordered by check.
 	Evidence  []store.EvidenceRun
+	Workspace *WorkspaceFacts // nil when the project has no root
+	Reasons   []string
+
 	// FailedOutput holds the last lines of the failed runs the validation
 	// section rests on, by run ID (failedOutputs: bounded, redacted).
 	FailedOutput map[string]string
-	Workspace    *WorkspaceFacts // nil when the project has no root
-	Reasons   []string
 }
 
 // QA is a resolved question and what answered it.
