@@ -87,9 +87,6 @@ type ServerConfig struct {
 	// of links. Empty means http://<listen address> when that is a
 	// loopback address, and OAuth off otherwise.
 	PublicURL string `toml:"public_url"`
-	// TrustedCarrierMetaKeys names the _meta keys a client (for example a
-	// chat host's conversation id) may use to carry session context.
-	TrustedCarrierMetaKeys []string `toml:"trusted_carrier_meta_keys"`
 	// AllowedOrigins are browser origins (scheme://host[:port]) allowed to
 	// call /mcp besides loopback and the public URL's origin.
 	AllowedOrigins []string `toml:"allowed_origins"`
@@ -374,12 +371,6 @@ func (s ServerConfig) validate(p *problems) {
 			// Tokens and sign-in cookies travel to it: only a loopback
 			// address may be spoken to in the clear.
 			p.add("server.public_url", "must be https:// (http:// only on a loopback host such as 127.0.0.1)")
-		}
-	}
-	for i, k := range s.TrustedCarrierMetaKeys {
-		if len(k) == 0 || len(k) > 128 {
-			p.add(fmt.Sprintf("server.trusted_carrier_meta_keys[%d]", i),
-				fmt.Sprintf("must be 1 to 128 bytes long, got %d", len(k)))
 		}
 	}
 	for i, o := range s.AllowedOrigins {

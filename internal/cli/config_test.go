@@ -50,7 +50,6 @@ func TestConfigLoadFullExample(t *testing.T) {
 [server]
 listen = "0.0.0.0:8080"
 public_url = "https://continuo.example.com"   # what OAuth metadata and links use
-trusted_carrier_meta_keys = ["chat.example/conversation_id"]
 toolsets = ["continuity", "swarm"]
 
 [database]
@@ -89,6 +88,7 @@ max_concurrency = 64
 [swarm]
 runtime = "process"
 process_command = ["/usr/local/bin/continuo", "worker", "--quiet"]
+trusted_carrier_meta = "chat.example/conversation_id"
 `
 	path := filepath.Join(t.TempDir(), "continuo.toml")
 	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
@@ -100,10 +100,9 @@ process_command = ["/usr/local/bin/continuo", "worker", "--quiet"]
 	}
 	want := Config{
 		Server: ServerConfig{
-			Listen:                 "0.0.0.0:8080",
-			PublicURL:              "https://continuo.example.com",
-			TrustedCarrierMetaKeys: []string{"chat.example/conversation_id"},
-			Toolsets:               []string{"continuity", "swarm"},
+			Listen:    "0.0.0.0:8080",
+			PublicURL: "https://continuo.example.com",
+			Toolsets:  []string{"continuity", "swarm"},
 		},
 		Database: DatabaseConfig{URL: "postgres://user@host/db"},
 		Stdio:    StdioConfig{Principal: "admin"},
@@ -136,8 +135,9 @@ process_command = ["/usr/local/bin/continuo", "worker", "--quiet"]
 			},
 		},
 		Swarm: SwarmConfig{
-			Runtime:        "process",
-			ProcessCommand: []string{"/usr/local/bin/continuo", "worker", "--quiet"},
+			Runtime:            "process",
+			ProcessCommand:     []string{"/usr/local/bin/continuo", "worker", "--quiet"},
+			TrustedCarrierMeta: "chat.example/conversation_id",
 		},
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -196,8 +196,8 @@ func TestConfigLoadErrors(t *testing.T) {
 		},
 		{
 			name: "every unknown key reported",
-			doc:  "[server]\nlisten = \"127.0.0.1:1\"\nlistn = \"x\"\n[swarm]\nruntme = \"manual\"\n",
-			want: []string{`unknown key "server.listn"`, `unknown key "swarm.runtme"`},
+			doc:  "[server]\nlisten = \"127.0.0.1:1\"\nlistn = \"x\"\ntrusted_carrier_meta_keys = []\n[swarm]\nruntme = \"manual\"\n",
+			want: []string{`unknown key "server.listn"`, `unknown key "server.trusted_carrier_meta_keys"`, `unknown key "swarm.runtme"`},
 		},
 		{
 			name: "wrong type",
@@ -248,7 +248,7 @@ func TestConfigValidateReportsEveryProblem(t *testing.T) {
 	c := DefaultConfig()
 	c.Server.Listen = "7300"
 	c.Server.PublicURL = "https://example.com/?x=1"
-	c.Server.TrustedCarrierMetaKeys = []string{"ok", ""}
+	c.Swarm.TrustedCarrierMeta = "has space"
 	c.Database.URL = "mysql://root:secret@db/continuo"
 	c.Providers = []ProviderConfig{
 		{ID: "a", Kind: "openai-chat", BaseURL: "https://x/v1", Model: "m"},
@@ -265,12 +265,12 @@ func TestConfigValidateReportsEveryProblem(t *testing.T) {
 	want := []string{
 		`server.listen: "7300" is not host:port`,
 		"server.public_url: must not have a query or fragment",
-		"server.trusted_carrier_meta_keys[1]: must be 1 to 128 bytes long, got 0",
 		`database.url: unsupported database URL scheme "mysql"`,
 		`providers[1].kind: unknown kind "x" (want openai-responses, openai-chat or acp)`,
 		`providers[2].id: duplicate id "a" (also providers[0])`,
 		"providers[2].command: required for kind acp",
 		"swarm.process_command: required for runtime process",
+		"swarm.trusted_carrier_meta: must be a _meta key of at most 128 bytes, without spaces",
 	}
 	got := strings.Split(err.Error(), "\n")
 	if len(got) != len(want) {
@@ -337,8 +337,8 @@ func TestConfigValidateRules(t *testing.T) {
 		{"public url empty query", with(func(c *Config) { c.Server.PublicURL = "https://example.com/?" }), "server.public_url: must not have a query or fragment"},
 		{"public url user info", with(func(c *Config) { c.Server.PublicURL = "https://u:p@example.com" }), "server.public_url: must not contain user info"},
 
-		{"meta key 128 bytes", with(func(c *Config) { c.Server.TrustedCarrierMetaKeys = []string{strings.Repeat("k", 128)} }), ""},
-		{"meta key 129 bytes", with(func(c *Config) { c.Server.TrustedCarrierMetaKeys = []string{strings.Repeat("k", 129)} }), "server.trusted_carrier_meta_keys[0]: must be 1 to 128 bytes long, got 129"},
+		{"meta key 128 bytes", with(func(c *Config) { c.Swarm.TrustedCarrierMeta = strings.Repeat("k", 128) }), ""},
+		{"meta key 129 bytes", with(func(c *Config) { c.Swarm.TrustedCarrierMeta = strings.Repeat("k", 129) }), "swarm.trusted_carrier_meta: must be a _meta key of at most 128 bytes, without spaces"},
 		{"allowed origin", with(func(c *Config) { c.Server.AllowedOrigins = []string{"https://app.example.org:8443"} }), ""},
 		{"allowed origin with a path", with(func(c *Config) { c.Server.AllowedOrigins = []string{"https://app.example.org/x"} }), `server.allowed_origins[0]: "https://app.example.org/x" is not an origin (scheme://host[:port])`},
 		{"allowed origin without scheme", with(func(c *Config) { c.Server.AllowedOrigins = []string{"app.example.org"} }), `server.allowed_origins[0]: "app.example.org" is not an origin`},

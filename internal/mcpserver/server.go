@@ -265,6 +265,7 @@ func add[In, Out any](s *server, srv *mcp.Server, t tool, h func(ctx context.Con
 	if !serves(toolToolsets, "tool", t.name, s.sets) {
 		return
 	}
+	scopes := scopesOf(t.name)
 	destructive := t.destructive
 	openWorld := false
 	srv.AddTool(&mcp.Tool{
@@ -281,6 +282,9 @@ func add[In, Out any](s *server, srv *mcp.Server, t tool, h func(ctx context.Con
 		ctx = withRequest(ctx, req)
 		var out *Out
 		c, err := s.caller(req)
+		if err == nil {
+			err = requireScopes(c, scopes)
+		}
 		if err == nil {
 			var in *In
 			if in, err = decode[In](rawArgs(req)); err == nil {

@@ -37,10 +37,12 @@ type Run struct {
 type RunSource struct {
 	Head     string              `json:"head"`
 	TreeHash string              `json:"tree_hash"`
+	Clean    bool                `json:"clean"`
 	ByStat   *workflow.StatFiles `json:"by_stat,omitempty"`
 }
 
-// RunOutput counts a run's log: bytes produced, bytes kept, and whether
+// RunOutput counts a run's log: bytes the run produced (its output; the
+// log's state lines are not counted), bytes of the log kept, and whether
 // some were dropped (the first 256 KiB and the newest up to 1 MiB stay).
 type RunOutput struct {
 	Bytes     int64 `json:"bytes"`
@@ -63,13 +65,13 @@ func runView(r *continuo.Run) Run {
 		v.Usage = json.RawMessage(r.Usage)
 	}
 	if src := workflow.RunSource(r); src != nil {
-		v.Source = &RunSource{Head: src.Head, TreeHash: src.Tree, ByStat: src.ByStat}
+		v.Source = &RunSource{Head: src.Head, TreeHash: src.TreeHash(), Clean: src.Clean, ByStat: src.ByStat}
 	}
 	return v
 }
 
 // runSchema names a run's fields once, for the tools that return one.
-var runSchema = described("run_id, kind, state, session_id?, project_id, check?, provider_id?, created_at, started_at?, ended_at?, exit_code?, error_kind?, usage?, cancel_requested?, source? {head, tree_hash, by_stat? {paths, total}: files taken by size and mtime}, output {bytes, kept_bytes, truncated}",
+var runSchema = described("run_id, kind, state, session_id?, project_id, check?, provider_id?, created_at, started_at?, ended_at?, exit_code?, error_kind?, usage?, cancel_requested?, source? {head, tree_hash: of head + uncommitted changes, clean: no changes, by_stat? {paths, total}: files taken by size and mtime}, output {bytes, kept_bytes, truncated}",
 	map[string][]string{"kind": strs(continuo.RunKinds()), "state": strs(continuo.RunStates())})
 
 var runEventSchema = described("seq, kind, text", map[string][]string{"kind": strs(continuo.RunEventKinds())})

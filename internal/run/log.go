@@ -177,9 +177,13 @@ func (l *Log) append(batch []continuo.RunEvent) {
 		seq++
 		n := int64(len(batch[i].Text))
 		batch[i].RunID, batch[i].Seq = l.run.ID, seq
-		outBytes += n
+		if batch[i].Kind != continuo.EventState {
+			outBytes += n // what the run produced; its state lines are ours
+		}
 		kept += n
-		if headSeq == seq-1 && outBytes <= continuo.MaxRunHead {
+		// Until the first event past the head, nothing was dropped: kept
+		// counts every byte so far.
+		if headSeq == seq-1 && kept <= continuo.MaxRunHead {
 			headSeq = seq // still within the head: kept for good
 		} else {
 			tail = append(tail, sized{seq, n})

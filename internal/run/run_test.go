@@ -145,6 +145,10 @@ func testRunOutcomes(t *testing.T) {
 		!strings.HasSuffix(out, "succeeded (exit status 0)\n") {
 		t.Errorf("ok output = %q", out)
 	}
+	// The output's bytes are the process's, not the log's state lines.
+	if r, err := s.Get(t.Context(), f.admin, ok.ID); err != nil || r.OutputBytes != int64(len("out\nerr\n")) {
+		t.Errorf("ok run: output bytes %d (%v), want %d", r.OutputBytes, err, len("out\nerr\n"))
+	}
 	r = f.wait(s, bad.ID)
 	if r.State != continuo.RunFailed || r.ExitCode == nil || *r.ExitCode != 3 || r.ErrorKind != "exit_status" {
 		t.Errorf("bad run = %+v", r)

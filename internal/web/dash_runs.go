@@ -169,6 +169,7 @@ type runView struct {
 	Paged       bool   // the page starts after an observation token, not at the beginning
 	Next        string // the observation token of the next page, when there is more
 	Live        string // the events URL that continues this page, while the run has not ended
+	Tail        string // a failed check's last lines (run.ReadTail)
 }
 
 func (d *dash) runPage(r *http.Request, c *continuo.Caller) (string, any, error) {
@@ -187,6 +188,11 @@ func (d *dash) runPage(r *http.Request, c *continuo.Caller) (string, any, error)
 		return "", nil, err
 	}
 	v.Session = names[o.Run.SessionID]
+	if o.Run.Kind == continuo.RunValidation && (o.Run.State == continuo.RunFailed || o.Run.State == continuo.RunTimedOut) {
+		if v.Tail, err = d.svc.Runs.Tail(r.Context(), c, id); err != nil {
+			return "", nil, err
+		}
+	}
 	if !o.Run.State.Terminal() || o.HasMore {
 		v.Live = "/r/" + o.Run.ID + "/events" + "?" + url.Values{"after": {o.Token}}.Encode()
 	}

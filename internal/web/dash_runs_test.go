@@ -317,6 +317,11 @@ func testDashRunPage(t *testing.T) {
 	if strings.Contains(page.body, "data-live=") || strings.Contains(page.body, `id="run-cancel"`) {
 		t.Errorf("an ended run's page follows it live or offers cancel")
 	}
+	// A failed check's last lines come first, without the log's state lines.
+	if tail := regexp.MustCompile(`(?s)id="run-tail">(.*?)</pre>`).FindStringSubmatch(page.body); tail == nil ||
+		!strings.Contains(tail[1], "main.go:1: bad") || strings.Contains(tail[1], "exit status") {
+		t.Errorf("the failed run's page has no last lines (or they hold state lines):\n%s", page.body)
+	}
 
 	// Markup in the output and in the session's title is text.
 	xss := f.wait(f.start("xss").ID)
@@ -350,6 +355,9 @@ func testDashRunPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	ap := f.b.page("/r/" + agent.ID)
+	if strings.Contains(ap.body, `id="run-tail"`) {
+		t.Errorf("a succeeded agent run's page shows last lines")
+	}
 	for _, want := range []string{"delegated model run", "<code>model-review</code>", "input_tokens", "the model&#39;s &lt;b&gt;answer&lt;/b&gt;", "badge-succeeded"} {
 		if !strings.Contains(ap.body, want) {
 			t.Errorf("the agent run's page lacks %q:\n%s", want, ap.body)

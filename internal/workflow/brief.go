@@ -98,6 +98,10 @@ type Snapshot struct {
 	Evidence  []store.EvidenceRun
 	Workspace *WorkspaceFacts // nil when the project has no root
 	Reasons   []string
+
+	// FailedOutput holds the last lines of the failed runs the validation
+	// section rests on, by run ID (failedOutputs: bounded, redacted).
+	FailedOutput map[string]string
 }
 
 // State is the session's current state: the newest handoff note, else
@@ -252,7 +256,7 @@ func build(s *scrubbed, sh shape) *Brief {
 	n := min(sh.answered, len(s.answers))
 	b.Answered = Answered{Items: s.answers[:n:n], Total: c.ResolvedQuestions, Returned: n, Truncated: int64(n) < c.ResolvedQuestions}
 
-	b.Validation = validation(&s.Project, s.Evidence, s.Workspace, maxChecks)
+	b.Validation = briefValidation(&s.Snapshot, maxChecks)
 	reasons := append([]string{}, s.Reasons...) // [] rather than null when complete
 	if w := s.Workspace; w != nil {
 		if w.Available {

@@ -30,6 +30,8 @@ type CheckStatus struct {
 	Outcome string       `json:"outcome,omitempty"` // the run's state
 	At      string       `json:"at,omitempty"`
 	Source  *BriefSource `json:"source,omitempty"`
+	// FailedOutput is the last lines of a failed check's output.
+	FailedOutput string `json:"failed_output,omitempty"`
 }
 
 // BriefSource is the source a run ran on, by 12-character prefixes (enough
@@ -37,6 +39,7 @@ type CheckStatus struct {
 type BriefSource struct {
 	Head     string `json:"head"`
 	TreeHash string `json:"tree_hash"`
+	Clean    bool   `json:"clean"`
 }
 
 // The validation statuses, worst first: the section's status is the worst
@@ -93,7 +96,7 @@ func checkStatus(name string, runs []continuo.Run, current *workspace.Source) Ch
 	if r != nil {
 		cs.RunID, cs.Outcome = r.ID, string(r.State)
 		cs.At = checkedAt(r).Format(continuo.TimeFormat)
-		cs.Source = &BriefSource{Head: prefix(r.SourceHead, 12), TreeHash: prefix(r.SourceTree, 12)}
+		cs.Source = briefSource(r)
 	}
 	return cs
 }

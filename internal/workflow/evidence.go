@@ -68,6 +68,11 @@ type StatFiles struct {
 	Total int      `json:"total"`
 }
 
+// TreeHash identifies the working tree the source describes: its head and
+// its differences from it (workspace.Source.TreeHash), unlike Tree, which
+// every clean checkout shares.
+func (s *Source) TreeHash() string { return workspace.Source{Head: s.Head, Tree: s.Tree}.TreeHash() }
+
 func sourceOf(s workspace.Source) *Source {
 	out := &Source{Head: s.Head, Tree: s.Tree, Clean: s.Clean()}
 	if s.ByStatTotal > 0 {

@@ -183,6 +183,9 @@ func (s *Service) readStored(ctx context.Context, c *continuo.Caller, ref, proje
 		if snap.Evidence, err = tx.EvidenceLatest(ctx, sess.ID, briefEvidence); err != nil {
 			return err
 		}
+		if snap.FailedOutput, err = failedOutputs(ctx, tx, snap.Evidence); err != nil {
+			return err
+		}
 		if diag, err = rd.open(snap, diagnostic); err != nil {
 			return err
 		}

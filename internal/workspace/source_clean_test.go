@@ -29,3 +29,24 @@ func TestSourceClean(t *testing.T) {
 		t.Error("the zero Source is clean")
 	}
 }
+
+// Two clean checkouts of different commits share Tree (no differences) but
+// not TreeHash; the same checkout twice has one TreeHash; an edit changes
+// it.
+func TestSourceTreeHash(t *testing.T) {
+	dir := newRepo(t)
+	commit(t, dir, "a.txt", "a")
+	first := mustSource(t, dir)
+	if again := mustSource(t, dir); again.TreeHash() != first.TreeHash() {
+		t.Fatalf("one checkout, two tree hashes: %s %s", first.TreeHash(), again.TreeHash())
+	}
+	commit(t, dir, "a.txt", "b")
+	second := mustSource(t, dir)
+	if second.Tree != first.Tree || second.TreeHash() == first.TreeHash() {
+		t.Fatalf("two clean commits: trees %s %s, tree hashes %s %s", first.Tree, second.Tree, first.TreeHash(), second.TreeHash())
+	}
+	write(t, dir, "a.txt", "c")
+	if dirty := mustSource(t, dir); dirty.TreeHash() == second.TreeHash() {
+		t.Fatalf("an edit kept the tree hash %s", dirty.TreeHash())
+	}
+}

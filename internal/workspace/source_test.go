@@ -17,7 +17,8 @@ import (
 // so every one is hashed by content and ByStat is empty (mustSource checks).
 type source struct{ Head, Tree string }
 
-func (s source) Clean() bool { return Source{Head: s.Head, Tree: s.Tree}.Clean() }
+func (s source) Clean() bool      { return Source{Head: s.Head, Tree: s.Tree}.Clean() }
+func (s source) TreeHash() string { return Source{Head: s.Head, Tree: s.Tree}.TreeHash() }
 
 func mustSource(t *testing.T, dir string) source {
 	t.Helper()
