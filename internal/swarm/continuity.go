@@ -401,7 +401,7 @@ func (s *Service) transfer(ctx context.Context, tx store.Tx, cn *continuo.Contin
 	if err := tx.WorkerUpdate(ctx, w, prevW); err != nil {
 		return stale(err, "the worker")
 	}
-	if err := tx.CarrierRetire(ctx, old, now); err != nil && !errors.Is(err, store.ErrStale) {
+	if err := tx.CarrierRetire(ctx, old, now); err != nil && !errors.Is(err, store.ErrInvalidState) {
 		return err
 	}
 	if err := tx.CarrierBind(ctx, continuo.Carrier{Hash: hash, WorkerID: w.ID, SwarmID: w.SwarmID, Epoch: w.Epoch, Source: source,

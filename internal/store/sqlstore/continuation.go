@@ -75,14 +75,15 @@ func (t *Tx) ContinuationOpen(ctx context.Context, workerID string) (*continuo.C
 	return c, t.interpret(err)
 }
 
-// ContinuationUpdate implements store.ContinuationTx. The swarm, worker,
+// ContinuationUpdate implements store.ContinuationTx, as a guarded
+// transition. The swarm, worker,
 // path, epochs, source carrier, ticket, checkpoint, reason, requester,
 // request hash and creation time stay as created.
 func (t *Tx) ContinuationUpdate(ctx context.Context, c *continuo.Continuation, prevVersion int64) error {
 	if c.Version <= prevVersion {
 		return errors.New("store: a continuation update must raise the version")
 	}
-	return t.useOnce(ctx, "continuations", c.ID, store.ErrStale, `UPDATE continuations SET state = ?, version = ?,
+	return t.guarded(ctx, "continuations", "id", c.ID, []stateGuard{guardOf("state", c.State, continuo.ContinuationStates())}, `UPDATE continuations SET state = ?, version = ?,
 		target_carrier = ?, target_source = ?, capsule = ?, capsule_hash = ?, updated_at = ?, expires_at = ?, bound_at = ?,
 		carrier_op = ?, carrier_proc = ?, carrier_token = ?, approved_by = ?
 		WHERE id = ? AND version = ?`,

@@ -101,14 +101,14 @@ func (t *Tx) RunGet(ctx context.Context, id string) (*continuo.Run, error) {
 	return r, t.interpret(err)
 }
 
-// RunUpdate implements store.RunTx. A cancel request is never taken back:
+// RunUpdate implements store.RunTx, as a guarded transition. A cancel request is never taken back:
 // RunRequestCancel leaves the revision as it is, so an update computed
 // from a read before it would otherwise undo it.
 func (t *Tx) RunUpdate(ctx context.Context, r *continuo.Run, prevRevision int64) error {
 	if r.Revision <= prevRevision {
 		return errors.New("store: a run update must raise the revision")
 	}
-	return t.useOnce(ctx, "runs", r.ID, store.ErrStale, `UPDATE runs SET state = ?, owner = ?, lease_until = ?, proc = ?,
+	return t.guarded(ctx, "runs", "id", r.ID, []stateGuard{guardOf("state", r.State, continuo.RunStates())}, `UPDATE runs SET state = ?, owner = ?, lease_until = ?, proc = ?,
 		cancel_requested = CASE WHEN cancel_requested = 1 THEN 1 ELSE ? END, exit_code = ?, error_kind = ?, usage = ?,
 		revision = ?, started_at = ?, ended_at = ? WHERE id = ? AND revision = ?`,
 		string(r.State), r.Owner, leaseMS(r.LeaseUntil), r.Proc, boolInt(r.CancelRequested), exitCode(r.ExitCode), r.ErrorKind, r.Usage,

@@ -59,13 +59,13 @@ func (t *Tx) TaskByKey(ctx context.Context, swarmID, taskKey string) (*continuo.
 	return k, t.interpret(err)
 }
 
-// TaskUpdate implements store.SwarmTx. The swarm, key, request hash,
+// TaskUpdate implements store.SwarmTx, as a guarded transition. The swarm, key, request hash,
 // prompt, payload, preferred worker and creation time stay as created.
 func (t *Tx) TaskUpdate(ctx context.Context, k *continuo.Task, prevRevision int64) error {
 	if k.Revision <= prevRevision {
 		return errors.New("store: a task update must raise the revision")
 	}
-	return t.useOnce(ctx, "tasks", k.ID, store.ErrStale, `UPDATE tasks SET worker_id = ?, state = ?, attempt = ?, result = ?,
+	return t.guarded(ctx, "tasks", "id", k.ID, []stateGuard{guardOf("state", k.State, continuo.TaskStates())}, `UPDATE tasks SET worker_id = ?, state = ?, attempt = ?, result = ?,
 		result_hash = ?, reason = ?, detail = ?, revision = ?, updated_at = ?, ended_at = ? WHERE id = ? AND revision = ?`,
 		k.WorkerID, string(k.State), k.Attempt, k.Result, k.ResultHash, k.Reason, k.Detail, k.Revision, ms(k.UpdatedAt),
 		msPtr(k.EndedAt), k.ID, prevRevision)
