@@ -21,8 +21,10 @@ var taskTransitions = map[TaskState][]TaskState{
 	TaskResultReady:       {TaskCollected},
 }
 
+// runTransitions: queued → failed is a run no executor of this process can
+// start (its kind has none).
 var runTransitions = map[RunState][]RunState{
-	RunQueued:  {RunRunning, RunCancelled, RunInterrupted},
+	RunQueued:  {RunRunning, RunFailed, RunCancelled, RunInterrupted},
 	RunRunning: {RunSucceeded, RunFailed, RunCancelled, RunTimedOut, RunInterrupted},
 }
 

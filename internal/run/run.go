@@ -186,10 +186,6 @@ const (
 
 func eventChannel(runID string) string { return "run:" + runID }
 
-// EventChannel is the notification channel that wakes observers of a run;
-// whoever appends to its log notifies it.
-func EventChannel(runID string) string { return eventChannel(runID) }
-
 // Kick wakes this process's dispatcher, after a Write that queued a run
 // has committed.
 func (s *Service) Kick() {
@@ -225,7 +221,9 @@ func (s *Service) update(ctx context.Context, id string, change func(tx store.Tx
 			return err
 		}
 		r.Revision = prev + 1
-		if err := tx.RunUpdate(ctx, r, prev); err != nil {
+		if err := tx.RunUpdate(ctx, r, prev); errors.Is(err, store.ErrInvalidState) {
+			return continuo.Errorf(continuo.CodeInvalidState, "run %s is no longer in a state that allows this change; read it again", id)
+		} else if err != nil {
 			return err
 		}
 		for _, n := range notes {
