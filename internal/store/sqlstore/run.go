@@ -141,30 +141,19 @@ func (t *Tx) RunRenew(ctx context.Context, owner string, until time.Time) (int64
 
 // RunList implements store.RunTx.
 func (t *Tx) RunList(ctx context.Context, p store.RunListParams) ([]continuo.Run, error) {
-	where, args := "1 = 1", []any{}
-	if len(p.States) > 0 {
-		where += " AND state IN (" + Placeholders(len(p.States)) + ")"
-		for _, s := range p.States {
-			args = append(args, string(s))
-		}
-	}
-	for _, f := range []struct{ col, v string }{
-		{"owner", p.Owner}, {"dir", p.Dir}, {"check_name", p.Check}, {"provider_id", p.ProviderID}, {"kind", string(p.Kind)},
-	} {
-		if f.v != "" {
-			where += " AND " + f.col + " = ?"
-			args = append(args, f.v)
-		}
-	}
-	if !p.LeaseBefore.IsZero() {
-		where += " AND lease_until < ?"
-		args = append(args, ms(p.LeaseBefore))
-	}
+	w := newWhere("1 = 1")
+	in(w, "state", p.States)
+	w.eq("owner", p.Owner)
+	w.eq("dir", p.Dir)
+	w.eq("check_name", p.Check)
+	w.eq("provider_id", p.ProviderID)
+	w.eq("kind", string(p.Kind))
+	w.before("lease_until", p.LeaseBefore)
 	limit := p.Limit
 	if limit <= 0 {
 		limit = runListDefault
 	}
-	return list(t, ctx, scanRun, "SELECT "+runCols+" FROM runs WHERE "+where+" ORDER BY id LIMIT ?", append(args, limit)...)
+	return list(t, ctx, scanRun, "SELECT "+runCols+" FROM runs WHERE "+w.sql+" ORDER BY id LIMIT ?", append(w.args, limit)...)
 }
 
 // checkEventText refuses what PostgreSQL's text cannot hold (NUL) or

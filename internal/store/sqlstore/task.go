@@ -138,20 +138,11 @@ func (t *Tx) TaskCounts(ctx context.Context, swarmID string) (map[continuo.TaskS
 // TaskList implements store.SwarmTx; a limit ≤ 0 is 100. A worker's
 // tasks are a range scan of tasks_worker, in either order.
 func (t *Tx) TaskList(ctx context.Context, p store.TaskListParams) ([]continuo.Task, error) {
-	where, args := "swarm_id = ?", []any{p.SwarmID}
-	if p.WorkerID != "" {
-		where += " AND worker_id = ?"
-		args = append(args, p.WorkerID)
-	}
-	if len(p.States) > 0 {
-		where += " AND state IN (" + Placeholders(len(p.States)) + ")"
-		for _, s := range p.States {
-			args = append(args, string(s))
-		}
-	}
+	w := newWhere("swarm_id = ?", p.SwarmID)
+	w.eq("worker_id", p.WorkerID)
+	in(w, "state", p.States)
 	if p.AfterID != "" {
-		where += " AND id > ?"
-		args = append(args, p.AfterID)
+		w.and("id > ?", p.AfterID)
 	}
 	limit := p.Limit
 	if limit <= 0 {
@@ -161,7 +152,7 @@ func (t *Tx) TaskList(ctx context.Context, p store.TaskListParams) ([]continuo.T
 	if p.Newest {
 		order = "id DESC"
 	}
-	return list(t, ctx, scanTask, "SELECT "+taskCols+" FROM tasks WHERE "+where+" ORDER BY "+order+" LIMIT ?", append(args, limit)...)
+	return list(t, ctx, scanTask, "SELECT "+taskCols+" FROM tasks WHERE "+w.sql+" ORDER BY "+order+" LIMIT ?", append(w.args, limit)...)
 }
 
 func scanAttempt(s scanner) (*continuo.Attempt, error) {
@@ -210,23 +201,16 @@ func (t *Tx) AttemptUpdate(ctx context.Context, a *continuo.Attempt, prevState c
 // AttemptsActive implements store.SwarmTx; a limit ≤ 0 is 100. No lease
 // (0) is before every time, as RunList has it.
 func (t *Tx) AttemptsActive(ctx context.Context, p store.AttemptListParams) ([]continuo.Attempt, error) {
-	where, args := attemptActive, []any{}
-	for _, f := range []struct{ col, v string }{{"swarm_id", p.SwarmID}, {"server", p.Server}} {
-		if f.v != "" {
-			where += " AND " + f.col + " = ?"
-			args = append(args, f.v)
-		}
-	}
-	if !p.LeaseBefore.IsZero() {
-		where += " AND lease_until < ?"
-		args = append(args, ms(p.LeaseBefore))
-	}
+	w := newWhere(attemptActive)
+	w.eq("swarm_id", p.SwarmID)
+	w.eq("server", p.Server)
+	w.before("lease_until", p.LeaseBefore)
 	limit := p.Limit
 	if limit <= 0 {
 		limit = swarmListDefault
 	}
-	return list(t, ctx, scanAttempt, "SELECT "+attemptCols+" FROM attempts WHERE "+where+" ORDER BY id LIMIT ?",
-		append(args, limit)...)
+	return list(t, ctx, scanAttempt, "SELECT "+attemptCols+" FROM attempts WHERE "+w.sql+" ORDER BY id LIMIT ?",
+		append(w.args, limit)...)
 }
 
 // AttemptServers implements store.SwarmTx, from attempts_server alone.
