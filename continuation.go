@@ -62,19 +62,6 @@ func (s ContinuationState) Open() bool {
 	return s == ContinuationPending || s == ContinuationApproved || s == ContinuationReconcileRequired
 }
 
-// continuationTransitions is the continuation state machine (drawn in
-// docs/ARCHITECTURE.md).
-var continuationTransitions = map[ContinuationState][]ContinuationState{
-	ContinuationPending:           {ContinuationApproved, ContinuationBound, ContinuationRevoked, ContinuationExpired, ContinuationReconcileRequired},
-	ContinuationApproved:          {ContinuationBound, ContinuationRevoked, ContinuationExpired, ContinuationReconcileRequired},
-	ContinuationReconcileRequired: {ContinuationPending, ContinuationBound, ContinuationRevoked, ContinuationExpired},
-}
-
-// CanBecome reports whether a continuation may go from state s to t.
-func (s ContinuationState) CanBecome(t ContinuationState) bool {
-	return slices.Contains(continuationTransitions[s], t)
-}
-
 // Continuation is one attempt to move a worker to a new carrier.
 type Continuation struct {
 	ID          string

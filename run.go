@@ -51,15 +51,6 @@ func (s RunState) Valid() bool { return slices.Contains(runStates, s) }
 // Terminal reports whether a run in state s has ended.
 func (s RunState) Terminal() bool { return s != RunQueued && s != RunRunning && s.Valid() }
 
-// runTransitions is the run state machine (drawn in docs/ARCHITECTURE.md).
-var runTransitions = map[RunState][]RunState{
-	RunQueued:  {RunRunning, RunCancelled, RunInterrupted},
-	RunRunning: {RunSucceeded, RunFailed, RunCancelled, RunTimedOut, RunInterrupted},
-}
-
-// CanBecome reports whether a run may go from state s to state t.
-func (s RunState) CanBecome(t RunState) bool { return slices.Contains(runTransitions[s], t) }
-
 // RunEventKind is the kind of one entry of a run's output log.
 type RunEventKind string
 

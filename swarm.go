@@ -324,34 +324,6 @@ func (s TaskState) Terminal() bool {
 	return s == TaskResultReady || s == TaskCollected || s == TaskFailed || s == TaskCancelled
 }
 
-// taskTransitions is the task state machine (drawn in docs/ARCHITECTURE.md).
-// claimed → queued is the one way back, and only for a claim never acked
-// whose lease ran out in a swarm whose policy says requeue_unacked;
-// reconcile_required → queued needs the owner's no_effect evidence.
-var taskTransitions = map[TaskState][]TaskState{
-	TaskQueued:            {TaskClaimed, TaskCancelled},
-	TaskClaimed:           {TaskRunning, TaskCancelRequested, TaskResultReady, TaskFailed, TaskReconcileRequired, TaskQueued},
-	TaskRunning:           {TaskCancelRequested, TaskResultReady, TaskFailed, TaskReconcileRequired},
-	TaskCancelRequested:   {TaskResultReady, TaskFailed, TaskCancelled, TaskReconcileRequired},
-	TaskReconcileRequired: {TaskQueued, TaskFailed, TaskResultReady},
-	TaskResultReady:       {TaskCollected},
-}
-
-// CanBecome reports whether a task may go from state s to state t.
-func (s TaskState) CanBecome(t TaskState) bool { return slices.Contains(taskTransitions[s], t) }
-
-// TaskStatesInto lists the states a task may become t from, in
-// TaskStates' order: the allowed-from set of a guarded update to t.
-func TaskStatesInto(t TaskState) []TaskState {
-	var from []TaskState
-	for _, s := range taskStates {
-		if s.CanBecome(t) {
-			from = append(from, s)
-		}
-	}
-	return from
-}
-
 // Why a task needs the owner's decision, or failed.
 const (
 	ReasonLeaseExpired  = "lease_expired"  // its lease ran out while a worker held it

@@ -34,10 +34,12 @@ func agentService(b *testing.B, f *fixture, srv *providertest.Server, n int) *ru
 
 func startAgent(b *testing.B, f *fixture, s *run.Service) *continuo.Run {
 	ctx := b.Context()
-	r := s.NewRun(continuo.RunAgent, f.admin, f.project.ID)
-	r.ProviderID, r.Dir = "bench", f.dir
-	r.Spec = run.AgentSpec{ProviderID: "bench", Prompt: "go", TimeoutSecs: 300}.JSON()
-	if err := f.store.Write(ctx, func(tx store.Tx) error { return tx.RunCreate(ctx, r) }); err != nil {
+	var r *continuo.Run
+	if err := f.store.Write(ctx, func(tx store.Tx) (err error) {
+		r, err = s.Enqueue(ctx, tx, f.admin, run.Draft{Kind: continuo.RunAgent, ProjectID: f.project.ID, ProviderID: "bench", Dir: f.dir,
+			Spec: run.AgentSpec{ProviderID: "bench", Prompt: "go", TimeoutSecs: 300}.JSON()})
+		return err
+	}); err != nil {
 		b.Fatal(err)
 	}
 	s.Kick()

@@ -123,9 +123,12 @@ func BenchmarkObserveWake(b *testing.B) {
 // queued creates a queued run for a benchmark (nothing executes it).
 func (f *fixture) queued(s *run.Service, check string) *continuo.Run {
 	ctx := f.t.Context()
-	r := s.NewRun(continuo.RunValidation, f.admin, f.project.ID)
-	r.Check, r.Dir, r.Spec = check, f.dir, fmt.Sprintf(`{"command":["true"],"n":%q}`, check)
-	if err := f.store.Write(ctx, func(tx store.Tx) error { return tx.RunCreate(ctx, r) }); err != nil {
+	var r *continuo.Run
+	if err := f.store.Write(ctx, func(tx store.Tx) (err error) {
+		r, err = s.Enqueue(ctx, tx, f.admin, run.Draft{Kind: continuo.RunValidation, ProjectID: f.project.ID, Check: check, Dir: f.dir,
+			Spec: fmt.Sprintf(`{"command":["true"],"n":%q}`, check)})
+		return err
+	}); err != nil {
 		f.t.Fatal(err)
 	}
 	return r

@@ -21,9 +21,12 @@ func testList(t *testing.T) {
 	s := run.New(f.store, f.auth, run.Options{Key: []byte("k")}) // not started: nothing runs them
 	var mine []string
 	create := func(c *continuo.Caller) string {
-		r := s.NewRun(continuo.RunValidation, c, f.project.ID)
-		r.Check, r.Dir, r.Spec = "test", f.dir, run.CommandSpec{Command: []string{"true"}}.JSON()
-		if err := f.store.Write(ctx, func(tx store.Tx) error { return tx.RunCreate(ctx, r) }); err != nil {
+		var r *continuo.Run
+		if err := f.store.Write(ctx, func(tx store.Tx) (err error) {
+			r, err = s.Enqueue(ctx, tx, c, run.Draft{Kind: continuo.RunValidation, ProjectID: f.project.ID, Check: "test", Dir: f.dir,
+				Spec: run.CommandSpec{Command: []string{"true"}}.JSON()})
+			return err
+		}); err != nil {
 			t.Fatal(err)
 		}
 		return r.ID

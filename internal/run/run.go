@@ -186,10 +186,6 @@ const (
 
 func eventChannel(runID string) string { return "run:" + runID }
 
-// EventChannel is the notification channel that wakes observers of a run;
-// whoever appends to its log notifies it.
-func EventChannel(runID string) string { return eventChannel(runID) }
-
 // Kick wakes this process's dispatcher, after a Write that queued a run
 // has committed.
 func (s *Service) Kick() {
@@ -199,12 +195,46 @@ func (s *Service) Kick() {
 	}
 }
 
-// NewRun returns a queued run owned by this process, for a caller to
-// create in its own Write (with RunCreate) and then Kick.
-func (s *Service) NewRun(kind continuo.RunKind, c *continuo.Caller, projectID string) *continuo.Run {
+// Draft is what a caller says of a new run; Enqueue decides the rest.
+type Draft struct {
+	Kind       continuo.RunKind
+	ProjectID  string
+	SessionID  string // "": no session
+	Check      string // validation: the check's name
+	ProviderID string // agent: the provider
+	Dir        string
+	Spec       string // the kind's spec, as JSON
+	// RequestHash identifies the request (a keyed start replays on it).
+	RequestHash string
+	// The source fingerprint (validation).
+	SourceHead, SourceTree, SourceStat string
+}
+
+// Enqueue creates, in tx, a queued run of c's group from d: the one way a
+// run comes to be. It owns what every run has — a new ID, the queued
+// state, this process as owner under a fresh lease, revision 1, the
+// creation time — and refuses a draft a run of its kind cannot be. The
+// caller Kicks once tx has committed, so that the dispatcher sees it.
+func (s *Service) Enqueue(ctx context.Context, tx store.Tx, c *continuo.Caller, d Draft) (*continuo.Run, error) {
+	switch {
+	case !d.Kind.Valid():
+		return nil, fmt.Errorf("run: enqueue: unknown kind %q", d.Kind)
+	case c == nil || c.GroupID == "" || d.ProjectID == "" || d.Dir == "" || d.Spec == "":
+		return nil, errors.New("run: enqueue: a run needs a group, a project, a directory and a spec")
+	case d.Kind == continuo.RunValidation && d.Check == "":
+		return nil, errors.New("run: enqueue: a validation run needs a check")
+	case d.Kind == continuo.RunAgent && d.ProviderID == "":
+		return nil, errors.New("run: enqueue: an agent run needs a provider")
+	}
 	now := s.now()
-	return &continuo.Run{ID: continuo.NewID(continuo.PrefixRun, now), Kind: kind, State: continuo.RunQueued, GroupID: c.GroupID,
-		ProjectID: projectID, Owner: s.self, LeaseUntil: now.Add(LeaseTTL), Revision: 1, CreatedAt: now}
+	r := &continuo.Run{ID: continuo.NewID(continuo.PrefixRun, now), Kind: d.Kind, State: continuo.RunQueued, GroupID: c.GroupID,
+		ProjectID: d.ProjectID, SessionID: d.SessionID, Check: d.Check, ProviderID: d.ProviderID, Dir: d.Dir, Spec: d.Spec,
+		RequestHash: d.RequestHash, SourceHead: d.SourceHead, SourceTree: d.SourceTree, SourceStat: d.SourceStat,
+		Owner: s.self, LeaseUntil: now.Add(LeaseTTL), Revision: 1, CreatedAt: now}
+	if err := tx.RunCreate(ctx, r); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // update applies change to the run with the given ID in one Write, guarded
@@ -225,7 +255,9 @@ func (s *Service) update(ctx context.Context, id string, change func(tx store.Tx
 			return err
 		}
 		r.Revision = prev + 1
-		if err := tx.RunUpdate(ctx, r, prev); err != nil {
+		if err := tx.RunUpdate(ctx, r, prev); errors.Is(err, store.ErrInvalidState) {
+			return continuo.Errorf(continuo.CodeInvalidState, "run %s is no longer in a state that allows this change; read it again", id)
+		} else if err != nil {
 			return err
 		}
 		for _, n := range notes {

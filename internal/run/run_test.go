@@ -79,11 +79,12 @@ func (f *fixture) service(owner string) *run.Service {
 func (f *fixture) start(s *run.Service, check string, timeout int, argv ...string) *continuo.Run {
 	f.t.Helper()
 	ctx := f.t.Context()
-	r := s.NewRun(continuo.RunValidation, f.admin, f.project.ID)
-	r.Check, r.Dir = check, f.dir
-	r.Spec = run.CommandSpec{Command: argv, TimeoutSecs: timeout}.JSON()
-	r.SourceHead, r.SourceTree = "h", "t"
-	if err := f.store.Write(ctx, func(tx store.Tx) error { return tx.RunCreate(ctx, r) }); err != nil {
+	var r *continuo.Run
+	if err := f.store.Write(ctx, func(tx store.Tx) (err error) {
+		r, err = s.Enqueue(ctx, tx, f.admin, run.Draft{Kind: continuo.RunValidation, ProjectID: f.project.ID, Check: check, Dir: f.dir,
+			Spec: run.CommandSpec{Command: argv, TimeoutSecs: timeout}.JSON(), SourceHead: "h", SourceTree: "t"})
+		return err
+	}); err != nil {
 		f.t.Fatal(err)
 	}
 	s.Kick()

@@ -8,8 +8,9 @@ import (
 )
 
 // ContinuationTx holds worker continuations and the context-pressure
-// ledger (CONTRACT.md §8). Which transition is allowed is the swarm
-// service's business; the store keeps one open continuation per worker
+// ledger (CONTRACT.md §8). Which transition is allowed is the
+// continuation table's (continuo's CanBecome), and the store writes every
+// state change guarded by it; it keeps one open continuation per worker
 // and one continuation per ticket, and guards updates on the version.
 type ContinuationTx interface {
 	// ContinuationCreate inserts a continuation; an existing ID, a second
@@ -25,7 +26,8 @@ type ContinuationTx interface {
 	// ContinuationUpdate replaces a continuation's state, version, target
 	// carrier and source, capsule and hash, updated_at, expires_at and
 	// bound_at if its stored version is still prevVersion (which
-	// c.Version must exceed); else ErrStale. Making a second continuation
+	// c.Version must exceed), else ErrStale, and its stored state may
+	// become c.State (or is c.State already), else ErrInvalidState. Making a second continuation
 	// of one worker open is ErrConflict.
 	ContinuationUpdate(ctx context.Context, c *continuo.Continuation, prevVersion int64) error
 	// ContinuationList lists continuations as p selects, newest first.

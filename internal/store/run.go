@@ -18,9 +18,11 @@ type RunTx interface {
 	// RunUpdate replaces a run's mutable fields (state, owner, lease, proc,
 	// cancel_requested, exit code, error kind, usage, revision, started_at,
 	// ended_at — not the log counters) if its stored revision is still
-	// prevRevision, which r.Revision must exceed; else ErrStale
-	// (ErrNotFound for an unknown ID). Making a second validation run of a
-	// check in one directory running is ErrConflict. cancel_requested only
+	// prevRevision, which r.Revision must exceed, else ErrStale
+	// (ErrNotFound for an unknown ID), and its stored state may become
+	// r.State (or is r.State already), else ErrInvalidState: an ended
+	// run never changes state. Making a second validation run of a check
+	// in one directory running is ErrConflict. cancel_requested only
 	// ever becomes true: RunRequestCancel leaves the revision alone, so an
 	// update computed from a read before the request must not undo it.
 	RunUpdate(ctx context.Context, r *continuo.Run, prevRevision int64) error

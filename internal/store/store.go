@@ -65,6 +65,10 @@ var (
 	// ErrStale is returned by a guarded update whose row no longer holds the
 	// revision or state it was read with.
 	ErrStale = errors.New("store: stale")
+	// ErrInvalidState is returned by a guarded transition whose row is in
+	// a state its transition table (continuo's CanBecome) does not let
+	// become the new one; nothing changed.
+	ErrInvalidState = errors.New("store: state does not allow the change")
 	// ErrAmbiguous is returned by a Write whose commit may or may not have
 	// happened (the connection broke while COMMIT was in flight). A keyed
 	// mutation can be retried with its key; anything else must look first.

@@ -8,11 +8,15 @@ import (
 )
 
 // SwarmTx holds Chat Swarm's swarms, workers, carriers, tasks and attempts
-// (CONTRACT.md §7). Who may act on them, and which transition is allowed,
-// is the swarm service's business; the store keeps the invariants the
-// schema can (one active task per worker, one active attempt per task, one
-// active carrier per worker, a carrier bound once ever, unique task keys)
-// and guards every update on the revision or state it was read with.
+// (CONTRACT.md §7). Who may act on them is the swarm service's business;
+// which state change is allowed is the transition tables' (continuo's
+// CanBecome), and the store writes every task, worker and carrier state
+// change as one statement guarded by them: a change the table does not
+// list is ErrInvalidState and changes nothing. The store also keeps the
+// invariants the schema can (one active task per worker, one active
+// attempt per task, one active carrier per worker, a carrier bound once
+// ever, unique task keys) and guards every update on the revision or state
+// it was read with.
 type SwarmTx interface {
 	// SwarmCreate inserts a swarm; an existing ID is ErrConflict.
 	SwarmCreate(ctx context.Context, s *continuo.Swarm) error
@@ -31,7 +35,9 @@ type SwarmTx interface {
 	// states, current task, checkpoint, last seen, revision, updated_at,
 	// counted tokens, blocked and retired reasons, retired_at) if its
 	// stored revision is still prevRevision (which w.Revision must
-	// exceed); else ErrStale. The idle TTL stays as created.
+	// exceed), else ErrStale, and its state and carrier state may become
+	// w's (or are w's already), else ErrInvalidState. The idle
+	// TTL stays as created.
 	WorkerUpdate(ctx context.Context, w *continuo.Worker, prevRevision int64) error
 	// WorkerTouch sets a worker's last_seen_at (and its carrier state back
 	// to active if it was lost) without changing its revision.
@@ -53,7 +59,7 @@ type SwarmTx interface {
 	CarrierGet(ctx context.Context, hash string) (*continuo.Carrier, error)
 	// CarrierRetire retires an active carrier at at (a continuation
 	// replaced it), so that its worker may bind the next; a carrier
-	// already retired is ErrStale.
+	// already retired is ErrInvalidState.
 	CarrierRetire(ctx context.Context, hash string, at time.Time) error
 
 	// TaskCreate inserts a task; an existing ID or (swarm, task key) is
@@ -64,8 +70,9 @@ type SwarmTx interface {
 	// TaskUpdate replaces a task's mutable fields (worker, state, attempt,
 	// result, result hash, reason, detail, revision, updated_at, ended_at)
 	// if its stored revision is still prevRevision (which t.Revision must
-	// exceed); else ErrStale. A second active task of one worker is
-	// ErrConflict.
+	// exceed), else ErrStale, and its stored state may become t.State (or
+	// is t.State already), else ErrInvalidState. A second
+	// active task of one worker is ErrConflict.
 	TaskUpdate(ctx context.Context, t *continuo.Task, prevRevision int64) error
 	// TaskClaim claims the next queued task of a swarm for a worker, in one
 	// guarded statement: the oldest task preferring this worker, else the

@@ -114,20 +114,35 @@ func (s *Service) Prepare(ctx context.Context, c *continuo.Caller, car Carrier, 
 			return err
 		}
 		now := s.now()
-		cn := continuo.Continuation{ID: continuo.NewID(continuo.PrefixContinuation, now), SwarmID: sw.ID, WorkerID: w.ID,
-			Path: continuo.PathTicket, State: continuo.ContinuationPending, Version: 1, SourceEpoch: w.Epoch, TargetEpoch: w.Epoch + 1,
-			SourceCarrier: w.CarrierHash, TicketHash: ticketHash(ticket), CheckpointHash: w.CheckpointHash, Capsule: capsule,
-			CapsuleHash: hash, Reason: note, RequestedBy: c.PrincipalID, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(ttl)}
-		if err := s.markPending(ctx, tx, w, now); err != nil {
+		cn := newContinuation(w, continuo.PathTicket, note, c.PrincipalID, now, ttl)
+		cn.TicketHash, cn.Capsule, cn.CapsuleHash = ticketHash(ticket), capsule, hash
+		if err := s.open(ctx, tx, w, &cn, now); err != nil {
 			return err
-		}
-		if err := tx.ContinuationCreate(ctx, &cn); err != nil {
-			return stale(err, "the worker's continuation")
 		}
 		out = &Prepared{Continuation: cn, Ticket: ticket}
 		return nil
 	})
 	return out, err
+}
+
+// newContinuation is a pending continuation of worker w from its carrier
+// and epoch to the next, by path, asked for by requestedBy at now and
+// open for ttl: what every path's continuation starts as. The caller adds
+// what its path carries (ticket and capsule, or the requesting carrier).
+func newContinuation(w *continuo.Worker, path continuo.ContinuationPath, reason, requestedBy string, now time.Time, ttl time.Duration) continuo.Continuation {
+	return continuo.Continuation{ID: continuo.NewID(continuo.PrefixContinuation, now), SwarmID: w.SwarmID, WorkerID: w.ID,
+		Path: path, State: continuo.ContinuationPending, Version: 1, SourceEpoch: w.Epoch, TargetEpoch: w.Epoch + 1,
+		SourceCarrier: w.CarrierHash, CheckpointHash: w.CheckpointHash, Reason: reason, RequestedBy: requestedBy,
+		CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(ttl)}
+}
+
+// open records a new continuation: its worker marked pending, then the
+// continuation itself (a second open one of the worker is a conflict).
+func (s *Service) open(ctx context.Context, tx store.Tx, w *continuo.Worker, cn *continuo.Continuation, now time.Time) error {
+	if err := s.markPending(ctx, tx, w, now); err != nil {
+		return err
+	}
+	return stale(tx.ContinuationCreate(ctx, cn), "the worker's continuation")
 }
 
 // markPending records on the worker that a continuation is open.
@@ -401,7 +416,7 @@ func (s *Service) transfer(ctx context.Context, tx store.Tx, cn *continuo.Contin
 	if err := tx.WorkerUpdate(ctx, w, prevW); err != nil {
 		return stale(err, "the worker")
 	}
-	if err := tx.CarrierRetire(ctx, old, now); err != nil && !errors.Is(err, store.ErrStale) {
+	if err := tx.CarrierRetire(ctx, old, now); err != nil && !errors.Is(err, store.ErrInvalidState) {
 		return err
 	}
 	if err := tx.CarrierBind(ctx, continuo.Carrier{Hash: hash, WorkerID: w.ID, SwarmID: w.SwarmID, Epoch: w.Epoch, Source: source,
@@ -488,20 +503,15 @@ func (s *Service) Request(ctx context.Context, c *continuo.Caller, car Carrier, 
 			return err
 		}
 		now := s.now()
-		cn := continuo.Continuation{ID: continuo.NewID(continuo.PrefixContinuation, now), SwarmID: sw.ID, WorkerID: w.ID,
-			Path: continuo.PathApproval, State: continuo.ContinuationPending, Version: 1, SourceEpoch: w.Epoch, TargetEpoch: w.Epoch + 1,
-			SourceCarrier: w.CarrierHash, TargetCarrier: hash, TargetSource: car.Source, CheckpointHash: w.CheckpointHash, Reason: note,
-			RequestedBy: c.PrincipalID, RequestHash: reqHash, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(continuo.DefaultRequestTTL)}
+		cn := newContinuation(w, continuo.PathApproval, note, c.PrincipalID, now, continuo.DefaultRequestTTL)
+		cn.TargetCarrier, cn.TargetSource, cn.RequestHash = hash, car.Source, reqHash
 		// A managed request — the worker's own principal asking for a
 		// worker whose context is full — is approved by the swarm's
 		// policy, if it says so; any other waits for the owner.
 		managed := sw.Policy.AutoApproveManaged && c.PrincipalID == w.PrincipalID &&
 			w.ContinuityState == continuo.ContinuityCompactRequired
-		if err := s.markPending(ctx, tx, w, now); err != nil {
+		if err := s.open(ctx, tx, w, &cn, now); err != nil {
 			return err
-		}
-		if err := tx.ContinuationCreate(ctx, &cn); err != nil {
-			return stale(err, "the worker's continuation")
 		}
 		out = &cn
 		if managed {

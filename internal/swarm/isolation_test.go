@@ -266,13 +266,6 @@ func testGroupIsolation(t *testing.T) {
 			return err
 		}},
 		// ---- the owner reads of the dashboard ----
-		{name: "pressures", theirs: func(car swarm.Carrier) error {
-			_, err := f.svc.Pressures(ctx, b, car, aID)
-			return err
-		}, none: func(car swarm.Carrier) error {
-			_, err := f.svc.Pressures(ctx, b, car, unknown(continuo.PrefixSwarm))
-			return err
-		}},
 		{name: "tasks with attempts", theirs: func(car swarm.Carrier) error {
 			_, err := f.svc.ListTaskStatus(ctx, b, car, aID, continuo.TaskReconcileRequired, "", 0)
 			return err
@@ -292,20 +285,6 @@ func testGroupIsolation(t *testing.T) {
 			return err
 		}, none: func(car swarm.Carrier) error {
 			_, err := f.svc.TaskHistory(ctx, b, bOwner, bs.Swarm.ID, unknown(continuo.PrefixTask))
-			return err
-		}},
-		{name: "timeline", theirs: func(car swarm.Carrier) error {
-			_, err := f.svc.Timeline(ctx, b, car, aID, time.Hour, 24)
-			return err
-		}, none: func(car swarm.Carrier) error {
-			_, err := f.svc.Timeline(ctx, b, car, unknown(continuo.PrefixSwarm), time.Hour, 24)
-			return err
-		}},
-		{name: "history", theirs: func(car swarm.Carrier) error {
-			_, err := f.svc.History(ctx, b, car, aID, "", 0)
-			return err
-		}, none: func(car swarm.Carrier) error {
-			_, err := f.svc.History(ctx, b, car, unknown(continuo.PrefixSwarm), "", 0)
 			return err
 		}},
 		{name: "overview", theirs: func(car swarm.Carrier) error {

@@ -192,16 +192,10 @@ func (s *Service) replace(ctx context.Context, workerID string) error {
 		if err != nil {
 			return err
 		}
-		c := continuo.Continuation{ID: continuo.NewID(continuo.PrefixContinuation, now), SwarmID: sw.ID, WorkerID: w.ID,
-			Path: continuo.PathTicket, State: continuo.ContinuationPending, Version: 1, SourceEpoch: w.Epoch, TargetEpoch: w.Epoch + 1,
-			SourceCarrier: w.CarrierHash, TicketHash: ticketHash(ticket), CheckpointHash: w.CheckpointHash, Capsule: capsule,
-			CapsuleHash: hash, Reason: plannerReason, RequestedBy: plannerBy, CreatedAt: now, UpdatedAt: now,
-			ExpiresAt: now.Add(plannerTicketTTL), CarrierOp: continuo.OpPrepared}
-		if err := s.markPending(ctx, tx, w, now); err != nil {
+		c := newContinuation(w, continuo.PathTicket, plannerReason, plannerBy, now, plannerTicketTTL)
+		c.TicketHash, c.Capsule, c.CapsuleHash, c.CarrierOp = ticketHash(ticket), capsule, hash, continuo.OpPrepared
+		if err := s.open(ctx, tx, w, &c, now); err != nil {
 			return err
-		}
-		if err := tx.ContinuationCreate(ctx, &c); err != nil {
-			return stale(err, "the worker's continuation")
 		}
 		cn, principal, retry = &c, w.PrincipalID, n > 0
 		return nil

@@ -144,7 +144,7 @@ func (s *Service) retire(ctx context.Context, tx store.Tx, w *continuo.Worker, r
 	if err := tx.WorkerUpdate(ctx, w, prev); err != nil {
 		return "", stale(err, "the worker")
 	}
-	if err := tx.CarrierRetire(ctx, w.CarrierHash, now); err != nil && !errors.Is(err, store.ErrStale) {
+	if err := tx.CarrierRetire(ctx, w.CarrierHash, now); err != nil && !errors.Is(err, store.ErrInvalidState) {
 		return "", err
 	}
 	// Its carrier, waiting in next, hears that it was retired.

@@ -169,9 +169,14 @@ func (c Carrier) need(principalID string) (string, error) {
 		With("min_bytes", continuo.MinCarrierKey)
 }
 
-// stale maps a guarded update's loss to the loser's error.
+// stale maps a guarded update's loss to the loser's error: conflict when
+// the row changed since it was read, invalid_state when its state may no
+// longer make the change (a transition table refused it).
 func stale(err error, what string) error {
-	if errors.Is(err, store.ErrStale) || errors.Is(err, store.ErrConflict) {
+	switch {
+	case errors.Is(err, store.ErrInvalidState):
+		return continuo.Errorf(continuo.CodeInvalidState, "%s is no longer in a state that allows this change; read it again", what)
+	case errors.Is(err, store.ErrStale) || errors.Is(err, store.ErrConflict):
 		return continuo.Errorf(continuo.CodeConflict, "%s changed concurrently; read it again and retry", what)
 	}
 	return err

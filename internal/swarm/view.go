@@ -71,22 +71,6 @@ func (s *Service) ListSwarms(ctx context.Context, c *continuo.Caller, before str
 	return out, err
 }
 
-// Pressures returns the context pressure of every worker of a swarm the
-// caller owns, at each worker's current epoch, by worker ID (the whole
-// swarm's ledger in one read).
-func (s *Service) Pressures(ctx context.Context, c *continuo.Caller, car Carrier, swarmID string) (map[string]*Pressure, error) {
-	var out map[string]*Pressure
-	err := s.owned(ctx, c, car, swarmID, func(tx store.Tx, sw *continuo.Swarm) (err error) {
-		ws, err := tx.WorkerList(ctx, sw.ID)
-		if err != nil {
-			return err
-		}
-		out, err = pressures(ctx, tx, sw, ws)
-		return err
-	})
-	return out, err
-}
-
 // pressures are the pressures of workers ws of swarm sw, from one read of
 // the swarm's ledger.
 func pressures(ctx context.Context, tx store.Tx, sw *continuo.Swarm, ws []continuo.Worker) (map[string]*Pressure, error) {
@@ -240,22 +224,6 @@ type Timeline struct {
 	Buckets []store.TaskBucket
 }
 
-// Timeline counts the tasks of a swarm the caller owns dispatched and
-// settled in each of n buckets of length bucket (whole buckets, the last
-// one holding now): an aggregate of the store, whatever the number of
-// tasks.
-func (s *Service) Timeline(ctx context.Context, c *continuo.Caller, car Carrier, swarmID string, bucket time.Duration, n int) (*Timeline, error) {
-	if err := checkTimeline(bucket, n); err != nil {
-		return nil, err
-	}
-	var out *Timeline
-	err := s.owned(ctx, c, car, swarmID, func(tx store.Tx, sw *continuo.Swarm) (err error) {
-		out, err = s.timeline(ctx, tx, sw, bucket, n)
-		return err
-	})
-	return out, err
-}
-
 func checkTimeline(bucket time.Duration, n int) error {
 	switch {
 	case bucket < MinTimelineBucket:
@@ -279,18 +247,6 @@ func (s *Service) timeline(ctx context.Context, tx store.Tx, sw *continuo.Swarm,
 type ContinuationPage struct {
 	Continuations []continuo.Continuation
 	Next          string // the before of the next page; "" at the end
-}
-
-// History lists the continuations of a swarm the caller owns — its
-// rollovers, bound or not — newest first, before a continuation ID (a
-// keyset cursor).
-func (s *Service) History(ctx context.Context, c *continuo.Caller, car Carrier, swarmID, before string, limit int) (*ContinuationPage, error) {
-	var out *ContinuationPage
-	err := s.owned(ctx, c, car, swarmID, func(tx store.Tx, sw *continuo.Swarm) (err error) {
-		out, err = history(ctx, tx, sw, before, limit)
-		return err
-	})
-	return out, err
 }
 
 func history(ctx context.Context, tx store.Tx, sw *continuo.Swarm, before string, limit int) (*ContinuationPage, error) {
@@ -322,9 +278,10 @@ type Overview struct {
 	History   *ContinuationPage
 }
 
-// Overview reads, in one snapshot, what SwarmStatus, Pressures,
-// ListTaskStatus of the tasks in doubt, Timeline and History read of a
-// swarm the caller owns.
+// Overview reads, in one snapshot, a swarm the caller owns as its page
+// shows it: its status, every worker's pressure, the tasks in doubt (as
+// ListTaskStatus), the timeline of tasks dispatched and settled, and a page
+// of its continuations.
 func (s *Service) Overview(ctx context.Context, c *continuo.Caller, car Carrier, swarmID string, in OverviewInput) (*Overview, error) {
 	if err := checkTimeline(in.Bucket, in.Buckets); err != nil {
 		return nil, err

@@ -80,10 +80,11 @@ func testPressures(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ps, err := f.svc.Pressures(ctx, f.owner, ownerCar, inv.Swarm.ID)
-	if err != nil || len(ps) != 4 {
-		t.Fatalf("pressures: %v %v", ps, err)
+	o, err := f.svc.Overview(ctx, f.owner, ownerCar, inv.Swarm.ID, hour)
+	if err != nil || len(o.Pressures) != 4 {
+		t.Fatalf("pressures: %v %v", o, err)
 	}
+	ps := o.Pressures
 	for _, tc := range []struct {
 		x       *w
 		tokens  int64
@@ -101,9 +102,9 @@ func testPressures(t *testing.T) {
 			t.Errorf("pressure of %s = %+v, want tokens %d leading %q exact %v", tc.x.ref.WorkerID, p, tc.tokens, tc.leading, tc.exact)
 		}
 	}
-	_, err = f.svc.Pressures(ctx, f.outer, f.carrier(), inv.Swarm.ID)
+	_, err = f.svc.Overview(ctx, f.outer, f.carrier(), inv.Swarm.ID, hour)
 	wantCode(t, err, continuo.CodeNotFound, "another group's pressures")
-	_, err = f.svc.Pressures(ctx, quiet.c, quiet.car, inv.Swarm.ID)
+	_, err = f.svc.Overview(ctx, quiet.c, quiet.car, inv.Swarm.ID, hour)
 	wantCode(t, err, continuo.CodeForbidden, "a worker reads the pressures")
 }
 
@@ -181,10 +182,11 @@ func testTimeline(t *testing.T) {
 	if _, err := f.svc.Submit(ctx, x.c, x.car, x.ref, d.Task.ID, "done"); err != nil {
 		t.Fatal(err)
 	}
-	tl, err := f.svc.Timeline(ctx, f.owner, ownerCar, inv.Swarm.ID, time.Hour, 3)
+	o, err := f.svc.Overview(ctx, f.owner, ownerCar, inv.Swarm.ID, swarm.OverviewInput{Bucket: time.Hour, Buckets: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
+	tl := o.Timeline
 	got := []string{}
 	for _, b := range tl.Buckets {
 		got = append(got, fmt.Sprintf("%s %d/%d", b.Start.Format("15:04"), b.Dispatched, b.Settled))
@@ -196,10 +198,10 @@ func testTimeline(t *testing.T) {
 		bucket time.Duration
 		n      int
 	}{{time.Second, 3}, {time.Hour, 0}, {time.Hour, swarm.MaxTimelineBuckets + 1}} {
-		_, err := f.svc.Timeline(ctx, f.owner, ownerCar, inv.Swarm.ID, tc.bucket, tc.n)
+		_, err := f.svc.Overview(ctx, f.owner, ownerCar, inv.Swarm.ID, swarm.OverviewInput{Bucket: tc.bucket, Buckets: tc.n})
 		wantCode(t, err, continuo.CodeInvalidInput, fmt.Sprintf("timeline of %d × %s", tc.n, tc.bucket))
 	}
-	_, err = f.svc.Timeline(ctx, f.outer, f.carrier(), inv.Swarm.ID, time.Hour, 3)
+	_, err = f.svc.Overview(ctx, f.outer, f.carrier(), inv.Swarm.ID, hour)
 	wantCode(t, err, continuo.CodeNotFound, "another group's timeline")
 }
 
@@ -217,18 +219,33 @@ func testHistory(t *testing.T) {
 	}
 	px2 := f.prepare(inv, x)
 	py := f.prepare(inv, y)
-	page, err := f.svc.History(ctx, f.owner, ownerCar, inv.Swarm.ID, "", 2)
+	page, err := history(f, "", 2, inv.Swarm.ID)
 	if err != nil || len(page.Continuations) != 2 || page.Continuations[0].ID != py.Continuation.ID || page.Continuations[1].ID != px2.Continuation.ID ||
 		page.Next != px2.Continuation.ID {
 		t.Fatalf("first page: %+v %v", page, err)
 	}
-	page, err = f.svc.History(ctx, f.owner, ownerCar, inv.Swarm.ID, page.Next, 2)
+	page, err = history(f, page.Next, 2, inv.Swarm.ID)
 	if err != nil || len(page.Continuations) != 1 || page.Continuations[0].ID != px.Continuation.ID ||
 		page.Continuations[0].State != continuo.ContinuationRevoked || page.Next != "" {
 		t.Fatalf("second page: %+v %v", page, err)
 	}
-	_, err = f.svc.History(ctx, f.outer, f.carrier(), inv.Swarm.ID, "", 0)
+	_, err = f.svc.Overview(ctx, f.outer, f.carrier(), inv.Swarm.ID, hour)
 	wantCode(t, err, continuo.CodeNotFound, "another group's history")
+}
+
+// hour is an overview's smallest timeline: one bucket of an hour.
+var hour = swarm.OverviewInput{Bucket: time.Hour, Buckets: 1}
+
+// history is one page of a swarm's continuations, as its owner's overview
+// reads it.
+func history(f *fixture, before string, limit int, swarmID string) (*swarm.ContinuationPage, error) {
+	in := hour
+	in.HistoryBefore, in.History = before, limit
+	o, err := f.svc.Overview(f.t.Context(), f.owner, ownerCar, swarmID, in)
+	if err != nil {
+		return nil, err
+	}
+	return o.History, nil
 }
 
 // TestOverview: one snapshot of what the separate reads return.
@@ -251,12 +268,8 @@ func testOverview(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, _ := f.svc.SwarmStatus(ctx, f.owner, ownerCar, inv.Swarm.ID)
-	ps, _ := f.svc.Pressures(ctx, f.owner, ownerCar, inv.Swarm.ID)
 	doubt, _ := f.svc.ListTaskStatus(ctx, f.owner, ownerCar, inv.Swarm.ID, continuo.TaskReconcileRequired, "", 5)
-	tl, _ := f.svc.Timeline(ctx, f.owner, ownerCar, inv.Swarm.ID, time.Hour, 6)
-	h, _ := f.svc.History(ctx, f.owner, ownerCar, inv.Swarm.ID, "", 5)
-	for what, pair := range map[string][2]any{"status": {o.Status, st}, "pressures": {o.Pressures, ps}, "in doubt": {o.InDoubt, doubt},
-		"timeline": {o.Timeline, tl}, "history": {o.History, h}} {
+	for what, pair := range map[string][2]any{"status": {o.Status, st}, "pressures": {o.Pressures, st.Pressures}, "in doubt": {o.InDoubt, doubt}} {
 		if !reflect.DeepEqual(pair[0], pair[1]) {
 			t.Errorf("overview's %s = %+v, the read's %+v", what, pair[0], pair[1])
 		}

@@ -340,7 +340,7 @@ func testDashRunPage(t *testing.T) {
 	}
 
 	// An agent run (recorded directly: no provider runs here).
-	agent := s.runs.NewRun(continuo.RunAgent, f.caller, f.sess.ProjectID)
+	agent := storedRun(continuo.RunAgent, f.caller, f.sess.ProjectID)
 	ended, code := time.Now().UTC(), 0
 	agent.State, agent.ProviderID, agent.StartedAt, agent.EndedAt, agent.ExitCode = continuo.RunSucceeded, "model-review", &ended, &ended, &code
 	agent.Usage, agent.Dir, agent.Spec, agent.LeaseUntil = `{"input_tokens":12,"output_tokens":34}`, f.root, "{}", time.Time{}
@@ -392,7 +392,7 @@ func testDashRunsPaging(t *testing.T) {
 	err := s.store.Write(t.Context(), func(tx store.Tx) error {
 		ids = nil
 		for range 25 {
-			r := s.runs.NewRun(continuo.RunValidation, f.caller, f.sess.ProjectID)
+			r := storedRun(continuo.RunValidation, f.caller, f.sess.ProjectID)
 			now := time.Now().UTC()
 			r.State, r.Check, r.Dir, r.Spec, r.StartedAt, r.EndedAt, r.LeaseUntil = continuo.RunSucceeded, "test", f.root, "{}", &now, &now, time.Time{}
 			if err := tx.RunCreate(t.Context(), r); err != nil {
@@ -766,4 +766,12 @@ func testDashRunsCrossGroup(t *testing.T) {
 	if n := alice.runCount(); n != 1 {
 		t.Errorf("alice's project has %d runs, want 1", n)
 	}
+}
+
+// storedRun is a run row as a test records it directly (its state and
+// times set by the test), not one the run service enqueued.
+func storedRun(kind continuo.RunKind, c *continuo.Caller, projectID string) *continuo.Run {
+	now := time.Now().UTC()
+	return &continuo.Run{ID: continuo.NewID(continuo.PrefixRun, now), Kind: kind, State: continuo.RunQueued, GroupID: c.GroupID,
+		ProjectID: projectID, Revision: 1, CreatedAt: now}
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/store"
@@ -176,16 +177,23 @@ func (w *swarmWorld) status() *swarm.Status {
 	return st
 }
 
-// continuation returns one of the swarm's continuations as stored.
-func (w *swarmWorld) continuation(id string) *continuo.Continuation {
+// history returns the swarm's continuations (a page's worth, newest
+// first) as its owner's overview reads them.
+func (w *swarmWorld) history() []continuo.Continuation {
 	w.t.Helper()
-	page, err := w.s.swarm.History(w.t.Context(), w.owner, w.car, w.id(), "", 0)
+	o, err := w.s.swarm.Overview(w.t.Context(), w.owner, w.car, w.id(), swarm.OverviewInput{Bucket: time.Hour, Buckets: 1})
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	for i := range page.Continuations {
-		if page.Continuations[i].ID == id {
-			return &page.Continuations[i]
+	return o.History.Continuations
+}
+
+// continuation returns one of the swarm's continuations as stored.
+func (w *swarmWorld) continuation(id string) *continuo.Continuation {
+	w.t.Helper()
+	for _, c := range w.history() {
+		if c.ID == id {
+			return &c
 		}
 	}
 	w.t.Fatalf("no continuation %s", id)

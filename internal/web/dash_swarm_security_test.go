@@ -68,11 +68,7 @@ func (w *swarmWorld) snapshot() string {
 	for _, x := range st.Workers {
 		fmt.Fprintf(&b, "worker %s e%d r%d %s %s %s\n", x.ID, x.Epoch, x.Revision, x.State, x.CarrierState, x.ContinuityState)
 	}
-	h, err := w.s.swarm.History(ctx, w.owner, w.car, w.id(), "", 0)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	for _, c := range h.Continuations {
+	for _, c := range w.history() {
 		fmt.Fprintf(&b, "continuation %s %s v%d\n", c.ID, c.State, c.Version)
 	}
 	for _, state := range continuo.TaskStates() {

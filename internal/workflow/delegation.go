@@ -201,10 +201,9 @@ func (s *Service) StartCodingAgent(ctx context.Context, c *continuo.Caller, in A
 			return continuo.Errorf(continuo.CodeQueueFull, "provider %q has %d runs waiting; try again when one has started", runner.ID, len(queued)).
 				With("limit", max)
 		}
-		r := s.runs.NewRun(continuo.RunAgent, c, p.ID)
-		r.ProviderID, r.Dir, r.Spec, r.RequestHash = runner.ID, p.Root, spec.JSON(), fp
-		r.SessionID = recording
-		if err := tx.RunCreate(ctx, r); err != nil {
+		r, err := s.runs.Enqueue(ctx, tx, c, run.Draft{Kind: continuo.RunAgent, ProjectID: p.ID, SessionID: recording,
+			ProviderID: runner.ID, Dir: p.Root, Spec: spec.JSON(), RequestHash: fp})
+		if err != nil {
 			return err
 		}
 		if err := remember(ctx, tx, scope, in.IdempotencyKey, fp, r.ID, r.CreatedAt); err != nil {

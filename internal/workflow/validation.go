@@ -96,10 +96,9 @@ func (s *Service) RunValidation(ctx context.Context, c *continuo.Caller, ref, ch
 				return nil
 			}
 		}
-		r := s.runs.NewRun(continuo.RunValidation, c, p.ID)
-		r.SessionID, r.Check, r.Dir, r.Spec = sess.ID, check, dir, spec.JSON()
-		r.SourceHead, r.SourceTree, r.SourceStat = src.Head, src.Tree, sourceStat(src)
-		if err := tx.RunCreate(ctx, r); err != nil {
+		r, err := s.runs.Enqueue(ctx, tx, c, run.Draft{Kind: continuo.RunValidation, ProjectID: p.ID, SessionID: sess.ID, Check: check,
+			Dir: dir, Spec: spec.JSON(), SourceHead: src.Head, SourceTree: src.Tree, SourceStat: sourceStat(src)})
+		if err != nil {
 			return err
 		}
 		if err := tx.EvidenceAdd(ctx, continuo.Evidence{SessionID: sess.ID, Check: check, RunID: r.ID, CreatedAt: r.CreatedAt}); err != nil {

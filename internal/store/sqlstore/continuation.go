@@ -75,14 +75,15 @@ func (t *Tx) ContinuationOpen(ctx context.Context, workerID string) (*continuo.C
 	return c, t.interpret(err)
 }
 
-// ContinuationUpdate implements store.ContinuationTx. The swarm, worker,
+// ContinuationUpdate implements store.ContinuationTx, as a guarded
+// transition. The swarm, worker,
 // path, epochs, source carrier, ticket, checkpoint, reason, requester,
 // request hash and creation time stay as created.
 func (t *Tx) ContinuationUpdate(ctx context.Context, c *continuo.Continuation, prevVersion int64) error {
 	if c.Version <= prevVersion {
 		return errors.New("store: a continuation update must raise the version")
 	}
-	return t.useOnce(ctx, "continuations", c.ID, store.ErrStale, `UPDATE continuations SET state = ?, version = ?,
+	return t.guarded(ctx, "continuations", "id", c.ID, []stateGuard{guardOf("state", c.State, continuo.ContinuationStates())}, `UPDATE continuations SET state = ?, version = ?,
 		target_carrier = ?, target_source = ?, capsule = ?, capsule_hash = ?, updated_at = ?, expires_at = ?, bound_at = ?,
 		carrier_op = ?, carrier_proc = ?, carrier_token = ?, approved_by = ?
 		WHERE id = ? AND version = ?`,
@@ -96,47 +97,32 @@ func (t *Tx) ContinuationUpdate(ctx context.Context, c *continuo.Continuation, p
 // written as continuationOpen, so that the reaper's ExpiresBefore scans
 // continuations_expiry.
 func (t *Tx) ContinuationList(ctx context.Context, p store.ContinuationListParams) ([]continuo.Continuation, error) {
-	where, args := "1 = 1", []any{}
-	for _, f := range []struct{ col, v string }{{"swarm_id", p.SwarmID}, {"worker_id", p.WorkerID}} {
-		if f.v != "" {
-			where += " AND " + f.col + " = ?"
-			args = append(args, f.v)
-		}
-	}
+	w := newWhere("1 = 1")
+	w.eq("swarm_id", p.SwarmID)
+	w.eq("worker_id", p.WorkerID)
 	if p.TargetCarrier != "" {
-		where += " AND target_carrier = ? AND target_carrier <> ''"
-		args = append(args, p.TargetCarrier)
+		w.and("target_carrier = ? AND target_carrier <> ''", p.TargetCarrier)
 	}
 	if len(p.States) > 0 {
 		if !slices.ContainsFunc(p.States, func(s continuo.ContinuationState) bool { return !s.Open() }) {
 			// Open states only: the partial indexes of the open ones serve.
-			where += " AND " + continuationOpen
+			w.and(continuationOpen)
 		}
 		if !openStates(p.States) {
-			where += " AND state IN (" + Placeholders(len(p.States)) + ")"
-			for _, s := range p.States {
-				args = append(args, string(s))
-			}
+			in(w, "state", p.States)
 		}
 	}
-	if p.CarrierOp != "" {
-		where += " AND carrier_op = ?"
-		args = append(args, string(p.CarrierOp))
-	}
-	if !p.ExpiresBefore.IsZero() {
-		where += " AND expires_at < ?"
-		args = append(args, ms(p.ExpiresBefore))
-	}
+	w.eq("carrier_op", string(p.CarrierOp))
+	w.before("expires_at", p.ExpiresBefore)
 	if p.BeforeID != "" {
-		where += " AND id < ?"
-		args = append(args, p.BeforeID)
+		w.and("id < ?", p.BeforeID)
 	}
 	limit := p.Limit
 	if limit <= 0 {
 		limit = swarmListDefault
 	}
-	return list(t, ctx, scanContinuation, "SELECT "+continuationCols+" FROM continuations WHERE "+where+" ORDER BY id DESC LIMIT ?",
-		append(args, limit)...)
+	return list(t, ctx, scanContinuation, "SELECT "+continuationCols+" FROM continuations WHERE "+w.sql+" ORDER BY id DESC LIMIT ?",
+		append(w.args, limit)...)
 }
 
 // openStates reports whether states are the open states, each once, in

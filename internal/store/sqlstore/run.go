@@ -101,14 +101,14 @@ func (t *Tx) RunGet(ctx context.Context, id string) (*continuo.Run, error) {
 	return r, t.interpret(err)
 }
 
-// RunUpdate implements store.RunTx. A cancel request is never taken back:
+// RunUpdate implements store.RunTx, as a guarded transition. A cancel request is never taken back:
 // RunRequestCancel leaves the revision as it is, so an update computed
 // from a read before it would otherwise undo it.
 func (t *Tx) RunUpdate(ctx context.Context, r *continuo.Run, prevRevision int64) error {
 	if r.Revision <= prevRevision {
 		return errors.New("store: a run update must raise the revision")
 	}
-	return t.useOnce(ctx, "runs", r.ID, store.ErrStale, `UPDATE runs SET state = ?, owner = ?, lease_until = ?, proc = ?,
+	return t.guarded(ctx, "runs", "id", r.ID, []stateGuard{guardOf("state", r.State, continuo.RunStates())}, `UPDATE runs SET state = ?, owner = ?, lease_until = ?, proc = ?,
 		cancel_requested = CASE WHEN cancel_requested = 1 THEN 1 ELSE ? END, exit_code = ?, error_kind = ?, usage = ?,
 		revision = ?, started_at = ?, ended_at = ? WHERE id = ? AND revision = ?`,
 		string(r.State), r.Owner, leaseMS(r.LeaseUntil), r.Proc, boolInt(r.CancelRequested), exitCode(r.ExitCode), r.ErrorKind, r.Usage,
@@ -141,30 +141,19 @@ func (t *Tx) RunRenew(ctx context.Context, owner string, until time.Time) (int64
 
 // RunList implements store.RunTx.
 func (t *Tx) RunList(ctx context.Context, p store.RunListParams) ([]continuo.Run, error) {
-	where, args := "1 = 1", []any{}
-	if len(p.States) > 0 {
-		where += " AND state IN (" + Placeholders(len(p.States)) + ")"
-		for _, s := range p.States {
-			args = append(args, string(s))
-		}
-	}
-	for _, f := range []struct{ col, v string }{
-		{"owner", p.Owner}, {"dir", p.Dir}, {"check_name", p.Check}, {"provider_id", p.ProviderID}, {"kind", string(p.Kind)},
-	} {
-		if f.v != "" {
-			where += " AND " + f.col + " = ?"
-			args = append(args, f.v)
-		}
-	}
-	if !p.LeaseBefore.IsZero() {
-		where += " AND lease_until < ?"
-		args = append(args, ms(p.LeaseBefore))
-	}
+	w := newWhere("1 = 1")
+	in(w, "state", p.States)
+	w.eq("owner", p.Owner)
+	w.eq("dir", p.Dir)
+	w.eq("check_name", p.Check)
+	w.eq("provider_id", p.ProviderID)
+	w.eq("kind", string(p.Kind))
+	w.before("lease_until", p.LeaseBefore)
 	limit := p.Limit
 	if limit <= 0 {
 		limit = runListDefault
 	}
-	return list(t, ctx, scanRun, "SELECT "+runCols+" FROM runs WHERE "+where+" ORDER BY id LIMIT ?", append(args, limit)...)
+	return list(t, ctx, scanRun, "SELECT "+runCols+" FROM runs WHERE "+w.sql+" ORDER BY id LIMIT ?", append(w.args, limit)...)
 }
 
 // checkEventText refuses what PostgreSQL's text cannot hold (NUL) or

@@ -126,13 +126,15 @@ func (t *Tx) WorkerGet(ctx context.Context, id string) (*continuo.Worker, error)
 	return w, t.interpret(err)
 }
 
-// WorkerUpdate implements store.SwarmTx. The swarm, principal, label,
+// WorkerUpdate implements store.SwarmTx, as a guarded transition of both
+// the worker's state and its carrier state. The swarm, principal, label,
 // join hash, idle TTL and creation time stay as created.
 func (t *Tx) WorkerUpdate(ctx context.Context, w *continuo.Worker, prevRevision int64) error {
 	if w.Revision <= prevRevision {
 		return errors.New("store: a worker update must raise the revision")
 	}
-	return t.useOnce(ctx, "workers", w.ID, store.ErrStale, `UPDATE workers SET epoch = ?, carrier_hash = ?, carrier_source = ?,
+	guards := []stateGuard{guardOf("state", w.State, continuo.WorkerStates()), guardOf("carrier_state", w.CarrierState, continuo.CarrierStates())}
+	return t.guarded(ctx, "workers", "id", w.ID, guards, `UPDATE workers SET epoch = ?, carrier_hash = ?, carrier_source = ?,
 		carrier_state = ?, state = ?, continuity_state = ?, current_task_id = ?, checkpoint = ?, checkpoint_hash = ?,
 		checkpoint_at = ?, last_seen_at = ?, revision = ?, updated_at = ?, counted_tokens = ?, blocked_reason = ?,
 		retired_reason = ?, retired_at = ? WHERE id = ? AND revision = ?`,
@@ -142,7 +144,7 @@ func (t *Tx) WorkerUpdate(ctx context.Context, w *continuo.Worker, prevRevision 
 }
 
 // WorkerTouch implements store.SwarmTx. A lost carrier that calls is
-// active again; a retired one stays fenced. The revision stays, so that a
+// active again (lost → active, the one move of the carrier table it makes); a retired one stays fenced. The revision stays, so that a
 // touch never makes an update computed before it stale.
 func (t *Tx) WorkerTouch(ctx context.Context, id string, at time.Time) error {
 	return t.execOne(ctx, store.ErrNotFound, `UPDATE workers SET last_seen_at = ?,
@@ -207,18 +209,14 @@ func (t *Tx) CarrierGet(ctx context.Context, hash string) (*continuo.Carrier, er
 	return c, t.interpret(err)
 }
 
-// CarrierRetire implements store.SwarmTx. carriers is keyed by hash, not
-// id, so it tells an unknown carrier from a retired one itself rather
-// than through useOnce.
+// CarrierRetire implements store.SwarmTx, as a guarded transition of the
+// carrier table: a retirement is a change, so retired → retired is not
+// allowed.
 func (t *Tx) CarrierRetire(ctx context.Context, hash string, at time.Time) error {
-	err := t.execOne(ctx, store.ErrStale, "UPDATE carriers SET state = '"+string(continuo.CarrierRetired)+"', retired_at = ? "+
-		"WHERE hash = ? AND state = '"+string(continuo.CarrierActive)+"'", ms(at), hash)
-	if !errors.Is(err, store.ErrStale) {
-		return err
+	retire := stateGuard{col: "state", allowed: []string{}}
+	for _, s := range continuo.CarrierRetired.From() {
+		retire.allowed = append(retire.allowed, string(s))
 	}
-	var one int
-	if err := t.row(ctx, "SELECT 1 FROM carriers WHERE hash = ?", hash).Scan(&one); err != nil {
-		return t.interpret(err)
-	}
-	return store.ErrStale
+	return t.guarded(ctx, "carriers", "hash", hash, []stateGuard{retire},
+		"UPDATE carriers SET state = '"+string(continuo.CarrierRetired)+"', retired_at = ? WHERE hash = ?", ms(at), hash)
 }

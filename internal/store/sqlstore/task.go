@@ -60,13 +60,13 @@ func (t *Tx) TaskByKey(ctx context.Context, swarmID, taskKey string) (*continuo.
 	return k, t.interpret(err)
 }
 
-// TaskUpdate implements store.SwarmTx. The swarm, key, request hash,
+// TaskUpdate implements store.SwarmTx, as a guarded transition. The swarm, key, request hash,
 // prompt, payload, preferred worker and creation time stay as created.
 func (t *Tx) TaskUpdate(ctx context.Context, k *continuo.Task, prevRevision int64) error {
 	if k.Revision <= prevRevision {
 		return errors.New("store: a task update must raise the revision")
 	}
-	return t.useOnce(ctx, "tasks", k.ID, store.ErrStale, `UPDATE tasks SET worker_id = ?, state = ?, attempt = ?, result = ?,
+	return t.guarded(ctx, "tasks", "id", k.ID, []stateGuard{guardOf("state", k.State, continuo.TaskStates())}, `UPDATE tasks SET worker_id = ?, state = ?, attempt = ?, result = ?,
 		result_hash = ?, reason = ?, detail = ?, revision = ?, updated_at = ?, ended_at = ? WHERE id = ? AND revision = ?`,
 		k.WorkerID, string(k.State), k.Attempt, k.Result, k.ResultHash, k.Reason, k.Detail, k.Revision, ms(k.UpdatedAt),
 		msPtr(k.EndedAt), k.ID, prevRevision)
@@ -76,7 +76,7 @@ func (t *Tx) TaskUpdate(ctx context.Context, k *continuo.Task, prevRevision int6
 // states the task transition table lets become to (constants, written
 // as literals).
 func stateIn(to continuo.TaskState) string {
-	from := continuo.TaskStatesInto(to)
+	from := to.From()
 	q := make([]string, len(from))
 	for i, s := range from {
 		q[i] = "'" + string(s) + "'"
@@ -173,20 +173,11 @@ func (t *Tx) TaskCounts(ctx context.Context, swarmID string) (map[continuo.TaskS
 // TaskList implements store.SwarmTx; a limit ≤ 0 is 100. A worker's
 // tasks are a range scan of tasks_worker, in either order.
 func (t *Tx) TaskList(ctx context.Context, p store.TaskListParams) ([]continuo.Task, error) {
-	where, args := "swarm_id = ?", []any{p.SwarmID}
-	if p.WorkerID != "" {
-		where += " AND worker_id = ?"
-		args = append(args, p.WorkerID)
-	}
-	if len(p.States) > 0 {
-		where += " AND state IN (" + Placeholders(len(p.States)) + ")"
-		for _, s := range p.States {
-			args = append(args, string(s))
-		}
-	}
+	w := newWhere("swarm_id = ?", p.SwarmID)
+	w.eq("worker_id", p.WorkerID)
+	in(w, "state", p.States)
 	if p.AfterID != "" {
-		where += " AND id > ?"
-		args = append(args, p.AfterID)
+		w.and("id > ?", p.AfterID)
 	}
 	limit := p.Limit
 	if limit <= 0 {
@@ -196,7 +187,7 @@ func (t *Tx) TaskList(ctx context.Context, p store.TaskListParams) ([]continuo.T
 	if p.Newest {
 		order = "id DESC"
 	}
-	return list(t, ctx, scanTask, "SELECT "+taskCols+" FROM tasks WHERE "+where+" ORDER BY "+order+" LIMIT ?", append(args, limit)...)
+	return list(t, ctx, scanTask, "SELECT "+taskCols+" FROM tasks WHERE "+w.sql+" ORDER BY "+order+" LIMIT ?", append(w.args, limit)...)
 }
 
 func scanAttempt(s scanner) (*continuo.Attempt, error) {
@@ -245,23 +236,16 @@ func (t *Tx) AttemptUpdate(ctx context.Context, a *continuo.Attempt, prevState c
 // AttemptsActive implements store.SwarmTx; a limit ≤ 0 is 100. No lease
 // (0) is before every time, as RunList has it.
 func (t *Tx) AttemptsActive(ctx context.Context, p store.AttemptListParams) ([]continuo.Attempt, error) {
-	where, args := attemptActive, []any{}
-	for _, f := range []struct{ col, v string }{{"swarm_id", p.SwarmID}, {"server", p.Server}} {
-		if f.v != "" {
-			where += " AND " + f.col + " = ?"
-			args = append(args, f.v)
-		}
-	}
-	if !p.LeaseBefore.IsZero() {
-		where += " AND lease_until < ?"
-		args = append(args, ms(p.LeaseBefore))
-	}
+	w := newWhere(attemptActive)
+	w.eq("swarm_id", p.SwarmID)
+	w.eq("server", p.Server)
+	w.before("lease_until", p.LeaseBefore)
 	limit := p.Limit
 	if limit <= 0 {
 		limit = swarmListDefault
 	}
-	return list(t, ctx, scanAttempt, "SELECT "+attemptCols+" FROM attempts WHERE "+where+" ORDER BY id LIMIT ?",
-		append(args, limit)...)
+	return list(t, ctx, scanAttempt, "SELECT "+attemptCols+" FROM attempts WHERE "+w.sql+" ORDER BY id LIMIT ?",
+		append(w.args, limit)...)
 }
 
 // AttemptServers implements store.SwarmTx, from attempts_server alone.

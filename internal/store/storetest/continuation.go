@@ -205,8 +205,8 @@ func testContinuationOneOpen(t *testing.T, s store.Store) {
 	for _, state := range []continuo.ContinuationState{continuo.ContinuationPending, continuo.ContinuationReconcileRequired} {
 		again := *revoked
 		again.State, again.Version = state, revoked.Version+1
-		wantErr(t, updateContinuation(t, s, &again, revoked.Version), store.ErrConflict,
-			"ContinuationUpdate making a second continuation of one worker "+string(state))
+		wantErr(t, updateContinuation(t, s, &again, revoked.Version), store.ErrInvalidState,
+			"ContinuationUpdate reopening a revoked continuation as "+string(state))
 	}
 	want := []continuo.Continuation{*open, *ended[2], *ended[1], *ended[0]}
 	sameList(t, "the worker's continuations after the refusals", listContinuations(t, s, store.ContinuationListParams{WorkerID: f.W1.ID}),
@@ -219,13 +219,11 @@ func testContinuationOneOpen(t *testing.T, s store.Store) {
 	continuationIn(continuo.ContinuationBound)(&done)
 	done.Version = 2
 	noErr(t, updateContinuation(t, s, &done, 1), "binding the open continuation")
-	again := *revoked
-	again.State, again.Version = continuo.ContinuationReconcileRequired, revoked.Version+1
-	noErr(t, updateContinuation(t, s, &again, revoked.Version), "reopening one after the open one was bound")
-	next := NewContinuation(f.W1)
-	wantErr(t, createContinuation(t, s, next), store.ErrConflict, "a new open continuation beside the reopened one")
-	if got, err := openContinuation(t, s, f.W1.ID); err != nil || got.ID != revoked.ID {
-		t.Errorf("ContinuationOpen = %v, %v; want the reopened %s", got, err, revoked.ID)
+	reopened := NewContinuation(f.W1)
+	noErr(t, createContinuation(t, s, reopened), "a new open continuation after the open one was bound")
+	wantErr(t, createContinuation(t, s, NewContinuation(f.W1)), store.ErrConflict, "a second open continuation beside the new one")
+	if got, err := openContinuation(t, s, f.W1.ID); err != nil || got.ID != reopened.ID {
+		t.Errorf("ContinuationOpen = %v, %v; want the new %s", got, err, reopened.ID)
 	}
 }
 
@@ -302,7 +300,7 @@ func testContinuationUpdate(t *testing.T, s store.Store) {
 
 	late := bound
 	late.State, late.BoundAt, late.Version = continuo.ContinuationRevoked, nil, 5
-	wantErr(t, updateContinuation(t, s, &late, 3), store.ErrStale, "ContinuationUpdate from version 3 at 4")
+	wantErr(t, updateContinuation(t, s, &late, 3), store.ErrInvalidState, "ContinuationUpdate of a bound one from version 3 at 4")
 	for _, v := range []int64{4, 2} {
 		late.Version = v
 		if err := updateContinuation(t, s, &late, 4); err == nil || errors.Is(err, store.ErrStale) {

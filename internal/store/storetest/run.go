@@ -287,7 +287,7 @@ func testRunUpdate(t *testing.T, s store.Store) {
 	next.SourceStat = `{"paths":["x"],"total":1}`
 	next.EventSeq, next.OutputBytes, next.KeptBytes, next.HeadSeq, next.DroppedThrough = 5, 5, 5, 5, 5
 	next.CreatedAt = Base.Add(time.Hour)
-	runEnded(continuo.RunFailed)(&next)
+	runRunning(&next)
 	next.Owner, next.LeaseUntil, next.Proc, next.CancelRequested = "host 1", Base.Add(time.Minute), "host 1 2", true
 	next.ExitCode, next.ErrorKind, next.Usage, next.Revision = &code, "exit", `{"n":1}`, 2
 	MustWrite(t, s, func(tx store.Tx) error { return tx.RunUpdate(ctx, &next, 1) })
@@ -299,8 +299,8 @@ func testRunUpdate(t *testing.T, s store.Store) {
 
 	// Optional fields go back to none.
 	back := want
-	back.State, back.Owner, back.LeaseUntil, back.Proc, back.ExitCode, back.ErrorKind, back.Usage = continuo.RunQueued, "", time.Time{}, "", nil, "", ""
-	back.StartedAt, back.EndedAt, back.Revision = nil, nil, 3
+	back.Owner, back.LeaseUntil, back.Proc, back.ExitCode, back.ErrorKind, back.Usage = "", time.Time{}, "", nil, "", ""
+	back.EndedAt, back.Revision = nil, 3
 	MustWrite(t, s, func(tx store.Tx) error { return tx.RunUpdate(ctx, &back, 2) })
 	same(t, "run after clearing its optional fields", mustRun(t, s, r.ID), back, normRun)
 

@@ -106,6 +106,7 @@ func Run(t *testing.T, f Factory) {
 		{"Run", runTests()},
 		{"Swarm", swarmTests()},
 		{"Continuation", continuationTests()},
+		{"Transition", transitionTests()},
 		{"Idempotency", idempotencyTests()},
 		{"Tx", txTests()},
 		{"Constraints", constraintTests()},

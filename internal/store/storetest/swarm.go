@@ -702,7 +702,7 @@ func testCarrierOneActive(t *testing.T, s store.Store) {
 }
 
 // CarrierRetire retires an active carrier at the time given; a retired
-// one is ErrStale (its retirement stays) and an unknown one ErrNotFound.
+// one is ErrInvalidState (its retirement stays) and an unknown one ErrNotFound.
 func testCarrierRetire(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	f := setupSwarm(t, s)
@@ -711,7 +711,7 @@ func testCarrierRetire(t *testing.T, s store.Store) {
 	want := continuo.Carrier{Hash: f.W1.CarrierHash, WorkerID: f.W1.ID, SwarmID: f.Swarm.ID, Epoch: 1, Source: continuo.CarrierFromKey,
 		State: continuo.CarrierRetired, BoundAt: Base, RetiredAt: &at}
 	same(t, "retired carrier", mustCarrier(t, s, want.Hash), want, normCarrier)
-	wantErr(t, s.Write(ctx, func(tx store.Tx) error { return tx.CarrierRetire(ctx, want.Hash, at.Add(time.Hour)) }), store.ErrStale,
+	wantErr(t, s.Write(ctx, func(tx store.Tx) error { return tx.CarrierRetire(ctx, want.Hash, at.Add(time.Hour)) }), store.ErrInvalidState,
 		"CarrierRetire of a retired carrier")
 	same(t, "carrier retired twice", mustCarrier(t, s, want.Hash), want, normCarrier)
 	wantErr(t, s.Write(ctx, func(tx store.Tx) error { return tx.CarrierRetire(ctx, "no-such-carrier", at) }), store.ErrNotFound,

@@ -140,23 +140,23 @@ func testTaskUpdate(t *testing.T, s store.Store) {
 	next := *k
 	next.SwarmID, next.TaskKey, next.RequestHash, next.Prompt, next.Payload = "swm_x", "other", "req-x", "p", "{}"
 	next.PreferredWorkerID, next.CreatedAt = "", Base.Add(time.Hour)
-	next.WorkerID, next.State, next.Attempt = f.W1.ID, continuo.TaskResultReady, 2
-	next.Result, next.ResultHash, next.Reason, next.Detail = "done", "rh", continuo.ReasonReconciled, "owner's evidence"
-	next.Revision, next.UpdatedAt, next.EndedAt = 2, at, &at
+	next.WorkerID, next.State, next.Attempt = f.W1.ID, continuo.TaskClaimed, 2
+	next.Result, next.ResultHash, next.Reason, next.Detail = "done", "", continuo.ReasonReconciled, "owner's evidence"
+	next.Revision, next.UpdatedAt = 2, at
 	MustWrite(t, s, func(tx store.Tx) error { return tx.TaskUpdate(ctx, &next, 1) })
 	want := next
 	want.SwarmID, want.TaskKey, want.RequestHash, want.Prompt, want.Payload = k.SwarmID, k.TaskKey, k.RequestHash, k.Prompt, k.Payload
 	want.PreferredWorkerID, want.CreatedAt = k.PreferredWorkerID, k.CreatedAt
 	same(t, "task after TaskUpdate", mustTask(t, s, k.ID), want, normTask)
 
-	// Back to the queue (the owner's no_effect evidence): no result, no end.
+	// Back to the queue (a lease ran out, never acked): no result, no end.
 	back := want
 	back.State, back.Result, back.ResultHash, back.Reason, back.Detail, back.EndedAt, back.Revision = continuo.TaskQueued, "", "", "", "", nil, 3
 	MustWrite(t, s, func(tx store.Tx) error { return tx.TaskUpdate(ctx, &back, 2) })
 	same(t, "task after clearing its result", mustTask(t, s, k.ID), back, normTask)
 
-	late := *taskFailed(back)
-	late.Revision = 3
+	late := back
+	late.State, late.WorkerID, late.Revision = continuo.TaskClaimed, f.W2.ID, 3
 	wantErr(t, s.Write(ctx, func(tx store.Tx) error { return tx.TaskUpdate(ctx, &late, 2) }), store.ErrStale, "TaskUpdate from revision 2 at 3")
 	if err := s.Write(ctx, func(tx store.Tx) error { return tx.TaskUpdate(ctx, &late, 3) }); err == nil {
 		t.Error("TaskUpdate that keeps the revision succeeded")
@@ -202,7 +202,7 @@ func testTaskSubmit(t *testing.T, s store.Store) {
 	wantErr(t, s.Write(ctx, func(tx store.Tx) error { return tx.TaskSubmit(ctx, submitted(*queued), queued.Revision) }), store.ErrStale,
 		"TaskSubmit of a queued task")
 	same(t, "queued task after the refused submit", mustTask(t, s, queued.ID), *queued, normTask)
-	for _, state := range continuo.TaskStatesInto(continuo.TaskResultReady) {
+	for _, state := range continuo.TaskResultReady.From() {
 		k := SwarmTask(t, s, f.Swarm.ID, "from-"+string(state), func(k *continuo.Task) { k.WorkerID, k.State, k.Attempt = f.W1.ID, state, 1 })
 		next := submitted(*k)
 		late := *next
