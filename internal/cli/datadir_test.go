@@ -3,7 +3,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,13 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/continuo-dev/continuo/internal/datadir"
 	"github.com/continuo-dev/continuo/internal/datadir/asuser"
+	"github.com/continuo-dev/continuo/internal/syncbuf"
 )
 
 // modes lists the mode of every file and directory in the data directory
@@ -42,25 +41,6 @@ func modes(t *testing.T, dir string) map[string]fs.FileMode {
 	return out
 }
 
-// syncBuffer is a bytes.Buffer a running server writes to while the test
-// reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestDataDirPrivate: under the most permissive umask, a first `serve`
 // makes the data directory 0700 and every file in it — the database, its
 // -wal and -shm, the marker, the locks, serve.json — 0600, from the first
@@ -71,7 +51,7 @@ func TestDataDirPrivate(t *testing.T) {
 	d := filepath.Join(t.TempDir(), "data")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out, errb syncBuffer
+	var out, errb syncbuf.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- Main(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--project", "none", "--data-dir", d, "--json"}, strings.NewReader(""), &out, &errb)

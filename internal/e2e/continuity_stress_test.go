@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/continuo-dev/continuo/internal/syncbuf"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -244,7 +245,7 @@ func appendSync(path, line string) error {
 type carrierProc struct {
 	key     string
 	cmd     *exec.Cmd
-	stderr  syncBuffer
+	stderr  syncbuf.Buffer
 	killed  bool
 	mu      sync.Mutex
 	events  []stressEvent

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/continuo-dev/continuo/internal/syncbuf"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -50,7 +51,7 @@ func TestConcurrentStdioFirstStarts(t *testing.T) {
 		wg.Go(func() {
 			cmd := command(data, "stdio")
 			cmd.Dir = repo
-			var stderr syncBuffer
+			var stderr syncbuf.Buffer
 			cmd.Stderr = &stderr
 			c := mcp.NewClient(&mcp.Implementation{Name: "e2e-stdio", Version: "1"}, nil)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -251,7 +252,7 @@ func TestREADMEFirstRun(t *testing.T) {
 		t.Fatalf("README's run command is %v", serveArgs)
 	}
 	serve := run(serveArgs)
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	serve.Stderr = &stderr
 	out, err := serve.StdoutPipe()
 	if err != nil {
@@ -321,7 +322,7 @@ func TestREADMEFirstRun(t *testing.T) {
 		t.Fatalf("README's stdio line: %v", line)
 	}
 	stdio := run(line[i:])
-	var stdioErr syncBuffer
+	var stdioErr syncbuf.Buffer
 	stdio.Stderr = &stdioErr
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-readme", Version: "1"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: stdio}, nil)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/continuo-dev/continuo/internal/store/pgtest"
+	"github.com/continuo-dev/continuo/internal/syncbuf"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -59,15 +60,15 @@ type server struct {
 	t       *testing.T
 	dataDir string
 	cmd     *exec.Cmd
-	URL     string      // the MCP endpoint
-	Base    string      // http://host:port
-	Admin   string      // the admin token, on the first start only
-	Project string      // the project this start registered (its checkout), if any
-	Hint    string      // how to register the checkout this start could not
-	SignIn  string      // the admin's dashboard sign-in link, on the first start only
-	Dash    string      // the dashboard's URL ("" when it is off)
-	Issuer  string      // the OAuth issuer ("" when OAuth is off)
-	stderr  *syncBuffer // safe to read while the process runs
+	URL     string          // the MCP endpoint
+	Base    string          // http://host:port
+	Admin   string          // the admin token, on the first start only
+	Project string          // the project this start registered (its checkout), if any
+	Hint    string          // how to register the checkout this start could not
+	SignIn  string          // the admin's dashboard sign-in link, on the first start only
+	Dash    string          // the dashboard's URL ("" when it is off)
+	Issuer  string          // the OAuth issuer ("" when OAuth is off)
+	stderr  *syncbuf.Buffer // safe to read while the process runs
 }
 
 // announcement is what `serve --json` prints first.
@@ -147,7 +148,7 @@ func startEnv(t *testing.T, dataDir, workDir string, env []string, extra ...stri
 	cmd := command(dataDir, append([]string{"serve", "--json", "--listen", "127.0.0.1:0"}, extra...)...)
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Dir = workDir
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -294,7 +295,7 @@ func connectStdio(t *testing.T, dataDir, workDir string, args ...string) *mcp.Cl
 	t.Helper()
 	cmd := command(dataDir, append([]string{"stdio"}, args...)...)
 	cmd.Dir = workDir
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
 	c := mcp.NewClient(&mcp.Implementation{Name: "e2e-stdio", Version: "1"}, nil)
 	cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
@@ -314,24 +315,6 @@ func noRace(t *testing.T, what, stderr string) {
 	if strings.Contains(stderr, "WARNING: DATA RACE") {
 		t.Errorf("%s reported a data race:\n%s", what, stderr)
 	}
-}
-
-// syncBuffer is a strings.Builder safe for a process's writes and our reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // result is a decoded tool result.

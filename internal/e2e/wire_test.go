@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/continuo-dev/continuo/internal/syncbuf"
 )
 
 // rawStdio is a `continuo stdio` process driven with raw lines, as a client
@@ -17,14 +19,14 @@ type rawStdio struct {
 	cmd    *exec.Cmd
 	in     io.WriteCloser
 	lines  chan string // every line of stdout, closed at EOF
-	stderr *syncBuffer
+	stderr *syncbuf.Buffer
 }
 
 func startRawStdio(t *testing.T, dataDir string, args ...string) *rawStdio {
 	t.Helper()
 	cmd := command(dataDir, append([]string{"stdio"}, args...)...)
 	cmd.Dir = t.TempDir()
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	cmd.Stderr = stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {

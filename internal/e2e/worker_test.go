@@ -11,15 +11,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/continuo-dev/continuo/internal/provider/providertest"
+	"github.com/continuo-dev/continuo/internal/syncbuf"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // workerProcess is a running `continuo worker`.
 type workerProcess struct {
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *syncbuf.Buffer
 	done chan error
 }
 
@@ -29,7 +29,7 @@ func startWorker(t *testing.T, dd string, srv *server, url, swarmID string, env 
 	t.Helper()
 	cmd := command(dd, "worker", "--server", url, "--swarm", swarmID, "--provider", "chat", "--project", "demo")
 	cmd.Env = append(cmd.Env, append([]string{"CONTINUO_TOKEN=" + srv.Admin}, env...)...)
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

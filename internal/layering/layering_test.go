@@ -62,6 +62,7 @@ var layers = map[string]int{
 	"internal/provider":              layerSupport,
 	"internal/provider/providertest": layerSupport,
 	"internal/modelstub":             layerSupport,
+	"internal/syncbuf":               layerSupport,
 
 	"internal/auth":     layerService,
 	"internal/oauth":    layerService,
@@ -120,7 +121,7 @@ var (
 // from another test helper or from helperImporters, so they never reach the
 // binary.
 var (
-	testHelpers     = []string{"internal/store/stores", "internal/store/pgtest", "internal/store/storetest", "internal/web/webtest", "internal/provider/providertest"}
+	testHelpers     = []string{"internal/store/stores", "internal/store/pgtest", "internal/store/storetest", "internal/web/webtest", "internal/provider/providertest", "internal/syncbuf"}
 	helperImporters = []string{"bench", "internal/e2e"}
 )
 

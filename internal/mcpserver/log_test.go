@@ -1,30 +1,17 @@
 package mcpserver_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/continuo-dev/continuo/internal/syncbuf"
 )
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) records(t *testing.T) []map[string]any {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+func records(t *testing.T, l *syncbuf.Buffer) []map[string]any {
 	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(l.b.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(l.String()), "\n") {
 		if line == "" {
 			continue
 		}
@@ -42,7 +29,7 @@ func (l *lockedBuffer) records(t *testing.T) []map[string]any {
 // disconnect records are debug, so at info a connection and two calls are
 // two lines.
 func TestLogOneLinePerCall(t *testing.T) {
-	var buf lockedBuffer
+	var buf syncbuf.Buffer
 	f := newFixtureWith(t, fixtureOptions{logger: slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	tok := f.token("alice", sessionScopes...)
 	c := f.connect(tok)
@@ -51,7 +38,7 @@ func TestLogOneLinePerCall(t *testing.T) {
 		t.Fatalf("work_on_project on an unknown project succeeded")
 	}
 	c.cs.Close()
-	recs := buf.records(t)
+	recs := records(t, &buf)
 	if len(recs) != 2 {
 		t.Fatalf("%d log lines at info for one connection and two calls, want 2:\n%v", len(recs), recs)
 	}
@@ -61,7 +48,7 @@ func TestLogOneLinePerCall(t *testing.T) {
 			t.Errorf("line %d = %v, want tool %s outcome %s by alice", i, r, want.tool, want.outcome)
 		}
 	}
-	if s := buf.b.String(); strings.Contains(s, "secret-arg-nope") || strings.Contains(s, tok) {
+	if s := buf.String(); strings.Contains(s, "secret-arg-nope") || strings.Contains(s, tok) {
 		t.Errorf("the log holds an argument or the token:\n%s", s)
 	}
 }
