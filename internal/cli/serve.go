@@ -548,7 +548,7 @@ func (e *env) printFirstStart(first *firstStart) {
 		fmt.Fprintf(w, "\nAdmin token (shown once; keep it secret):\n  %s\n", first.token.Token)
 	}
 	fmt.Fprintf(w, "\nGive each person or assistant its own token (tokens of one group share sessions); %s:\n"+
-		"  continuo token create --principal alice --scopes sessions:read,sessions:write --grant %s:write%s\n", grantTo, grant, dd)
+		"  continuo token create --principal alice --scopes sessions:read,sessions:write,project:write --grant %s:write%s\n", grantTo, grant, dd)
 }
 
 // attachContinuo gives an ACP agent this server as an MCP server for one

@@ -220,16 +220,26 @@ func readmeCommand(t *testing.T, section, prefix string) []string {
 	return nil
 }
 
-// The first run exactly as README.md gives it, on a fresh machine (an empty
-// HOME, no data directory flag): `continuo serve` inside a checkout, the
-// token command of "Connect a client", then a client over HTTP and one over
-// stdio — and list_projects shows the checkout to both.
-func TestREADMEFirstRun(t *testing.T) {
+// The first hour exactly as README.md gives it, on a fresh machine (an
+// empty HOME, no data directory flag): `continuo serve` inside a checkout,
+// the README's `project check add` beside the running server, the token
+// command of "Connect a client", then a client over HTTP (the official Go
+// SDK) that lists the project, starts a session, posts its progress and
+// runs the check; the printed sign-in link opens the dashboard, signed
+// in; and a client over stdio sees the project too. Every command is read
+// from README.md, so the test fails when they drift.
+func TestREADMEFirstHour(t *testing.T) {
 	home := t.TempDir()
 	repo := filepath.Join(t.TempDir(), "myrepo")
 	if err := os.Rename(gitRepo(t), repo); err != nil {
 		t.Fatal(err)
 	}
+	// The project's tests, which README's check runs.
+	if err := os.WriteFile(filepath.Join(repo, "Makefile"), []byte("test:\n\t@echo all 3 tests pass\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, repo, "add", ".")
+	gitIn(t, repo, "commit", "-q", "-m", "tests")
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
@@ -287,11 +297,24 @@ func TestREADMEFirstRun(t *testing.T) {
 	}
 	for _, want := range []string{"MCP endpoint:   " + mcpURL[1] + " (toolsets: continuity)", "Other toolsets: " + mcpURL[1] + "/x/TOOLSET",
 		"Project:        myrepo", "Admin token (shown once", "continuo project remove myrepo",
-		"continuo token create --principal alice --scopes sessions:read,sessions:write --grant myrepo:write"} {
+		"continuo token create --principal alice --scopes sessions:read,sessions:write,project:write --grant myrepo:write",
+		"Open the dashboard"} {
 		if !strings.Contains(announce, want) {
 			t.Errorf("the first start does not say %q:\n%s", want, announce)
 		}
 	}
+
+	signIn := regexp.MustCompile(`(?m)^\s+(http://\S+/login\?code=\S+)$`).FindStringSubmatch(announce)
+	if signIn == nil || !strings.HasPrefix(signIn[1], strings.TrimSuffix(mcpURL[1], "/mcp")+"/") {
+		t.Fatalf("no sign-in link for %s in the announcement:\n%s", mcpURL[1], announce)
+	}
+
+	// README's check, added beside the running server.
+	checkArgs := readmeCommand(t, "Install and run", "continuo project check add")
+	if out, err := run(checkArgs).CombinedOutput(); err != nil {
+		t.Fatalf("continuo %v: %v\n%s", checkArgs, err, out)
+	}
+	checkName := checkArgs[4] // project check add PROJECT CHECK -- …
 
 	tokenArgs := readmeCommand(t, "Connect a client", "continuo token create --principal alice")
 	tokOut, err := run(tokenArgs).Output()
@@ -310,8 +333,35 @@ func TestREADMEFirstRun(t *testing.T) {
 			t.Errorf("%s: list_projects = %v, want myrepo", what, ps)
 		}
 	}
-	check("HTTP client with the README's token", connect(t, mcpURL[1], tok.Token))
+	alice := connect(t, mcpURL[1], tok.Token)
+	check("HTTP client with the README's token", alice)
 
+	// Work as "Working with sessions" says: a session, its progress, the check.
+	w := must(t, alice, "work_on_project", map[string]any{"project": "myrepo", "instruction": "Make the tests pass."})
+	sid := w["session_id"].(string)
+	must(t, alice, "post_session_message", map[string]any{"session_id": sid, "kind": "progress", "tags": []string{"handoff"},
+		"text": "Done: nothing yet. Next: run the tests. Verify: run_validation test."})
+	v := must(t, alice, "run_validation", map[string]any{"session_id": sid, "check": checkName, "wait_secs": 60})
+	vr := v["run"].(map[string]any)
+	if vr["state"] != "succeeded" || vr["output"].(map[string]any)["bytes"] != float64(len("all 3 tests pass\n")) {
+		t.Fatalf("run_validation %s: %v", checkName, v)
+	}
+	brief := must(t, alice, "read_session_handoff", map[string]any{"session_id": sid})["handoff_brief"].(map[string]any)
+	if st := brief["validation"].(map[string]any)["status"]; st != "passed" {
+		t.Errorf("the brief's validation after the check passed: %v", brief["validation"])
+	}
+
+	// The printed link signs a browser in to the dashboard, which shows the
+	// project, the session and the run.
+	if page := signInWith(t, signIn[1]); !strings.Contains(page, `class="who">admin<`) || !strings.Contains(page, "myrepo") {
+		t.Errorf("the dashboard after the printed sign-in link:\n%s", page)
+	}
+
+	// stderr: one line per tool call (five so far), no protocol noise.
+	logs := stderr.String()
+	if n := strings.Count(logs, `msg="tool call"`); n != 5 || strings.Contains(logs, "session connected") || strings.Contains(logs, "session initialized") {
+		t.Errorf("serve's stderr after five tool calls (%d tool call lines):\n%s", n, logs)
+	}
 	// Claude Code's stdio line: `claude mcp add continuo -- /path/to/continuo stdio …`.
 	line := readmeCommand(t, "Connect a client", "claude mcp add continuo --")
 	i := 0
