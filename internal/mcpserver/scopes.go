@@ -25,7 +25,7 @@ var (
 )
 
 // toolScopes is the scope table: every tool, by name. README.md's table is
-// made from it (ScopeTable) and a test keeps the two equal. A tool
+// made from it (scopeTable) and a test keeps the two equal. A tool
 // missing here panics at registration.
 var toolScopes = map[string]ToolScope{
 	"list_projects":            {Scopes: read},
@@ -97,9 +97,9 @@ func requireScopes(c *continuo.Caller, ts ToolScope) error {
 	return nil
 }
 
-// ScopeTable is the scope table as README.md shows it: a Markdown table,
+// scopeTable is the scope table as README.md shows it: a Markdown table,
 // one row per tool in name order (`admin` holds every scope).
-func ScopeTable() string {
+func scopeTable() string {
 	names := make([]string, 0, len(toolScopes))
 	for n := range toolScopes {
 		names = append(names, n)

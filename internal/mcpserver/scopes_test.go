@@ -11,7 +11,7 @@ import (
 )
 
 const (
-	scopeTableStart = "<!-- scope table: made by mcpserver.ScopeTable; TestREADMEScopeTable keeps it equal -->\n"
+	scopeTableStart = "<!-- scope table: made by mcpserver.scopeTable; TestREADMEScopeTable keeps it equal -->\n"
 	scopeTableEnd   = "<!-- end of the scope table -->"
 )
 
