@@ -15,7 +15,7 @@ import (
 
 // ClientAuth is how a client authenticated at the token or revocation
 // endpoint: client_id and client_secret from the form, or from an
-// Authorization: Basic header (Basic set). The web edge parses it.
+// Authorization: Basic header (Basic set), as clientRequest reads it.
 type ClientAuth struct {
 	ID, Secret string
 	Basic      bool

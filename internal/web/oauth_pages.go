@@ -148,7 +148,7 @@ var (
 )
 
 // formActionSource is the CSP source of a redirect URI's origin, or "" if
-// it cannot be written safely (the auth service validated the URI; this
+// it cannot be written safely (internal/oauth validated the URI; this
 // only keeps anything odd out of the header).
 func formActionSource(redirectURI string) string {
 	u, err := url.Parse(redirectURI)
