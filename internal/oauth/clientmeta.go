@@ -63,17 +63,9 @@ func redirectError(format string, args ...any) *OAuthError {
 	return oauthErr("invalid_redirect_uri", fmt.Sprintf(format, args...))
 }
 
-// ValidRedirectURI checks one redirect URI: an https URL; http only on a
+// checkRedirectURI checks one redirect URI: an https URL; http only on a
 // loopback host; or a private-use scheme (RFC 8252 §7.1). Never a fragment,
-// never user info, at most 2048 bytes. The error is an *OAuthError
-// (invalid_redirect_uri).
-func ValidRedirectURI(u string) error {
-	if e := checkRedirectURI(u); e != nil {
-		return e
-	}
-	return nil
-}
-
+// never user info, at most 2048 bytes.
 func checkRedirectURI(u string) *OAuthError {
 	switch {
 	case u == "":
@@ -210,18 +202,10 @@ func uriChars(s string) bool {
 
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
-// ParseClientScope parses a client's scope field, its ceiling: scopes
+// parseClientScope parses a client's scope field, its ceiling: scopes
 // separated by spaces. Empty means every OAuth scope. An unknown scope, or
-// admin (never granted over OAuth), is an *OAuthError
-// (invalid_client_metadata). The result is in continuo.OAuthScopes order.
-func ParseClientScope(scope string) ([]continuo.Scope, error) {
-	s, e := parseClientScope(scope)
-	if e != nil {
-		return nil, e
-	}
-	return s, nil
-}
-
+// admin (never granted over OAuth), is invalid_client_metadata. The result
+// is in continuo.OAuthScopes order.
 func parseClientScope(scope string) ([]continuo.Scope, *OAuthError) {
 	all := continuo.OAuthScopes()
 	var want []continuo.Scope
