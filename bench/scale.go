@@ -25,7 +25,9 @@ import (
 // the replicas, the NOTIFY rate the bench's own LISTEN connection
 // receives, and the CPU per task of the replicas, the PostgreSQL backends
 // and this process (the clients). The raw commit baseline of the same run
-// is measured once, on 32 connections, first.
+// is measured once, on 32 connections, first. The replicas run with
+// max_sessions_per_principal = 1000 (scaleConfig): every client uses the
+// one admin token.
 
 // benchApp is the application_name of the bench's own PostgreSQL
 // connections: they are left out of the connection and CPU counts.
@@ -127,10 +129,19 @@ func runScale(c config, h harness) error {
 	return nil
 }
 
+// scaleConfig lets one principal (the bench's admin token) hold a
+// session per worker: 256 workers and their owners are more than the
+// default 100 sessions per principal.
+const scaleConfig = "[server]\nmax_sessions_per_principal = 1000\n"
+
 func startReplicas(h harness, work, dbURL string, n int, tag string) ([]*server, error) {
+	cfg := filepath.Join(h.tmp, "scale.toml")
+	if err := os.WriteFile(cfg, []byte(scaleConfig), 0o600); err != nil {
+		return nil, err
+	}
 	var srvs []*server
 	for i := range n {
-		s, err := startServer(h.bin, filepath.Join(h.tmp, fmt.Sprintf("%s-%d", tag, i)), work, "", "--database-url", dbURL)
+		s, err := startServer(h.bin, filepath.Join(h.tmp, fmt.Sprintf("%s-%d", tag, i)), work, "", "--database-url", dbURL, "--config", cfg)
 		if err != nil {
 			stopAll(srvs)
 			return nil, err

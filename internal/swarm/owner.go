@@ -293,6 +293,7 @@ func (s *Service) dispatch(ctx context.Context, c *continuo.Caller, car Carrier,
 				queued, continuo.DefaultQueueLimit).With("limit", continuo.DefaultQueueLimit)
 		}
 		now := s.now()
+		anyone := 0 // tasks queued for any worker
 		for _, i := range fresh {
 			q := qs[i]
 			t := continuo.Task{ID: continuo.NewID(continuo.PrefixTask, now), SwarmID: sw.ID, TaskKey: q.TaskKey, RequestHash: q.reqHash,
@@ -307,11 +308,18 @@ func (s *Service) dispatch(ctx context.Context, c *continuo.Caller, car Carrier,
 					out[j].Task = t
 				}
 			}
-			if err := tx.Notify(ctx, channel(sw.ID), wakePayload(q.PreferredWorkerID)); err != nil {
+			if q.PreferredWorkerID == "" {
+				anyone++
+			} else if err := tx.Notify(ctx, channel(sw.ID), wakePayload(q.PreferredWorkerID)); err != nil {
 				return err
 			}
 		}
-		return nil
+		if anyone == 0 {
+			return nil
+		}
+		// One notification for the tasks any worker may take: up to that
+		// many waiters wake, in every replica.
+		return tx.Notify(ctx, channel(sw.ID), wakeMany(anyone))
 	}
 	err := s.db.Write(ctx, write)
 	if errors.Is(err, store.ErrConflict) {

@@ -59,7 +59,8 @@ func commits(stmts []string) int {
 // logs them (docs/PERFORMANCE.md quotes them) and pins what the issue
 // asks: claim with ack, and submit, each commit once (the next half of a
 // submit with next is its own claim: one more); a batch dispatch and a
-// collect commit once for all their tasks.
+// collect commit once for all their tasks, and a batch dispatch sends one
+// notification, not one per task.
 func TestStatementsPerTask(t *testing.T) {
 	pgtest.BaseURL(t)
 	ctx := t.Context()
@@ -115,6 +116,11 @@ func TestStatementsPerTask(t *testing.T) {
 		t.Fatalf("collect: %+v, %v", col, err)
 	}
 	collect := ctr.take()
+	// Per dispatched task: its key looked up and its row inserted; one
+	// notification for the whole batch, not one per task.
+	if len(dispatch) > 2*batch+10 {
+		t.Errorf("dispatch of %d tasks: %d statements, want at most %d (2 per task, one notification per batch)", batch, len(dispatch), 2*batch+10)
+	}
 	for _, c := range []struct {
 		what  string
 		stmts []string

@@ -36,6 +36,16 @@ func wakePayload(workerID string) string {
 	return "q " + workerID
 }
 
+// wakeMany is the notification of n tasks queued for any worker: up to
+// n waiters wake ("q*n"; a replica that does not know the form reads it
+// as a wake-up for a worker that waits nowhere, and wakes one).
+func wakeMany(n int) string {
+	if n == 1 {
+		return wakePayload("")
+	}
+	return "q*" + itoa(n)
+}
+
 // readyChannel is the channel of one swarm's results: a submit (or the
 // owner's result_ready decision) wakes an owner waiting to collect.
 func readyChannel(swarmID string) string { return "swarm-ready:" + swarmID }
@@ -104,6 +114,11 @@ func (rs *rooms) relay(ch string, r *room, notes <-chan string) {
 			rs.wakeAll(r)
 			continue
 		}
+		if n, ok := strings.CutPrefix(p, "q*"); ok {
+			k, _ := strconv.Atoi(n)
+			rs.wakeN(ch, r, max(k, 1))
+			continue
+		}
 		rs.wake(ch, r, strings.TrimPrefix(strings.TrimPrefix(p, "q"), " "))
 	}
 }
@@ -128,6 +143,25 @@ func (rs *rooms) wake(ch string, r *room, workerID string) {
 		if len(w.c) == 0 {
 			signal(w)
 			return
+		}
+	}
+}
+
+// wakeN wakes up to n waiters that have no wake-up pending, oldest
+// first.
+func (rs *rooms) wakeN(ch string, r *room, n int) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.m[ch] != r {
+		return
+	}
+	for _, w := range r.waiters {
+		if n == 0 {
+			return
+		}
+		if len(w.c) == 0 {
+			signal(w)
+			n--
 		}
 	}
 }
