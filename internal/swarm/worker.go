@@ -151,6 +151,10 @@ type NextOptions struct {
 	// starts at once (its effect may exist from then on).
 	Ack      bool
 	Progress Progress
+	// claimFirst tries the claim before the read-only look: right after
+	// the worker's submit (SubmitNext) there is most likely work queued,
+	// and the look would only cost a transaction more.
+	claimFirst bool
 }
 
 // Next returns the worker's current task again (redelivery), or claims the
@@ -166,6 +170,14 @@ func (s *Service) Deliver(ctx context.Context, c *continuo.Caller, car Carrier, 
 	wait := o.Wait
 	if wait < 0 || wait > continuo.MaxNextWait {
 		return nil, continuo.Invalid("wait_secs", "must be 0..%d", int(continuo.MaxNextWait/time.Second))
+	}
+	if o.claimFirst {
+		// Anything but a task goes the usual way: an idle claim waits,
+		// and a refusal is explained by the look (a worker continued
+		// meanwhile is told so, not refused).
+		if d, err := s.claim(ctx, c, car, ref, o.Ack); err == nil && d.State == NextTask {
+			return d, nil
+		}
 	}
 	continued := false
 	var seen time.Time // when the worker was last seen, at the first look
@@ -638,6 +650,7 @@ func (s *Service) submitNext(ctx context.Context, c *continuo.Caller, car Carrie
 		between()
 	}
 	out := &Submitted{TaskResult: *r}
+	next.claimFirst = true
 	out.Next, out.NextErr = s.Deliver(ctx, c, car, ref, next)
 	if out.NextErr != nil {
 		out.Next = nil
