@@ -72,20 +72,16 @@ const (
 // git's one or two "fatal:" lines, not enough to flood a log or a response.
 const maxStderr = 512
 
-// Probe reads the state of the git checkout at root with ONE `git status
-// --porcelain=v2 --branch -z --untracked-files=normal` call (run as `git -C
-// root ...` with GIT_OPTIONAL_LOCKS=0 so it never takes the index lock, and
-// LC_ALL=C). Returns an error for a non-repo or a missing dir.
+// ProbeUpTo reads the state of the git checkout at root with ONE `git
+// status --porcelain=v2 --branch -z --untracked-files=normal` call (run as
+// `git -C root ...` with GIT_OPTIONAL_LOCKS=0 so it never takes the index
+// lock, and LC_ALL=C), listing up to n changed paths (at most
+// MaxListedChanges; MaxChanges when n ≤ 0); the total still counts them
+// all. Returns an error for a non-repo or a missing dir.
 //
 // One call gives branch, head, dirtiness and the changed paths from the
 // same instant, so a brief never pairs the head of one moment with the
 // changes of another.
-func Probe(ctx context.Context, root string) (State, error) {
-	return ProbeUpTo(ctx, root, MaxChanges)
-}
-
-// ProbeUpTo is Probe listing up to n changed paths (at most
-// MaxListedChanges; MaxChanges when n ≤ 0); the total still counts them all.
 func ProbeUpTo(ctx context.Context, root string, n int) (State, error) {
 	if root == "" {
 		return State{}, errors.New("workspace: probe: empty path")
@@ -415,16 +411,11 @@ const (
 	subjectBytes      = 512
 )
 
-// Since counts the commits of the checkout at dir since base (`git rev-list
-// --count base..HEAD`) and reads the subjects of the newest few (`git log
-// -n3 --format=%s`). base must be a full object id; a base git does not
-// know (garbage-collected, another repository) is an error.
-func Since(ctx context.Context, dir, base string) (Commits, error) {
-	return SinceUpTo(ctx, dir, base, MaxSubjects)
-}
-
-// SinceUpTo is Since reading the subjects of the newest n commits (at most
-// MaxListedSubjects, each cut to 512 bytes).
+// SinceUpTo counts the commits of the checkout at dir since base (`git
+// rev-list --count base..HEAD`) and reads the subjects of the newest n
+// (`git log -n<n> --format=%s`; at most MaxListedSubjects, each cut to 512
+// bytes). base must be a full object id; a base git does not know
+// (garbage-collected, another repository) is an error.
 func SinceUpTo(ctx context.Context, dir, base string, n int) (Commits, error) {
 	n = min(max(n, 0), MaxListedSubjects)
 	if !isObjectID(base) {
