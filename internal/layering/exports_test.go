@@ -23,6 +23,7 @@ var testSupport = []string{
 	"internal/modelstub",
 	"internal/web/webtest",
 	"internal/e2e",
+	"internal/auth/authtest",
 }
 
 // unusedAllowed are exported names of internal packages that no non-test
