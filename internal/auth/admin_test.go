@@ -185,12 +185,12 @@ func testAdminTokens(t *testing.T) {
 		tok, err := a.CreateToken(ctx, p, read, ttl)
 		ok(t, err)
 		ids = append(ids, tok.TokenID)
-		clk.t = clk.t.Add(time.Millisecond)
+		clk.T = clk.T.Add(time.Millisecond)
 	}
 	if err := a.RevokeToken(ctx, ids[2]); err != nil {
 		t.Fatal(err)
 	}
-	clk.t = clk.t.Add(time.Hour) // ids[1] expired
+	clk.T = clk.T.Add(time.Hour) // ids[1] expired
 
 	var got []string
 	states := map[string]string{}

@@ -160,31 +160,51 @@ func (s *Service) IssueToken(ctx context.Context, spec TokenSpec) (*IssuedToken,
 	if ttl < 0 {
 		return nil, continuo.Invalid("expires", "must not be negative")
 	}
-	secret := newSecret()
-	now := s.now()
-	out := &IssuedToken{Token: secret, TokenID: continuo.NewID(continuo.PrefixToken, now), Scopes: scopes}
-	if ttl > 0 {
-		exp := now.Add(ttl)
-		out.ExpiresAt = &exp
-	}
+	m := newMint(s.now(), scopes, ttl)
 	err := s.store.Write(ctx, func(tx store.Tx) error {
 		p, err := s.ensurePrincipal(ctx, tx, principal)
 		if err != nil {
 			return err
 		}
-		out.PrincipalID, out.GroupID = p.ID, p.GroupID
 		for name, access := range spec.Grants {
 			if err := raiseGrant(ctx, tx, name, p.GroupID, access); err != nil {
 				return err
 			}
 		}
-		return tx.TokenCreate(ctx, &continuo.Token{ID: out.TokenID, PrincipalID: p.ID, Hash: hashToken(secret),
-			Scopes: scopes, CreatedAt: now, ExpiresAt: out.ExpiresAt})
+		return m.create(ctx, tx, p)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create token for %s: %w", principal, err)
 	}
-	return out, nil
+	return m.issued, nil
+}
+
+// mint is a token being issued: what the caller gets (its secret shown
+// once) and what the store keeps of it (the secret's hash only).
+type mint struct {
+	issued *IssuedToken
+	hash   string
+	now    time.Time
+}
+
+// newMint draws a fresh secret and names the token's id, scopes and expiry
+// (none when ttl is 0). The caller has checked ttl and scopes.
+func newMint(now time.Time, scopes []continuo.Scope, ttl time.Duration) *mint {
+	secret := newSecret()
+	m := &mint{issued: &IssuedToken{Token: secret, TokenID: continuo.NewID(continuo.PrefixToken, now), Scopes: scopes},
+		hash: hashToken(secret), now: now}
+	if ttl > 0 {
+		exp := now.Add(ttl)
+		m.issued.ExpiresAt = &exp
+	}
+	return m
+}
+
+// create stores the token as p's and names p on what is issued.
+func (m *mint) create(ctx context.Context, tx store.Tx, p *continuo.Principal) error {
+	m.issued.PrincipalID, m.issued.GroupID = p.ID, p.GroupID
+	return tx.TokenCreate(ctx, &continuo.Token{ID: m.issued.TokenID, PrincipalID: p.ID, Hash: m.hash,
+		Scopes: m.issued.Scopes, CreatedAt: m.now, ExpiresAt: m.issued.ExpiresAt})
 }
 
 func (s *Service) ensurePrincipal(ctx context.Context, tx store.Tx, name string) (*continuo.Principal, error) {
@@ -364,11 +384,8 @@ func (s *Service) IssueRunToken(ctx context.Context, groupID string, ttl time.Du
 	if ttl <= 0 {
 		return nil, continuo.Invalid("ttl", "must be positive")
 	}
-	secret := newSecret()
 	now := s.now()
-	exp := now.Add(ttl)
-	out := &IssuedToken{Token: secret, TokenID: continuo.NewID(continuo.PrefixToken, now), Scopes: RunTokenScopes, ExpiresAt: &exp,
-		GroupID: groupID}
+	m := newMint(now, RunTokenScopes, ttl)
 	err := s.store.Write(ctx, func(tx store.Tx) error {
 		name := runAgentName(groupID)
 		p, err := tx.PrincipalGetByName(ctx, name)
@@ -385,14 +402,12 @@ func (s *Service) IssueRunToken(ctx context.Context, groupID string, ttl time.Du
 		if p.GroupID != groupID {
 			return fmt.Errorf("principal %s is not of group %s", name, groupID)
 		}
-		out.PrincipalID = p.ID
-		return tx.TokenCreate(ctx, &continuo.Token{ID: out.TokenID, PrincipalID: p.ID, Hash: hashToken(secret),
-			Scopes: RunTokenScopes, CreatedAt: now, ExpiresAt: &exp})
+		return m.create(ctx, tx, p)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("issue a run token: %w", err)
 	}
-	return out, nil
+	return m.issued, nil
 }
 
 // CarrierTokenScopes are the scopes of a token minted for a carrier the
@@ -408,22 +423,16 @@ func (s *Service) IssueCarrierToken(ctx context.Context, principalID string, ttl
 	if ttl <= 0 {
 		return nil, continuo.Invalid("ttl", "must be positive")
 	}
-	secret := newSecret()
-	now := s.now()
-	exp := now.Add(ttl)
-	out := &IssuedToken{Token: secret, TokenID: continuo.NewID(continuo.PrefixToken, now), Scopes: CarrierTokenScopes, ExpiresAt: &exp,
-		PrincipalID: principalID}
+	m := newMint(s.now(), CarrierTokenScopes, ttl)
 	err := s.store.Write(ctx, func(tx store.Tx) error {
 		p, err := tx.PrincipalGet(ctx, principalID)
 		if err != nil {
 			return err
 		}
-		out.GroupID = p.GroupID
-		return tx.TokenCreate(ctx, &continuo.Token{ID: out.TokenID, PrincipalID: p.ID, Hash: hashToken(secret),
-			Scopes: CarrierTokenScopes, CreatedAt: now, ExpiresAt: &exp})
+		return m.create(ctx, tx, p)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("issue a carrier token: %w", err)
 	}
-	return out, nil
+	return m.issued, nil
 }

@@ -11,19 +11,13 @@ import (
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/auth"
+	"github.com/continuo-dev/continuo/internal/auth/authtest"
 	"github.com/continuo-dev/continuo/internal/store"
 )
 
-type clock struct{ t time.Time }
+type clock = authtest.Clock
 
-func (c *clock) now() time.Time { return c.t }
-
-func setup(t *testing.T) (*auth.Service, store.Store, *clock) {
-	t.Helper()
-	db := stores.Open(t)
-	c := &clock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
-	return auth.New(db, c.now), db, c
-}
+var setup = authtest.Setup
 
 func code(err error) continuo.Code { return continuo.ErrorCode(err) }
 
@@ -62,7 +56,7 @@ func testTokenLifecycle(t *testing.T) {
 			t.Errorf("authenticate(%q): %v", bad, err)
 		}
 	}
-	clk.t = clk.t.Add(time.Hour)
+	clk.T = clk.T.Add(time.Hour)
 	if _, err := a.Authenticate(ctx, tok.Token); code(err) != continuo.CodeUnauthorized {
 		t.Fatalf("expired token: %v", err)
 	}

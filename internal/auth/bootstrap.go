@@ -39,13 +39,11 @@ func (s *Service) Bootstrap(ctx context.Context, first *ProjectSpec, issueToken 
 			return err
 		}
 		if issueToken {
-			secret := newSecret()
-			issued = &IssuedToken{Token: secret, TokenID: continuo.NewID(continuo.PrefixToken, now),
-				PrincipalID: p.ID, GroupID: p.GroupID, Scopes: continuo.AllScopes()}
-			if err := tx.TokenCreate(ctx, &continuo.Token{ID: issued.TokenID, PrincipalID: p.ID, Hash: hashToken(secret),
-				Scopes: issued.Scopes, CreatedAt: now}); err != nil {
+			m := newMint(now, continuo.AllScopes(), 0)
+			if err := m.create(ctx, tx, p); err != nil {
 				return err
 			}
+			issued = m.issued
 		}
 		if first != nil {
 			project = &continuo.Project{ID: continuo.NewID(continuo.PrefixProject, now), Name: first.Name, Root: first.Root,

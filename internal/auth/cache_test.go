@@ -9,6 +9,7 @@ import (
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/auth"
+	"github.com/continuo-dev/continuo/internal/auth/authtest"
 	"github.com/continuo-dev/continuo/internal/store"
 	"github.com/continuo-dev/continuo/internal/store/pgtest"
 	"github.com/continuo-dev/continuo/internal/store/postgres"
@@ -22,7 +23,7 @@ import (
 // it handled.
 func watched(t *testing.T, db store.Store, clk *clock) (*auth.Service, <-chan string) {
 	t.Helper()
-	a := auth.New(db, clk.now)
+	a := auth.New(db, clk.Now)
 	heard := make(chan string, 64)
 	auth.OnHeard(a, func(p string) {
 		select {
@@ -35,8 +36,6 @@ func watched(t *testing.T, db store.Store, clk *clock) (*auth.Service, <-chan st
 	t.Cleanup(func() { cancel(); <-done })
 	return a, heard
 }
-
-func newClock() *clock { return &clock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)} }
 
 // revokeBehindItsBack revokes a token in the database without telling
 // anyone, which is what a missed notification amounts to.
@@ -90,7 +89,7 @@ func failsOnceHeard(t *testing.T, a *auth.Service, heard <-chan string, secret s
 func TestCacheHit(t *testing.T) { stores.Each(t, testCacheHit) }
 
 func testCacheHit(t *testing.T) {
-	db, clk := stores.Open(t), newClock()
+	db, clk := stores.Open(t), authtest.NewClock()
 	a, _ := watched(t, db, clk)
 	tok, err := a.CreateToken(context.Background(), "alice", []continuo.Scope{continuo.ScopeSessionsRead}, 0)
 	if err != nil {
@@ -98,17 +97,17 @@ func testCacheHit(t *testing.T) {
 	}
 	c := mustAuthenticate(t, a, tok.Token)
 	c.Principal, c.Scopes[0] = "mallory", continuo.ScopeAdmin // the caller's copy, not the cache's
-	revokeBehindItsBack(t, db, tok.TokenID, clk.t)
+	revokeBehindItsBack(t, db, tok.TokenID, clk.T)
 	c = mustAuthenticate(t, a, tok.Token) // a hit: the database says revoked
 	if c.Principal != "alice" || c.TokenID != tok.TokenID || c.Has(continuo.ScopeAdmin) || !c.Has(continuo.ScopeSessionsRead) {
 		t.Fatalf("cached caller: %+v", c)
 	}
-	clk.t = clk.t.Add(store.PollInterval - time.Millisecond)
+	clk.T = clk.T.Add(store.PollInterval - time.Millisecond)
 	mustAuthenticate(t, a, tok.Token)
-	clk.t = clk.t.Add(time.Millisecond)
+	clk.T = clk.T.Add(time.Millisecond)
 	refused(t, a, tok.Token, "an entry PollInterval old")
 	// A clock that went back does not bring an entry back to life.
-	clk.t = clk.t.Add(-time.Hour)
+	clk.T = clk.T.Add(-time.Hour)
 	refused(t, a, tok.Token, "after the clock went back")
 }
 
@@ -116,18 +115,18 @@ func testCacheHit(t *testing.T) {
 func TestCacheTokenExpiry(t *testing.T) { stores.Each(t, testCacheTokenExpiry) }
 
 func testCacheTokenExpiry(t *testing.T) {
-	db, clk := stores.Open(t), newClock()
+	db, clk := stores.Open(t), authtest.NewClock()
 	a, _ := watched(t, db, clk)
 	tok, err := a.CreateToken(context.Background(), "alice", []continuo.Scope{continuo.ScopeSessionsRead}, 500*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mustAuthenticate(t, a, tok.Token)
-	clk.t = clk.t.Add(499 * time.Millisecond)
+	clk.T = clk.T.Add(499 * time.Millisecond)
 	mustAuthenticate(t, a, tok.Token)
-	clk.t = clk.t.Add(time.Millisecond)
+	clk.T = clk.T.Add(time.Millisecond)
 	refused(t, a, tok.Token, "expired token, cached 0.5 s ago")
-	clk.t = clk.t.Add(-time.Millisecond) // had the failure been cached, this would fail too
+	clk.T = clk.T.Add(-time.Millisecond) // had the failure been cached, this would fail too
 	mustAuthenticate(t, a, tok.Token)
 }
 
@@ -137,14 +136,14 @@ func TestCacheNeedsListener(t *testing.T) { stores.Each(t, testCacheNeedsListene
 
 func testCacheNeedsListener(t *testing.T) {
 	ctx := context.Background()
-	db, clk := stores.Open(t), newClock()
-	a := auth.New(db, clk.now)
+	db, clk := stores.Open(t), authtest.NewClock()
+	a := auth.New(db, clk.Now)
 	tok, err := a.CreateToken(ctx, "alice", []continuo.Scope{continuo.ScopeSessionsRead}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mustAuthenticate(t, a, tok.Token)
-	revokeBehindItsBack(t, db, tok.TokenID, clk.t)
+	revokeBehindItsBack(t, db, tok.TokenID, clk.T)
 	refused(t, a, tok.Token, "not listening")
 
 	wctx, stop := context.WithCancel(ctx)
@@ -156,7 +155,7 @@ func testCacheNeedsListener(t *testing.T) {
 	mustAuthenticate(t, a, tok2.Token)
 	stop()
 	<-done
-	revokeBehindItsBack(t, db, tok2.TokenID, clk.t)
+	revokeBehindItsBack(t, db, tok2.TokenID, clk.T)
 	refused(t, a, tok2.Token, "after the watcher stopped")
 }
 
@@ -167,9 +166,9 @@ func TestCacheRevokeHere(t *testing.T) { stores.Each(t, testCacheRevokeHere) }
 
 func testCacheRevokeHere(t *testing.T) {
 	ctx := context.Background()
-	db, clk := stores.Open(t), newClock()
+	db, clk := stores.Open(t), authtest.NewClock()
 	a, heard := watched(t, db, clk)
-	other := auth.New(db, clk.now)
+	other := auth.New(db, clk.Now)
 	sc := []continuo.Scope{continuo.ScopeSessionsRead}
 	t1, err := a.CreateToken(ctx, "alice", sc, 0)
 	if err != nil {
@@ -240,7 +239,7 @@ func TestCacheRevokeElsewhere(t *testing.T) { stores.Each(t, testCacheRevokeElse
 func testCacheRevokeElsewhere(t *testing.T) {
 	ctx := context.Background()
 	db1, db2 := twoHandles(t)
-	clk := newClock()
+	clk := authtest.NewClock()
 	a, heard := watched(t, db1, clk)
 	b, _ := watched(t, db2, clk)
 	tok, err := a.CreateToken(ctx, "alice", []continuo.Scope{continuo.ScopeSessionsRead}, 0)
@@ -258,7 +257,7 @@ func testCacheRevokeElsewhere(t *testing.T) {
 		return
 	}
 	mustAuthenticate(t, a, tok.Token) // SQLite: not heard, still cached
-	clk.t = clk.t.Add(store.PollInterval)
+	clk.T = clk.T.Add(store.PollInterval)
 	refused(t, a, tok.Token, "PollInterval after a revocation by another SQLite process")
 }
 
@@ -282,7 +281,7 @@ func TestCacheRevokeDuringLookup(t *testing.T) { stores.Each(t, testCacheRevokeD
 
 func testCacheRevokeDuringLookup(t *testing.T) {
 	ctx := context.Background()
-	db, clk := stores.Open(t), newClock()
+	db, clk := stores.Open(t), authtest.NewClock()
 	a, _ := watched(t, db, clk)
 	tok, err := a.CreateToken(ctx, "alice", []continuo.Scope{continuo.ScopeSessionsRead}, 0)
 	if err != nil {
@@ -323,7 +322,7 @@ func TestCacheRevokeUnheard(t *testing.T) { stores.Each(t, testCacheRevokeUnhear
 func testCacheRevokeUnheard(t *testing.T) {
 	ctx := context.Background()
 	auth.ShortRevokeWait(t, 10*time.Millisecond)
-	clk := newClock()
+	clk := authtest.NewClock()
 	a, _ := watched(t, deaf{stores.Open(t)}, clk)
 	tok, err := a.CreateToken(ctx, "alice", []continuo.Scope{continuo.ScopeSessionsRead}, 0)
 	if err != nil {

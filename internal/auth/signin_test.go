@@ -45,7 +45,7 @@ func testLoginLink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(l.Code, "cto_lnk_") || l.URL != testIssuer+"/login?code="+l.Code || !l.ExpiresAt.Equal(e.clk.t.Add(10*time.Minute)) {
+	if !strings.HasPrefix(l.Code, "cto_lnk_") || l.URL != testIssuer+"/login?code="+l.Code || !l.ExpiresAt.Equal(e.clk.T.Add(10*time.Minute)) {
 		t.Fatalf("link %+v", l)
 	}
 	for range 2 {
@@ -72,7 +72,7 @@ func testLoginLink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.clk.t = e.clk.t.Add(time.Minute)
+	e.clk.T = e.clk.T.Add(time.Minute)
 	if _, _, err := e.a.SignIn(e.ctx, l.Code); !errors.Is(err, auth.ErrBadToken) {
 		t.Fatalf("expired link: %v", err)
 	}
@@ -151,7 +151,7 @@ func testSignInWithToken(t *testing.T) {
 	if _, _, err := e.a.SignIn(e.ctx, worker.Token); code(err) != continuo.CodeForbidden {
 		t.Fatalf("sign in with a swarm:work PAT: %v", err)
 	}
-	e.clk.t = e.clk.t.Add(time.Hour)
+	e.clk.T = e.clk.T.Add(time.Hour)
 	if _, _, err := e.a.SignIn(e.ctx, admin.Token); !errors.Is(err, auth.ErrBadToken) {
 		t.Fatalf("expired PAT: %v", err)
 	}
@@ -191,11 +191,11 @@ func testWebSession(t *testing.T) {
 	if err := e.a.SignOut(e.ctx, "cto_wss_nope"); err != nil {
 		t.Fatalf("sign out unknown: %v", err)
 	}
-	e.clk.t = e.clk.t.Add(12*time.Hour - time.Millisecond)
+	e.clk.T = e.clk.T.Add(12*time.Hour - time.Millisecond)
 	if _, err := e.a.WebSession(e.ctx, s2); err != nil {
 		t.Fatalf("session before 12 h: %v", err)
 	}
-	e.clk.t = e.clk.t.Add(time.Millisecond)
+	e.clk.T = e.clk.T.Add(time.Millisecond)
 	if _, err := e.a.WebSession(e.ctx, s2); !errors.Is(err, auth.ErrBadToken) {
 		t.Fatalf("session after 12 h: %v", err)
 	}
@@ -270,7 +270,7 @@ func testWebSessionScopes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.clk.t = e.clk.t.Add(time.Minute)
+	e.clk.T = e.clk.T.Add(time.Minute)
 	if _, err := e.a.WebSession(e.ctx, s); !errors.Is(err, auth.ErrBadToken) {
 		t.Fatalf("the session of an expired token: %v", err)
 	}

@@ -212,12 +212,8 @@ func (o Options) log(rep Report, note string) {
 	o.Log.Write(append(b, '\n'))
 }
 
-// Run does the event's work and returns the output to print (nil: none).
-func Run(ctx context.Context, o Options, stdin io.Reader) (*Output, error) {
-	var rep Report
-	return run(ctx, o, stdin, &rep)
-}
-
+// run does the event's work and returns the output to print (nil: none);
+// rep says what it did, for the log.
 func run(ctx context.Context, o Options, stdin io.Reader, rep *Report) (*Output, error) {
 	raw, err := io.ReadAll(io.LimitReader(stdin, MaxInputBytes+1))
 	if err != nil {

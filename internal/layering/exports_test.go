@@ -23,6 +23,7 @@ var testSupport = []string{
 	"internal/modelstub",
 	"internal/web/webtest",
 	"internal/e2e",
+	"internal/auth/authtest",
 }
 
 // unusedAllowed are exported names of internal packages that no non-test
@@ -30,12 +31,6 @@ var testSupport = []string{
 var unusedAllowed = []string{
 	"internal/store.MigrateEmpty",        // the zero MigrateMode: what a zero Options means
 	"internal/rpcwire.CodeInvalidParams", // JSON-RPC's error codes, spelled as a whole set
-	// Dead when this test came (only tests call them), left to the
-	// workspace and hook packages' next change. Delete with their tests.
-	"internal/hook.Run",
-	"internal/mcpserver.ToolsetsOf",
-	"internal/workspace.Probe",
-	"internal/workspace.Since",
 }
 
 // TestNoUnusedExports fails on an exported top-level function, type,

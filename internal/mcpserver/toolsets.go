@@ -199,17 +199,6 @@ var (
 	}
 )
 
-// ToolsetsOf returns the toolsets a tool, prompt or resource template
-// (by name) is in; 0 for a name of none.
-func ToolsetsOf(name string) Toolsets {
-	for _, table := range []map[string]Toolsets{toolToolsets, promptToolsets, resourceToolsets} {
-		if in, ok := table[name]; ok {
-			return in
-		}
-	}
-	return 0
-}
-
 // serves reports whether an endpoint of sets lists what table places
 // under name. A name the table lacks is a programming error, caught at
 // start-up and by every test.

@@ -112,14 +112,14 @@ func testMetadataClient(t *testing.T) {
 	}
 
 	// Within the cache lifetime (at least 5 minutes whatever it says): no fetch.
-	e.clk.t = e.clk.t.Add(time.Minute)
+	e.clk.T = e.clk.T.Add(time.Minute)
 	if _, err := e.s.CheckAuthorize(e.ctx, e.request(d.clientID, cb, challenge)); err != nil || d.count() != 1 {
 		t.Fatalf("cached: %v after %d fetches", err, d.count())
 	}
 
 	// Past it (at most a day): fetched again, same row, the new name.
 	d.set("Renamed", http.StatusOK)
-	e.clk.t = e.clk.t.Add(25 * time.Hour)
+	e.clk.T = e.clk.T.Add(25 * time.Hour)
 	az, err = e.s.CheckAuthorize(e.ctx, e.request(d.clientID, cb, challenge))
 	if err != nil || d.count() != 2 || az.Client.ID != c.ID || az.Client.Name != "Renamed" {
 		t.Fatalf("refreshed: %+v %v after %d fetches", az, err, d.count())
@@ -132,7 +132,7 @@ func testMetadataClient(t *testing.T) {
 	// A failed refetch refuses the authorization, with an error page; the
 	// tokens already issued are not touched by it.
 	d.set("Renamed", http.StatusInternalServerError)
-	e.clk.t = e.clk.t.Add(25 * time.Hour)
+	e.clk.T = e.clk.T.Add(25 * time.Hour)
 	if _, err := e.s.CheckAuthorize(e.ctx, e.request(d.clientID, cb, challenge)); err == nil || redirects(err) {
 		t.Fatalf("failed refetch: %v", err)
 	}

@@ -9,10 +9,10 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/auth"
+	"github.com/continuo-dev/continuo/internal/auth/authtest"
 	"github.com/continuo-dev/continuo/internal/oauth"
 	"github.com/continuo-dev/continuo/internal/store"
 	"github.com/continuo-dev/continuo/internal/store/stores"
@@ -32,25 +32,18 @@ type oauthEnv struct {
 	alice *auth.IssuedToken // her personal access token (sessions:read)
 }
 
-type clock struct{ t time.Time }
+type clock = authtest.Clock
 
-func (c *clock) now() time.Time { return c.t }
-
-func setup(t *testing.T) (*auth.Service, store.Store, *clock) {
-	t.Helper()
-	db := stores.Open(t)
-	c := &clock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
-	return auth.New(db, c.now), db, c
-}
+var setup = authtest.Setup
 
 func code(err error) continuo.Code { return continuo.ErrorCode(err) }
 
 // server is the authorization server of a new auth service of testIssuer
 // over e's database (another replica of e's).
 func (e *oauthEnv) server(issuer string, o oauth.Options) (*auth.Service, *oauth.Server) {
-	a := auth.New(e.db, e.clk.now)
+	a := auth.New(e.db, e.clk.Now)
 	a.EnableOAuth(auth.OAuthOptions{Issuer: issuer})
-	return a, oauth.New(a, e.db, e.clk.now, o)
+	return a, oauth.New(a, e.db, e.clk.Now, o)
 }
 
 func setupOAuth(t *testing.T, o oauth.Options) *oauthEnv {
@@ -62,7 +55,7 @@ func setupOAuth(t *testing.T, o oauth.Options) *oauthEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &oauthEnv{t: t, ctx: ctx, a: a, s: oauth.New(a, db, clk.now, o), db: db, clk: clk, alice: alice}
+	return &oauthEnv{t: t, ctx: ctx, a: a, s: oauth.New(a, db, clk.Now, o), db: db, clk: clk, alice: alice}
 }
 
 // oerr is the OAuth error code of err, "" when err is not an *OAuthError.
@@ -179,7 +172,7 @@ func TestOAuthOff(t *testing.T) {
 	if a.Issuer() != "" || a.Resource() != "" {
 		t.Fatal("issuer without EnableOAuth")
 	}
-	s := oauth.New(a, db, clk.now, oauth.Options{})
+	s := oauth.New(a, db, clk.Now, oauth.Options{})
 	if _, err := s.CheckAuthorize(ctx, oauth.AuthorizeRequest{ClientID: "x"}); err == nil || redirects(err) {
 		t.Fatalf("authorize with OAuth off: %v", err)
 	}
@@ -351,7 +344,7 @@ func testResourceChanged(t *testing.T) {
 		oauth.ClientAuth{ID: id}); oerr(err) != "invalid_grant" {
 		t.Fatalf("refresh for another resource: %v", err)
 	}
-	off := auth.New(e.db, e.clk.now)
+	off := auth.New(e.db, e.clk.Now)
 	if _, err := off.Authenticate(e.ctx, tr.AccessToken); !errors.Is(err, auth.ErrBadToken) {
 		t.Fatalf("OAuth token with OAuth off: %v", err)
 	}

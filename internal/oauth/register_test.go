@@ -22,7 +22,7 @@ func testRegisterClient(t *testing.T) {
 		r.Secret != "" || c.SecretHash != "" {
 		t.Fatalf("client %+v", c)
 	}
-	want := map[string]any{"client_id": c.ClientID, "client_id_issued_at": e.clk.t.Unix(), "client_name": "Claude",
+	want := map[string]any{"client_id": c.ClientID, "client_id_issued_at": e.clk.T.Unix(), "client_name": "Claude",
 		"token_endpoint_auth_method": "none", "scope": "sessions:read", "client_secret_expires_at": 0}
 	for k, v := range want {
 		if r.Response[k] != v {
@@ -66,7 +66,7 @@ func testRegistrationFlood(t *testing.T) {
 	if oe, ok := err.(*oauth.OAuthError); !ok || oe.Status != http.StatusTooManyRequests {
 		t.Fatalf("registration at the cap: %v", err)
 	}
-	e.clk.t = e.clk.t.Add(24*time.Hour + time.Millisecond)
+	e.clk.T = e.clk.T.Add(24*time.Hour + time.Millisecond)
 	fresh := e.public(cb)
 	cs, err := e.a.OAuthClients(e.ctx)
 	if err != nil {

@@ -60,7 +60,7 @@ func testCodeExchangeErrors(t *testing.T) {
 
 	// Codes live two minutes.
 	code, verifier = e.code(id, cb)
-	e.clk.t = e.clk.t.Add(2 * time.Minute)
+	e.clk.T = e.clk.T.Add(2 * time.Minute)
 	if _, err := e.exchange(pub, code, cb, verifier); oerr(err) != "invalid_grant" {
 		t.Fatalf("expired code: %v", err)
 	}
@@ -193,11 +193,11 @@ func testTokenExpiry(t *testing.T) {
 	id := e.public(cb)
 	pub := oauth.ClientAuth{ID: id}
 	tr := e.tokens(id, cb)
-	e.clk.t = e.clk.t.Add(time.Hour - time.Millisecond)
+	e.clk.T = e.clk.T.Add(time.Hour - time.Millisecond)
 	if !e.works(tr.AccessToken) {
 		t.Fatal("access token refused before its hour")
 	}
-	e.clk.t = e.clk.t.Add(time.Millisecond)
+	e.clk.T = e.clk.T.Add(time.Millisecond)
 	if e.works(tr.AccessToken) {
 		t.Fatal("access token accepted after its hour")
 	}
@@ -205,7 +205,7 @@ func testTokenExpiry(t *testing.T) {
 	if err != nil || !e.works(tr.AccessToken) {
 		t.Fatalf("refresh after the access token expired: %v", err)
 	}
-	e.clk.t = e.clk.t.Add(48 * time.Hour)
+	e.clk.T = e.clk.T.Add(48 * time.Hour)
 	if _, err := e.refresh(pub, tr.RefreshToken, ""); oerr(err) != "invalid_grant" {
 		t.Fatalf("expired refresh token: %v", err)
 	}

@@ -314,7 +314,7 @@ func testWorktreeMode(t *testing.T) {
 	if r.Worktree == "" || r.Session.WorktreeBranch != "continuo/s1" {
 		t.Fatalf("worktree %q branch %q", r.Worktree, r.Session.WorktreeBranch)
 	}
-	st, err := workspace.Probe(f.ctx, r.Worktree)
+	st, err := workspace.ProbeUpTo(f.ctx, r.Worktree, workspace.MaxChanges)
 	if err != nil || st.Branch != "continuo/s1" {
 		t.Fatalf("worktree state %+v %v", st, err)
 	}
@@ -369,7 +369,7 @@ func testWorktreeMode(t *testing.T) {
 	if err != nil || res.Worktree != r.Worktree {
 		t.Fatalf("resume after the worktree was deleted: %+v %v", res, err)
 	}
-	st, err = workspace.Probe(f.ctx, res.Worktree)
+	st, err = workspace.ProbeUpTo(f.ctx, res.Worktree, workspace.MaxChanges)
 	if err != nil || st.Branch != "continuo/s1" || st.Head != head {
 		t.Fatalf("recreated worktree: %+v %v; want branch continuo/s1 at %s", st, err, head)
 	}

@@ -19,7 +19,7 @@ import (
 // A `.git` file ("gitdir: ...", as in worktrees and submodules) is followed.
 // Used to detect that the checkout changed while a brief was being built.
 //
-// It does not see edits to tracked files that were not staged; Probe does.
+// It does not see edits to tracked files that were not staged; ProbeUpTo does.
 // It may change without a visible change (e.g. "git pack-refs"), which only
 // makes a brief report itself incomplete once more than needed.
 func Fingerprint(root string) (string, error) {

@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -219,7 +218,7 @@ func checkoutTop(ctx context.Context, dir string) (string, bool, error) {
 // --branch -z` as git writes it and hashes, for each listed path, what the
 // working tree holds there (see SourceOf). It keeps one record at a time.
 type sourceParser struct {
-	records
+	porcelain
 	ctx      context.Context
 	top      string // the checkout's top level: git's paths are relative to it
 	depth    int    // how many repositories contain this one
@@ -228,10 +227,6 @@ type sourceParser struct {
 	buf      []byte    // for reading files
 	num      [8]byte
 	sum      [sha256.Size]byte
-	head     string
-	sawOID   bool
-	entries  bool   // an entry was seen: no more headers
-	origNext bool   // the next record is the original path of a rename
 	plainDir string // a directory known to hold no symbolic link on its way down from top; "" for none
 	budget   *budget
 	byStat   []string // the first MaxByStat files taken by stat
@@ -264,48 +259,20 @@ func (p *sourceParser) endRecord(rec []byte, long bool) {
 		p.err = fmt.Errorf("workspace: source: a git status record is longer than %d bytes", maxRecord)
 		return
 	}
-	if p.origNext { // "-z": a rename's original path is its own record
-		p.origNext = false
+	r, ok := p.next(rec, long)
+	switch {
+	case !ok:
+	case r.orig: // a rename's (not printed with --no-renames): both paths count
 		p.path(string(rec))
-		return
-	}
-	if !p.entries && bytes.HasPrefix(rec, []byte("#")) {
-		if oid, ok := bytes.CutPrefix(rec, []byte("# branch.oid ")); ok {
-			p.sawOID, p.head = true, string(oid)
-		}
-		return
-	}
-	if len(rec) == 0 {
-		return
-	}
-	p.entries = true
-	var fields int // space-separated fields before the path
-	switch rec[0] {
-	case '1':
-		fields = 8
-	case '2': // not printed with --no-renames; both paths count if it is
-		fields = 9
-		p.origNext = true
-	case 'u':
-		fields = 10
-	case '?':
-		fields = 1
-	case '!': // ignored; listed only when asked for
-		return
-	default:
+	case r.header:
+	case r.kind == '!': // ignored; listed only when asked for
+	case !r.change():
 		p.err = fmt.Errorf("workspace: source: unexpected git status record %q", cut(rec, 64))
-		return
+	case !r.ok:
+		p.err = fmt.Errorf("workspace: source: malformed git status record %q", cut(rec, 64))
+	default:
+		p.path(r.path)
 	}
-	rest := rec
-	for range fields {
-		i := bytes.IndexByte(rest, ' ')
-		if i < 0 {
-			p.err = fmt.Errorf("workspace: source: malformed git status record %q", cut(rec, 64))
-			return
-		}
-		rest = rest[i+1:]
-	}
-	p.path(string(rest))
 }
 
 func cut(b []byte, n int) []byte {
@@ -523,11 +490,9 @@ func (p *sourceParser) result() (Source, error) {
 	case !p.sawOID:
 		return Source{}, errors.New("workspace: source: git status printed no branch.oid header")
 	}
-	head := p.head
-	if head == "(initial)" {
-		head = ""
-	} else if !isObjectID(head) {
-		return Source{}, fmt.Errorf("workspace: source: unexpected commit id %q", head)
+	head, err := p.commit("source")
+	if err != nil {
+		return Source{}, err
 	}
 	return Source{Head: head, Tree: hex.EncodeToString(p.tree.Sum(nil)), ByStat: p.byStat, ByStatTotal: p.nByStat}, nil
 }

@@ -72,20 +72,16 @@ const (
 // git's one or two "fatal:" lines, not enough to flood a log or a response.
 const maxStderr = 512
 
-// Probe reads the state of the git checkout at root with ONE `git status
-// --porcelain=v2 --branch -z --untracked-files=normal` call (run as `git -C
-// root ...` with GIT_OPTIONAL_LOCKS=0 so it never takes the index lock, and
-// LC_ALL=C). Returns an error for a non-repo or a missing dir.
+// ProbeUpTo reads the state of the git checkout at root with ONE `git
+// status --porcelain=v2 --branch -z --untracked-files=normal` call (run as
+// `git -C root ...` with GIT_OPTIONAL_LOCKS=0 so it never takes the index
+// lock, and LC_ALL=C), listing up to n changed paths (at most
+// MaxListedChanges; MaxChanges when n ≤ 0); the total still counts them
+// all. Returns an error for a non-repo or a missing dir.
 //
 // One call gives branch, head, dirtiness and the changed paths from the
 // same instant, so a brief never pairs the head of one moment with the
 // changes of another.
-func Probe(ctx context.Context, root string) (State, error) {
-	return ProbeUpTo(ctx, root, MaxChanges)
-}
-
-// ProbeUpTo is Probe listing up to n changed paths (at most
-// MaxListedChanges; MaxChanges when n ≤ 0); the total still counts them all.
 func ProbeUpTo(ctx context.Context, root string, n int) (State, error) {
 	if root == "" {
 		return State{}, errors.New("workspace: probe: empty path")
@@ -108,68 +104,17 @@ func ProbeUpTo(ctx context.Context, root string, n int) (State, error) {
 // when a checkout has hundreds of thousands of untracked files, while git
 // still runs to completion so that its exit status is checked.
 type statusParser struct {
-	records       // the record being read, at most maxHeader bytes of it
-	entries  bool // an entry was seen: no more headers
-	skipNext bool // the next record is the original path of a rename
-	head     string
-	branch   string
-	sawOID   bool
-	sawHead  bool
-	tooLong  bool
-	changes  []Change
-	total    int
-	max      int // entries kept; 0 means MaxChanges
+	porcelain // at most maxHeader bytes of a record
+	tooLong   bool
+	changes   []Change
+	total     int
+	max       int // entries kept; 0 means MaxChanges
 }
 
 // maxHeader bounds one stored record; the longest legitimate header is a
 // branch name, which git limits only by the filesystem. A longer path is
 // kept cut.
 const maxHeader = 4096
-
-// records splits a stream of NUL-terminated records that arrives in
-// arbitrary pieces (git's -z output, as an io.Writer receives it). It keeps
-// at most max bytes of a record and says whether the record was longer, so a
-// record, however long, costs at most max bytes of memory.
-type records struct {
-	rec  []byte // the record being read, at most max bytes of it
-	long bool   // the record being read is longer than max
-}
-
-// write consumes b, calling end for every record that b completes. The
-// slice end receives is reused once end returns.
-func (r *records) write(b []byte, max int, end func(rec []byte, long bool)) {
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, 0)
-		chunk := b
-		if i >= 0 {
-			chunk = b[:i]
-		}
-		if room := max - len(r.rec); len(chunk) > room {
-			r.rec = append(r.rec, chunk[:room]...)
-			r.long = true
-		} else {
-			r.rec = append(r.rec, chunk...)
-		}
-		if i < 0 {
-			break
-		}
-		r.finish(end)
-		b = b[i+1:]
-	}
-}
-
-// flush hands end the last record if the stream did not end with a NUL.
-func (r *records) flush(end func(rec []byte, long bool)) {
-	if len(r.rec) > 0 || r.long {
-		r.finish(end)
-	}
-}
-
-func (r *records) finish(end func(rec []byte, long bool)) {
-	rec, long := r.rec, r.long
-	r.rec, r.long = r.rec[:0], false
-	end(rec, long)
-}
 
 func (p *statusParser) Write(b []byte) (int, error) {
 	p.records.write(b, maxHeader, p.endRecord)
@@ -178,65 +123,25 @@ func (p *statusParser) Write(b []byte) (int, error) {
 
 // endRecord handles one complete NUL-terminated record.
 func (p *statusParser) endRecord(b []byte, long bool) {
-	rec := string(b)
-	if p.skipNext {
-		p.skipNext = false
+	r, ok := p.next(b, long)
+	switch {
+	case !ok || r.orig:
+		return
+	case r.header:
+		p.tooLong = p.tooLong || long
 		return
 	}
-	if !p.entries && strings.HasPrefix(rec, "#") {
-		if long {
-			p.tooLong = true
-			return
-		}
-		switch {
-		case strings.HasPrefix(rec, "# branch.oid "):
-			p.sawOID = true
-			p.head = strings.TrimPrefix(rec, "# branch.oid ")
-		case strings.HasPrefix(rec, "# branch.head "):
-			p.sawHead = true
-			p.branch = strings.TrimPrefix(rec, "# branch.head ")
-		}
-		return
-	}
-	if rec == "" {
-		return
-	}
-	p.entries = true
 	// "1", "2", "u" (changed, renamed, unmerged) and "?" (untracked) are
 	// changes. "!" (ignored) is not; git lists it only when asked to, but a
 	// parser should not depend on that.
-	var fields int // space-separated fields before the path
-	switch rec[0] {
-	case '1':
-		fields = 8
-	case '2':
-		fields = 9
-		p.skipNext = true // "-z": the original path follows as its own record
-	case 'u':
-		fields = 10
-	case '?':
-		fields = 1
-	default:
+	if !r.change() {
 		return
 	}
 	p.total++
-	if len(p.changes) >= cmp.Or(p.max, MaxChanges) {
-		return
+	if len(p.changes) >= cmp.Or(p.max, MaxChanges) || !r.ok {
+		return // malformed: counted, not listed
 	}
-	c := Change{Status: "??"}
-	if rec[0] != '?' && len(rec) >= 4 {
-		c.Status = rec[2:4]
-	}
-	rest := rec
-	for range fields {
-		_, after, ok := strings.Cut(rest, " ")
-		if !ok {
-			return // malformed: counted, not listed
-		}
-		rest = after
-	}
-	c.Path = rest
-	p.changes = append(p.changes, c)
+	p.changes = append(p.changes, Change{Status: r.status, Path: r.path})
 }
 
 func (p *statusParser) result() (State, error) {
@@ -247,14 +152,13 @@ func (p *statusParser) result() (State, error) {
 	if !p.sawOID || !p.sawHead {
 		return State{}, errors.New("workspace: probe: git status printed no branch headers")
 	}
-	st := State{Branch: p.branch, Head: p.head, Dirty: p.total > 0, Changes: p.changes, ChangedTotal: p.total}
+	head, err := p.commit("probe")
+	if err != nil {
+		return State{}, err
+	}
+	st := State{Branch: p.branch, Head: head, Dirty: p.total > 0, Changes: p.changes, ChangedTotal: p.total}
 	if st.Branch == "(detached)" {
 		st.Branch = ""
-	}
-	if st.Head == "(initial)" {
-		st.Head = ""
-	} else if !isObjectID(st.Head) {
-		return State{}, fmt.Errorf("workspace: probe: unexpected commit id %q", st.Head)
 	}
 	return st, nil
 }
@@ -415,16 +319,11 @@ const (
 	subjectBytes      = 512
 )
 
-// Since counts the commits of the checkout at dir since base (`git rev-list
-// --count base..HEAD`) and reads the subjects of the newest few (`git log
-// -n3 --format=%s`). base must be a full object id; a base git does not
-// know (garbage-collected, another repository) is an error.
-func Since(ctx context.Context, dir, base string) (Commits, error) {
-	return SinceUpTo(ctx, dir, base, MaxSubjects)
-}
-
-// SinceUpTo is Since reading the subjects of the newest n commits (at most
-// MaxListedSubjects, each cut to 512 bytes).
+// SinceUpTo counts the commits of the checkout at dir since base (`git
+// rev-list --count base..HEAD`) and reads the subjects of the newest n
+// (`git log -n<n> --format=%s`; at most MaxListedSubjects, each cut to 512
+// bytes). base must be a full object id; a base git does not know
+// (garbage-collected, another repository) is an error.
 func SinceUpTo(ctx context.Context, dir, base string, n int) (Commits, error) {
 	n = min(max(n, 0), MaxListedSubjects)
 	if !isObjectID(base) {
