@@ -190,7 +190,8 @@ func TestCancelledCallPostgres(t *testing.T) {
 		if code != 0 {
 			t.Errorf("exit status %d", code)
 		}
-		if l := s.stderr.String(); strings.Contains(l, "level=ERROR") || !strings.Contains(l, "tool call cancelled") {
+		if l := s.stderr.String(); strings.Contains(l, "level=ERROR") || !strings.Contains(l, `level=INFO msg="tool call" tool=post_session_message`) ||
+			!strings.Contains(l, "outcome=cancelled") {
 			t.Errorf("stdio log: want the cancellation at info and no error:\n%s", l)
 		}
 	})
