@@ -207,13 +207,18 @@ func (e *rpcEdge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			if m.IsCall() && !batch {
 				if c := e.calls.Start(sid + "\x00" + m.Key); c != nil {
-					f.started = append(f.started, started{m.Key, c})
+					f.started = append(f.started, started{m.Key, m.ID, c})
 				}
 			}
 		}
 	}
 	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 	e.next.ServeHTTP(f, r)
+	if sid != "" && r.Context().Err() != nil {
+		for _, s := range f.started {
+			e.abandon(r, s)
+		}
+	}
 	if len(f.buf) > 0 { // an unfinished event: passed on as it is
 		_, _ = f.ResponseWriter.Write(f.buf)
 	}
@@ -233,8 +238,30 @@ func wantsProgress(r *http.Request) bool {
 
 type started struct {
 	key  string
+	id   json.RawMessage // as sent
 	call *rpcwire.Call
 }
+
+// abandon tells r's session that its client gave up on the call s: it
+// closed the request without notifications/cancelled (a CLI killed
+// mid-call does). The SDK (go-sdk v1.8.0) ties a handler to its request
+// only in the stateless protocol, so a waiting call of a stateful session
+// would run to its end, answering nobody, and hold the session meanwhile:
+// its DELETE waits for it. The notification, sent as the client would have
+// sent it, cancels the call.
+func (e *rpcEdge) abandon(r *http.Request, s started) {
+	body := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + string(s.id) + `,"reason":"the client closed the request"}}`
+	req := r.Clone(context.WithoutCancel(r.Context()))
+	req.Body, req.ContentLength = io.NopCloser(strings.NewReader(body)), int64(len(body))
+	e.next.ServeHTTP(discard{http.Header{}}, req)
+}
+
+// discard is a ResponseWriter that keeps nothing.
+type discard struct{ h http.Header }
+
+func (d discard) Header() http.Header         { return d.h }
+func (d discard) Write(p []byte) (int, error) { return len(p), nil }
+func (d discard) WriteHeader(int)             {}
 
 // streamFilter passes a server-sent event stream on event by event,
 // dropping the answer to a request cancelled meanwhile and giving code-0
