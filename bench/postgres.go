@@ -174,8 +174,16 @@ func (r *pgRaw) run(conns int, d time.Duration) (postResult, error) {
 // PostgreSQL side of the CPU per operation. Background processes (WAL
 // writer, checkpointer) are shared with other databases and not counted.
 func (r *pgRaw) backends(ctx context.Context) ([]int, error) {
-	rows, err := r.pool.Query(ctx, `SELECT pid FROM pg_stat_activity
-		WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()`)
+	return backendPIDs(ctx, r.pool, "pid <> pg_backend_pid()")
+}
+
+// backendPIDs returns the PIDs of the client backends connected to q's
+// database that also meet cond.
+func backendPIDs(ctx context.Context, q interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, cond string, args ...any) ([]int, error) {
+	rows, err := q.Query(ctx, `SELECT pid FROM pg_stat_activity
+		WHERE datname = current_database() AND backend_type = 'client backend' AND `+cond, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -484,13 +492,7 @@ func (e *pgEngine) throughput(c config, h harness, envp *[]string) ([]row, error
 		p.add(sc, bc, r.N, r.Elapsed, r.Lat, m0, m1)
 		ph.DBCPU[p] += dc
 		ph.Retried[p] += ph.Log.count()
-		p.Failed += r.Failed
-		if p.FirstFail == nil {
-			p.FirstFail = r.FirstFail
-		}
-		if r.Failed > 0 {
-			logf("  %s: %d failed calls, first: %v", tag, r.Failed, r.FirstFail)
-		}
+		p.failed(r, tag)
 		return nil
 	}
 	one := []*server{srvA}
