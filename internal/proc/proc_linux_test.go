@@ -81,24 +81,14 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// members lists the live (not zombie) processes of group pgid.
+// members is GroupMembers for a test.
 func members(t *testing.T, pgid int) []int {
 	t.Helper()
-	ents, err := os.ReadDir("/proc")
+	pids, err := GroupMembers(pgid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if st, err := readStat(pid); err == nil && st.pgrp == pgid && !st.dead() {
-			out = append(out, pid)
-		}
-	}
-	return out
+	return pids
 }
 
 func waitMembers(t *testing.T, pgid, n int) {
