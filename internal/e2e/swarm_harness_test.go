@@ -116,10 +116,16 @@ func (l *ledger) since(seq int) []delivery {
 
 // waitDeliveries waits until at least n deliveries were made.
 func (l *ledger) waitDeliveries(ctx context.Context, n int) error {
+	return waitAtLeast(ctx, &l.mu, n, func() (int, chan struct{}) { return len(l.deliveries), l.changed })
+}
+
+// waitAtLeast waits until read, called under mu, counts at least n; the
+// channel it returns is closed at the next change.
+func waitAtLeast(ctx context.Context, mu *sync.Mutex, n int, read func() (int, chan struct{})) error {
 	for {
-		l.mu.Lock()
-		got, changed := len(l.deliveries), l.changed
-		l.mu.Unlock()
+		mu.Lock()
+		got, changed := read()
+		mu.Unlock()
 		if got >= n {
 			return nil
 		}
@@ -574,19 +580,7 @@ func (o *swarmOwner) count() int {
 
 // waitCollected waits until n tasks were collected.
 func (o *swarmOwner) waitCollected(ctx context.Context, n int) error {
-	for {
-		o.mu.Lock()
-		got, changed := len(o.collected), o.changed
-		o.mu.Unlock()
-		if got >= n {
-			return nil
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	return waitAtLeast(ctx, &o.mu, n, func() (int, chan struct{}) { return len(o.collected), o.changed })
 }
 
 // taskIDs returns the dispatched tasks' ids.
