@@ -4,7 +4,6 @@ package proc
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -15,10 +14,11 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/continuo-dev/continuo/internal/syncbuf"
 )
 
 // These tests run real processes (sh, sleep, env). None sleeps to wait for
@@ -97,22 +97,7 @@ func waitMembers(t *testing.T, pgid, n int) {
 }
 
 // buffer is an io.Writer whose content can be read while a process writes.
-type buffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *buffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *buffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
+type buffer = syncbuf.Buffer
 
 func start(t *testing.T, s Spec) *Process {
 	t.Helper()
