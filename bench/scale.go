@@ -262,17 +262,7 @@ func replicaBackends(ctx context.Context, dbURL string) ([]int, error) {
 		return nil, err
 	}
 	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, `SELECT pid FROM pg_stat_activity
-		WHERE datname = current_database() AND backend_type = 'client backend' AND application_name <> $1`, benchApp)
-	if err != nil {
-		return nil, err
-	}
-	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
-	out := make([]int, len(pids))
-	for i, p := range pids {
-		out[i] = int(p)
-	}
-	return out, err
+	return backendPIDs(ctx, conn, "application_name <> $1", benchApp)
 }
 
 func benchConn(ctx context.Context, dbURL string) (*pgx.Conn, error) {

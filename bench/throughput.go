@@ -123,13 +123,7 @@ func measureThroughput(srv *server, raw *rawDB, ip *inproc, sets []*clientSet, w
 			return err
 		}
 		p.add(sc, bc, r.N, r.Elapsed, r.Lat, m0, m1)
-		p.Failed += r.Failed
-		if p.FirstFail == nil {
-			p.FirstFail = r.FirstFail
-		}
-		if r.Failed > 0 {
-			logf("  %s: %d failed calls, first: %v", tag, r.Failed, r.FirstFail)
-		}
+		p.failed(r, tag)
 		return nil
 	}
 	runPings := func(p *phaseStats, cl []mcpClient, tag string) error {
@@ -140,13 +134,7 @@ func measureThroughput(srv *server, raw *rawDB, ip *inproc, sets []*clientSet, w
 		}
 		sc, bc := cpu.used()
 		p.add(sc, bc, r.N, r.Elapsed, r.Lat, nil, nil)
-		p.Failed += r.Failed
-		if p.FirstFail == nil {
-			p.FirstFail = r.FirstFail
-		}
-		if r.Failed > 0 {
-			logf("  %s: %d failed calls, first: %v", tag, r.Failed, r.FirstFail)
-		}
+		p.failed(r, tag)
 		return nil
 	}
 	runInproc := func(p *phaseStats, workers int, tag string) error {
@@ -223,6 +211,17 @@ func (p *phaseStats) add(srvCPU, selfCPU time.Duration, n int, elapsed time.Dura
 		l := `{tool="post_session_message"}`
 		p.ToolSec += m1["continuo_tool_duration_seconds_sum"+l] - m0["continuo_tool_duration_seconds_sum"+l]
 		p.ToolN += m1["continuo_tool_duration_seconds_count"+l] - m0["continuo_tool_duration_seconds_count"+l]
+	}
+}
+
+// failed adds a loop's failed calls to the phase, and logs them.
+func (p *phaseStats) failed(r postResult, tag string) {
+	p.Failed += r.Failed
+	if p.FirstFail == nil {
+		p.FirstFail = r.FirstFail
+	}
+	if r.Failed > 0 {
+		logf("  %s: %d failed calls, first: %v", tag, r.Failed, r.FirstFail)
 	}
 }
 

@@ -116,10 +116,16 @@ func (l *ledger) since(seq int) []delivery {
 
 // waitDeliveries waits until at least n deliveries were made.
 func (l *ledger) waitDeliveries(ctx context.Context, n int) error {
+	return waitAtLeast(ctx, &l.mu, n, func() (int, chan struct{}) { return len(l.deliveries), l.changed })
+}
+
+// waitAtLeast waits until read, called under mu, counts at least n; the
+// channel it returns is closed at the next change.
+func waitAtLeast(ctx context.Context, mu *sync.Mutex, n int, read func() (int, chan struct{})) error {
 	for {
-		l.mu.Lock()
-		got, changed := len(l.deliveries), l.changed
-		l.mu.Unlock()
+		mu.Lock()
+		got, changed := read()
+		mu.Unlock()
 		if got >= n {
 			return nil
 		}
@@ -482,26 +488,35 @@ func (o *swarmOwner) collectReady(ctx context.Context, l *ledger, n int) error {
 		tasks, _ := r.Data["tasks"].([]any)
 		for _, x := range tasks {
 			task := x.(map[string]any)
-			id, got := task["task_id"].(string), task["result"].(string)
-			e, ok := l.execution(id)
-			switch {
-			case task["state"] != "collected":
-				return fmt.Errorf("collect %s: %v", id, task)
-			case !ok || got != e.result:
-				return fmt.Errorf("task %s collected with result %q; its execution submitted %q", id, got, e.result)
-			}
-			o.mu.Lock()
-			if _, twice := o.collected[id]; twice {
-				o.mu.Unlock()
+			id, _ := task["task_id"].(string)
+			if again, err := o.took(l, id, task); err != nil {
+				return err
+			} else if again {
 				return fmt.Errorf("task %s collected twice", id)
 			}
-			o.collected[id] = got
-			close(o.changed)
-			o.changed = make(chan struct{})
-			o.mu.Unlock()
 		}
 	}
 	return nil
+}
+
+// took checks a collected task against its one execution, whose result it
+// must carry, and records it; it reports whether it was collected before.
+func (o *swarmOwner) took(l *ledger, id string, task map[string]any) (again bool, err error) {
+	got, _ := task["result"].(string)
+	e, ok := l.execution(id)
+	switch {
+	case task["state"] != "collected":
+		return false, fmt.Errorf("collect %s: %v", id, task)
+	case !ok || got != e.result:
+		return false, fmt.Errorf("task %s collected with result %q; its execution submitted %q", id, got, e.result)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	_, again = o.collected[id]
+	o.collected[id] = got
+	close(o.changed)
+	o.changed = make(chan struct{})
+	return again, nil
 }
 
 // parallel runs fn(0..n-1) at once and returns their errors.
@@ -537,23 +552,12 @@ func (o *swarmOwner) collect(ctx context.Context, l *ledger, n int) error {
 			if r.IsError {
 				return fmt.Errorf("collect %s: %v", id, r.Data)
 			}
-			task := r.Data["task"].(map[string]any)
-			got, _ := task["result"].(string)
-			e, ok := l.execution(id)
-			switch {
-			case task["state"] != "collected":
-				return fmt.Errorf("collect %s: %v", id, task)
-			case !ok || got != e.result:
-				return fmt.Errorf("task %s collected with result %q; its execution submitted %q", id, got, e.result)
+			if _, err := o.took(l, id, r.Data["task"].(map[string]any)); err != nil {
+				return err
 			}
-			o.mu.Lock()
-			o.collected[id] = got
-			close(o.changed)
-			o.changed = make(chan struct{})
-			if len(o.collected) >= n {
+			if o.count() >= n {
 				once.Do(func() { close(full) })
 			}
-			o.mu.Unlock()
 		}
 	})
 }
@@ -576,19 +580,7 @@ func (o *swarmOwner) count() int {
 
 // waitCollected waits until n tasks were collected.
 func (o *swarmOwner) waitCollected(ctx context.Context, n int) error {
-	for {
-		o.mu.Lock()
-		got, changed := len(o.collected), o.changed
-		o.mu.Unlock()
-		if got >= n {
-			return nil
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	return waitAtLeast(ctx, &o.mu, n, func() (int, chan struct{}) { return len(o.collected), o.changed })
 }
 
 // taskIDs returns the dispatched tasks' ids.

@@ -223,20 +223,16 @@ func signalMembers(pgid int, start uint64, sig syscall.Signal) (int, error) {
 	signalled := map[int]bool{}
 	var firstErr error
 	for range maxScans {
-		ents, err := os.ReadDir("/proc")
+		pids, err := GroupMembers(pgid)
 		if err != nil {
-			return len(signalled), fmt.Errorf("proc: listing processes: %w", err)
+			return len(signalled), err
 		}
 		found := false
-		for _, e := range ents {
-			pid, err := strconv.Atoi(e.Name())
-			if err != nil || pid == me || signalled[pid] {
+		for _, pid := range pids {
+			if pid == me || signalled[pid] {
 				continue
 			}
-			if st, err := readStat(pid); err != nil || !member(st, pgid, start) {
-				continue
-			}
-			ok, err := signalChecked(pid, pgid, start, sig)
+			ok, err := signalChecked(pid, pgid, start, sig) // checks the start time too
 			if err != nil && firstErr == nil {
 				firstErr = err
 			}
@@ -250,6 +246,26 @@ func signalMembers(pgid int, start uint64, sig syscall.Signal) (int, error) {
 		}
 	}
 	return len(signalled), firstErr
+}
+
+// GroupMembers lists the live (not zombie) processes of group pgid, from
+// /proc.
+func GroupMembers(pgid int) ([]int, error) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("proc: listing processes: %w", err)
+	}
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, err := readStat(pid); err == nil && st.pgrp == pgid && !st.dead() {
+			out = append(out, pid)
+		}
+	}
+	return out, nil
 }
 
 func member(st stat, pgid int, start uint64) bool {

@@ -4,7 +4,6 @@ package proc
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -15,10 +14,11 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/continuo-dev/continuo/internal/syncbuf"
 )
 
 // These tests run real processes (sh, sleep, env). None sleeps to wait for
@@ -81,24 +81,14 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// members lists the live (not zombie) processes of group pgid.
+// members is GroupMembers for a test.
 func members(t *testing.T, pgid int) []int {
 	t.Helper()
-	ents, err := os.ReadDir("/proc")
+	pids, err := GroupMembers(pgid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if st, err := readStat(pid); err == nil && st.pgrp == pgid && !st.dead() {
-			out = append(out, pid)
-		}
-	}
-	return out
+	return pids
 }
 
 func waitMembers(t *testing.T, pgid, n int) {
@@ -107,22 +97,7 @@ func waitMembers(t *testing.T, pgid, n int) {
 }
 
 // buffer is an io.Writer whose content can be read while a process writes.
-type buffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *buffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *buffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
+type buffer = syncbuf.Buffer
 
 func start(t *testing.T, s Spec) *Process {
 	t.Helper()

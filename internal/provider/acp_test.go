@@ -3,7 +3,6 @@
 package provider
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -16,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/continuo-dev/continuo/internal/proc"
 )
 
 // These tests run a real ACP agent, interop/acp-agent/agent.mjs on the
@@ -205,38 +206,19 @@ func TestACPClientOffersNoFilesOrTerminal(t *testing.T) {
 // acpPidLine is the agent's first chunk in the slow scripts.
 var acpPidLine = regexp.MustCompile(`^pid (\d+)\n$`)
 
-// acpMembers lists the live (not zombie) processes of group pgid.
-func acpMembers(t *testing.T, pgid int) []int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(b, ')')
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" && f[0] != "X" {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
 func acpWaitGroupGone(t *testing.T, pgid int) {
 	t.Helper()
 	end := time.Now().Add(30 * time.Second)
-	for len(acpMembers(t, pgid)) != 0 {
+	for {
+		pids, err := proc.GroupMembers(pgid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pids) == 0 {
+			return
+		}
 		if time.Now().After(end) {
-			t.Fatalf("group %d still has %v", pgid, acpMembers(t, pgid))
+			t.Fatalf("group %d still has %v", pgid, pids)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -257,8 +239,8 @@ func cancelAtFirstTick(t *testing.T, p Provider, prompt string) (r Result, s *ac
 		if x == "tick 0\n" && cancelled.IsZero() {
 			if pgid == 0 {
 				t.Error("no pid before the first tick")
-			} else if n := len(acpMembers(t, pgid)); n < 2 {
-				t.Errorf("the agent's group has %d live processes, want the agent and its child", n)
+			} else if pids, err := proc.GroupMembers(pgid); err != nil || len(pids) < 2 {
+				t.Errorf("the agent's group has live processes %v (%v), want the agent and its child", pids, err)
 			}
 			cancelled = time.Now()
 			cancel()

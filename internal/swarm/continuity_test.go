@@ -15,6 +15,13 @@ import (
 	"github.com/continuo-dev/continuo/internal/swarm"
 )
 
+// newSwarm is how most tests start: a fixture and a swarm of at most four
+// workers.
+func newSwarm(t *testing.T) (*fixture, *swarm.Invited) {
+	f := newFixture(t)
+	return f, f.create(4, nil)
+}
+
 // checkpointed joins a worker and gives it a checkpoint.
 func (f *fixture) checkpointed(inv *swarm.Invited, label string) *w {
 	f.t.Helper()
@@ -37,9 +44,8 @@ func (f *fixture) prepare(inv *swarm.Invited, x *w) *swarm.Prepared {
 func TestTicketPath(t *testing.T) { stores.Each(t, testTicketPath) }
 
 func testTicketPath(t *testing.T) {
-	f := newFixture(t)
+	f, inv := newSwarm(t)
 	ctx := t.Context()
-	inv := f.create(4, nil)
 	x := f.checkpointed(inv, "x")
 	p := f.prepare(inv, x)
 	if p.Ticket == "" || p.Continuation.SourceEpoch != 0 || p.Continuation.TargetEpoch != 1 || p.Continuation.State != continuo.ContinuationPending {
@@ -91,9 +97,8 @@ func testTicketPath(t *testing.T) {
 func TestContinuationBoundary(t *testing.T) { stores.Each(t, testContinuationBoundary) }
 
 func testContinuationBoundary(t *testing.T) {
-	f := newFixture(t)
+	f, inv := newSwarm(t)
 	ctx := t.Context()
-	inv := f.create(4, nil)
 	bare := f.join(inv, "bare")
 	_, err := f.svc.Prepare(ctx, f.owner, ownerCar, inv.Swarm.ID, bare.ref.WorkerID, "r", 0)
 	if e := wantCode(t, err, continuo.CodeUnsafeBoundary, "no checkpoint"); e.Details["reason"] != "no_checkpoint" {
@@ -231,9 +236,8 @@ func lostRace(err error) bool {
 func TestRedeemLostRace(t *testing.T) { stores.Each(t, testRedeemLostRace) }
 
 func testRedeemLostRace(t *testing.T) {
-	f := newFixture(t)
+	f, inv := newSwarm(t)
 	ctx := t.Context()
-	inv := f.create(4, nil)
 	x := f.checkpointed(inv, "x")
 	p := f.prepare(inv, x)
 	winner, loser := f.carrier(), f.carrier()
@@ -276,9 +280,8 @@ func storetestRows(t *testing.T, f *fixture, table string, max int) {
 func TestApprovalPath(t *testing.T) { stores.Each(t, testApprovalPath) }
 
 func testApprovalPath(t *testing.T) {
-	f := newFixture(t)
+	f, inv := newSwarm(t)
 	ctx := t.Context()
-	inv := f.create(4, nil)
 	x := f.checkpointed(inv, "x")
 	newCar := f.carrier()
 	cn, replayed, err := f.svc.Request(ctx, x.c, newCar, swarm.RequestInput{SwarmID: inv.Swarm.ID, WorkerID: x.ref.WorkerID, SourceEpoch: 0, Reason: "new account"})
@@ -346,9 +349,7 @@ func TestPressure(t *testing.T) { stores.Each(t, testPressure) }
 func testPressure(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	policy := continuo.DefaultSwarmPolicy()
-	policy.Compaction = continuo.Compaction{BudgetTokens: 10_000, Threshold: 0.5, ReserveTokens: 1_000}
-	inv := f.create(4, &policy)
+	inv := f.create(4, smallBudget(10_000, 1_000, 0.5))
 	x := f.checkpointed(inv, "x")
 	status := func() *swarm.Pressure {
 		t.Helper()
@@ -425,9 +426,8 @@ func testPressure(t *testing.T) {
 func TestContinuationLapse(t *testing.T) { stores.Each(t, testContinuationLapse) }
 
 func testContinuationLapse(t *testing.T) {
-	f := newFixture(t)
+	f, inv := newSwarm(t)
 	ctx := t.Context()
-	inv := f.create(4, nil)
 	x := f.checkpointed(inv, "x")
 	p := f.prepare(inv, x)
 	st, err := f.svc.SwarmStatus(ctx, f.owner, ownerCar, inv.Swarm.ID)
@@ -456,9 +456,8 @@ func testContinuationLapse(t *testing.T) {
 func TestOwnerCarrierNeverContinues(t *testing.T) { stores.Each(t, testOwnerCarrierNeverContinues) }
 
 func testOwnerCarrierNeverContinues(t *testing.T) {
-	f := newFixture(t)
+	f, inv := newSwarm(t)
 	ctx := t.Context()
-	inv := f.create(4, nil)
 	both := *f.owner
 	both.Scopes = []continuo.Scope{continuo.ScopeSwarmOwn, continuo.ScopeSwarmWork}
 	x := f.checkpointed(inv, "x")
@@ -485,9 +484,8 @@ func TestReceiptAfterReplacement(t *testing.T) { stores.Each(t, testReceiptAfter
 // again) once a later continuation replaced it is carrier_fenced with the
 // current epoch — never told that it carries the worker at that epoch.
 func testReceiptAfterReplacement(t *testing.T) {
-	f := newFixture(t)
+	f, inv := newSwarm(t)
 	ctx := t.Context()
-	inv := f.create(4, nil)
 	x := f.checkpointed(inv, "x")
 	checkpoint := func(y *w) {
 		t.Helper()
@@ -599,9 +597,8 @@ func testAutoApproveManaged(t *testing.T) {
 func TestCountedTokens(t *testing.T) { stores.Each(t, testCountedTokens) }
 
 func testCountedTokens(t *testing.T) {
-	f := newFixture(t)
+	f, inv := newSwarm(t)
 	ctx := t.Context()
-	inv := f.create(4, nil)
 	x := f.checkpointed(inv, "x")
 	same := func(what string) {
 		t.Helper()
@@ -655,9 +652,8 @@ func testCountedTokens(t *testing.T) {
 func TestCapsulesDoNotPileUp(t *testing.T) { stores.Each(t, testCapsulesDoNotPileUp) }
 
 func testCapsulesDoNotPileUp(t *testing.T) {
-	f := newFixture(t)
+	f, inv := newSwarm(t)
 	ctx := t.Context()
-	inv := f.create(4, nil)
 	x := f.checkpointed(inv, "x")
 	p := f.prepare(inv, x)
 	if _, _, err := f.svc.Revoke(ctx, f.owner, ownerCar, inv.Swarm.ID, p.Continuation.ID); err != nil {

@@ -39,9 +39,8 @@ func (f *fixture) counts(swarmID string) map[continuo.TaskState]int {
 func TestDispatchBatch(t *testing.T) { stores.Each(t, testDispatchBatch) }
 
 func testDispatchBatch(t *testing.T) {
-	f := newFixture(t)
+	f, inv := newSwarm(t)
 	ctx := t.Context()
-	inv := f.create(4, nil)
 	id := inv.Swarm.ID
 	x := f.join(inv, "x")
 	batch := items("a", "b", "c")
@@ -166,9 +165,8 @@ func bulky(n, size int) []swarm.DispatchItem {
 func TestNextAck(t *testing.T) { stores.Each(t, testNextAck) }
 
 func testNextAck(t *testing.T) {
-	f := newFixture(t)
+	f, inv := newSwarm(t)
 	ctx := t.Context()
-	inv := f.create(4, nil)
 	x, y := f.join(inv, "x"), f.join(inv, "y")
 	task := f.dispatch(inv.Swarm.ID, "one", "")
 	d, err := f.svc.Deliver(ctx, x.c, x.car, x.ref, swarm.NextOptions{Ack: true})
@@ -202,9 +200,8 @@ func testNextAck(t *testing.T) {
 func TestSubmitNext(t *testing.T) { stores.Each(t, testSubmitNext) }
 
 func testSubmitNext(t *testing.T) {
-	f := newFixture(t)
+	f, inv := newSwarm(t)
 	ctx := t.Context()
-	inv := f.create(4, nil)
 	id := inv.Swarm.ID
 	x := f.join(inv, "x")
 	if _, err := f.svc.DispatchBatch(ctx, f.owner, ownerCar, id, items("a", "b", "c")); err != nil {
@@ -285,9 +282,8 @@ func testSubmitNext(t *testing.T) {
 func TestCollectReady(t *testing.T) { stores.Each(t, testCollectReady) }
 
 func testCollectReady(t *testing.T) {
-	f := newFixture(t)
+	f, inv := newSwarm(t)
 	ctx := t.Context()
-	inv := f.create(4, nil)
 	id := inv.Swarm.ID
 	x := f.join(inv, "x")
 	rs, err := f.svc.DispatchBatch(ctx, f.owner, ownerCar, id, items("a", "b", "c", "d", "e"))
@@ -372,9 +368,8 @@ func testCollectReady(t *testing.T) {
 func TestJoinTicketLabel(t *testing.T) { stores.Each(t, testJoinTicketLabel) }
 
 func testJoinTicketLabel(t *testing.T) {
-	f := newFixture(t)
+	f, inv := newSwarm(t)
 	ctx := t.Context()
-	inv := f.create(4, nil)
 	x := f.checkpointed(inv, "reviewer")
 	p := f.prepare(inv, x)
 	_, err := f.svc.RedeemAs(ctx, x.c, f.carrier(), inv.Swarm.ID, p.Ticket, "someone else")

@@ -66,9 +66,7 @@ func TestPressures(t *testing.T) { stores.Each(t, testPressures) }
 func testPressures(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	policy := continuo.DefaultSwarmPolicy()
-	policy.Compaction = continuo.Compaction{BudgetTokens: 10_000, Threshold: 0.5, ReserveTokens: 1_000}
-	inv := f.create(4, &policy)
+	inv := f.create(4, smallBudget(10_000, 1_000, 0.5))
 	quiet, counted, est, exact := f.join(inv, "quiet"), f.join(inv, "counted"), f.join(inv, "estimate"), f.join(inv, "exact")
 	if _, err := f.svc.Dispatch(ctx, f.owner, ownerCar, swarm.DispatchInput{SwarmID: inv.Swarm.ID, TaskKey: "big", Prompt: strings.Repeat("p", 8_000),
 		PreferredWorkerID: counted.ref.WorkerID}); err != nil {
@@ -114,9 +112,8 @@ func testPressures(t *testing.T) {
 func TestTaskHistory(t *testing.T) { stores.Each(t, testTaskHistory) }
 
 func testTaskHistory(t *testing.T) {
-	f := newFixture(t)
+	f, inv := newSwarm(t)
 	ctx := t.Context()
-	inv := f.create(4, nil)
 	x, y := f.join(inv, "first"), f.join(inv, "second")
 	task := f.dispatch(inv.Swarm.ID, "k", "")
 	first := f.next(x)
@@ -171,9 +168,8 @@ func testTaskHistory(t *testing.T) {
 func TestTimeline(t *testing.T) { stores.Each(t, testTimeline) }
 
 func testTimeline(t *testing.T) {
-	f := newFixture(t)
+	f, inv := newSwarm(t)
 	ctx := t.Context()
-	inv := f.create(4, nil)
 	x := f.join(inv, "x")
 	f.dispatch(inv.Swarm.ID, "early", "") // 10:00
 	f.clock.add(90 * time.Minute)         // 11:30
@@ -209,9 +205,8 @@ func testTimeline(t *testing.T) {
 func TestHistory(t *testing.T) { stores.Each(t, testHistory) }
 
 func testHistory(t *testing.T) {
-	f := newFixture(t)
+	f, inv := newSwarm(t)
 	ctx := t.Context()
-	inv := f.create(4, nil)
 	x, y := f.checkpointed(inv, "x"), f.checkpointed(inv, "y")
 	px := f.prepare(inv, x)
 	if _, _, err := f.svc.Revoke(ctx, f.owner, ownerCar, inv.Swarm.ID, px.Continuation.ID); err != nil {
@@ -252,9 +247,8 @@ func history(f *fixture, before string, limit int, swarmID string) (*swarm.Conti
 func TestOverview(t *testing.T) { stores.Each(t, testOverview) }
 
 func testOverview(t *testing.T) {
-	f := newFixture(t)
+	f, inv := newSwarm(t)
 	ctx := t.Context()
-	inv := f.create(4, nil)
 	x, y := f.checkpointed(inv, "x"), f.join(inv, "y")
 	f.prepare(inv, x)
 	task := f.dispatch(inv.Swarm.ID, "k", y.ref.WorkerID)
