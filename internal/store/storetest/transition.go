@@ -94,7 +94,7 @@ func testTransitionTask(t *testing.T, s store.Store) {
 		next := *k
 		taskIn(&next, to)
 		next.Revision = 2
-		err := tx.TaskUpdate(ctx, &next, 1)
+		err := updateTask(ctx, tx, &next, 1)
 		got, gerr := tx.TaskGet(ctx, k.ID)
 		if gerr != nil {
 			return "", gerr
@@ -128,7 +128,7 @@ func testTransitionRun(t *testing.T, s store.Store) {
 		next := *r
 		runIn(&next, to)
 		next.Revision = 2
-		err := tx.RunUpdate(ctx, &next, 1)
+		err := updateRun(ctx, tx, &next, 1)
 		got, gerr := tx.RunGet(ctx, r.ID)
 		if gerr != nil {
 			return "", gerr
@@ -153,7 +153,7 @@ func testTransitionContinuation(t *testing.T, s store.Store) {
 		next := *c
 		in(&next, to)
 		next.Version = c.Version + 1
-		err := tx.ContinuationUpdate(ctx, &next, c.Version)
+		err := updateContinuation(ctx, tx, &next, c.Version)
 		got, gerr := tx.ContinuationGet(ctx, c.ID)
 		if gerr != nil {
 			return "", gerr
@@ -186,7 +186,7 @@ func testTransitionWorker(t *testing.T, s store.Store) {
 		if to == continuo.WorkerBusy {
 			next.CurrentTaskID = "tsk_held"
 		}
-		err = tx.WorkerUpdate(ctx, &next, 1)
+		err = updateWorker(ctx, tx, &next, 1)
 		got, gerr := tx.WorkerGet(ctx, w.ID)
 		if gerr != nil {
 			return "", gerr
@@ -208,7 +208,7 @@ func testTransitionCarrier(t *testing.T, s store.Store) {
 		}
 		next := *w
 		next.CarrierState, next.Revision = to, 2
-		err = tx.WorkerUpdate(ctx, &next, 1)
+		err = updateWorker(ctx, tx, &next, 1)
 		got, gerr := tx.WorkerGet(ctx, w.ID)
 		if gerr != nil {
 			return "", gerr
