@@ -5,8 +5,9 @@ import "slices"
 // The transition tables: one per state type, each the whole state machine
 // of its rows (drawn in docs/ARCHITECTURE.md). The store writes a state
 // change only as one guarded statement, UPDATE … SET state = new WHERE
-// id = … AND state IN (new.From()), so a change a table does not list is
-// refused by the database, not by the caller's reading of it.
+// id = … AND state IN (new.From()) (its Move methods; nothing else assigns
+// a state), so a change a table does not list is refused by the database,
+// not by the caller's reading of it.
 
 // taskTransitions: claimed → queued is the one way back, and only for a
 // claim never acked whose lease ran out in a swarm whose policy says

@@ -117,12 +117,12 @@ func (x Commands) Execute(ctx context.Context, r *continuo.Run, log *Log) Outcom
 
 // setProc records the process group a run runs in.
 func (s *Service) setProc(id, ident string) error {
-	_, err := s.update(context.Background(), id, func(_ store.Tx, r *continuo.Run) (bool, error) {
+	_, err := s.update(context.Background(), id, func(_ store.Tx, r *continuo.Run) (continuo.RunState, error) {
 		if r.State != continuo.RunRunning {
-			return false, nil
+			return "", nil
 		}
 		r.Proc = ident
-		return true, nil
+		return r.State, nil
 	})
 	if err != nil {
 		return fmt.Errorf("set proc: %w", err)

@@ -79,26 +79,25 @@ func (s *Service) begin(ctx context.Context, id string) {
 			admitter.Release(cur)
 		}
 	}()
-	r, err := s.update(ctx, id, func(tx store.Tx, r *continuo.Run) (bool, error) {
+	r, err := s.update(ctx, id, func(tx store.Tx, r *continuo.Run) (continuo.RunState, error) {
 		if r.State != continuo.RunQueued || r.Owner != s.self {
-			return false, nil
+			return "", nil
 		}
 		if r.CancelRequested {
-			finish(r, continuo.RunCancelled, s.now(), Outcome{ErrorKind: "cancelled"})
-			return true, nil
+			finish(r, s.now(), Outcome{ErrorKind: "cancelled"})
+			return continuo.RunCancelled, nil
 		}
 		if exec(r) == nil {
-			finish(r, continuo.RunFailed, s.now(), Outcome{ErrorKind: "no_executor"})
-			return true, nil
+			finish(r, s.now(), Outcome{ErrorKind: "no_executor"})
+			return continuo.RunFailed, nil
 		}
 		if busy, err := slotBusy(ctx, tx, r); err != nil || busy {
-			return false, err
+			return "", err
 		}
 		now := s.now()
-		r.State = continuo.RunRunning
 		r.StartedAt = &now
 		r.LeaseUntil = now.Add(LeaseTTL)
-		return true, nil
+		return continuo.RunRunning, nil
 	}, store.Note{Channel: dispatchChannel})
 	switch {
 	case errors.Is(err, store.ErrConflict):
@@ -168,12 +167,12 @@ func (s *Service) execute(ctx context.Context, cancel context.CancelCauseFunc, r
 	// The final write must happen even while the server stops.
 	fctx, done := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer done()
-	_, err := s.update(fctx, r.ID, func(_ store.Tx, cur *continuo.Run) (bool, error) {
+	_, err := s.update(fctx, r.ID, func(_ store.Tx, cur *continuo.Run) (continuo.RunState, error) {
 		if cur.State.Terminal() {
-			return false, nil // interrupted meanwhile (our lease ran out): that record stands
+			return "", nil // interrupted meanwhile (our lease ran out): that record stands
 		}
-		finish(cur, state, s.now(), out)
-		return true, nil
+		finish(cur, s.now(), out)
+		return state, nil
 	}, store.Note{Channel: dispatchChannel})
 	if err != nil {
 		s.log.Error("runs: record the end of a run", "run", r.ID, "err", err)
@@ -195,9 +194,8 @@ func slotBusy(ctx context.Context, tx store.Tx, r *continuo.Run) (bool, error) {
 	return len(running) > 0, err
 }
 
-// finish ends r in state at now.
-func finish(r *continuo.Run, state continuo.RunState, now time.Time, out Outcome) {
-	r.State = state
+// finish records r's end at now (the caller moves it to its end state).
+func finish(r *continuo.Run, now time.Time, out Outcome) {
 	r.EndedAt = &now
 	r.ExitCode = out.ExitCode
 	r.ErrorKind = out.ErrorKind
@@ -335,12 +333,12 @@ func (s *Service) sweep(ctx context.Context) {
 		}
 	}
 	for id, why := range lost {
-		r, err := s.update(ctx, id, func(_ store.Tx, r *continuo.Run) (bool, error) {
+		r, err := s.update(ctx, id, func(_ store.Tx, r *continuo.Run) (continuo.RunState, error) {
 			if r.State.Terminal() {
-				return false, nil
+				return "", nil
 			}
-			finish(r, continuo.RunInterrupted, s.now(), Outcome{ErrorKind: why})
-			return true, nil
+			finish(r, s.now(), Outcome{ErrorKind: why})
+			return continuo.RunInterrupted, nil
 		}, store.Note{Channel: dispatchChannel})
 		if err != nil {
 			if ctx.Err() == nil {

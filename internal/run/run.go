@@ -239,8 +239,9 @@ func (s *Service) Enqueue(ctx context.Context, tx store.Tx, c *continuo.Caller, 
 
 // update applies change to the run with the given ID in one Write, guarded
 // by the revision it read, and returns the run as written. change returns
-// false to leave the run as it is (it is then returned unchanged).
-func (s *Service) update(ctx context.Context, id string, change func(tx store.Tx, r *continuo.Run) (bool, error), notes ...store.Note) (*continuo.Run, error) {
+// the state the run moves to (its own: no move), or "" to leave the run as
+// it is (it is then returned unchanged).
+func (s *Service) update(ctx context.Context, id string, change func(tx store.Tx, r *continuo.Run) (continuo.RunState, error), notes ...store.Note) (*continuo.Run, error) {
 	var out *continuo.Run
 	err := s.store.Write(ctx, func(tx store.Tx) error {
 		out = nil
@@ -249,13 +250,13 @@ func (s *Service) update(ctx context.Context, id string, change func(tx store.Tx
 			return err
 		}
 		prev := r.Revision
-		ok, err := change(tx, r)
-		if err != nil || !ok {
+		to, err := change(tx, r)
+		if err != nil || to == "" {
 			out = r
 			return err
 		}
 		r.Revision = prev + 1
-		if err := tx.RunUpdate(ctx, r, prev); errors.Is(err, store.ErrInvalidState) {
+		if err := tx.RunMove(ctx, r, prev, to); errors.Is(err, store.ErrInvalidState) {
 			return continuo.Errorf(continuo.CodeInvalidState, "run %s is no longer in a state that allows this change; read it again", id)
 		} else if err != nil {
 			return err

@@ -23,13 +23,19 @@ type ContinuationTx interface {
 	// ContinuationOpen returns a worker's open continuation (pending,
 	// approved or reconcile_required), ErrNotFound when it has none.
 	ContinuationOpen(ctx context.Context, workerID string) (*continuo.Continuation, error)
-	// ContinuationUpdate replaces a continuation's state, version, target
-	// carrier and source, capsule and hash, updated_at, expires_at and
-	// bound_at if its stored version is still prevVersion (which
-	// c.Version must exceed), else ErrStale, and its stored state may
-	// become c.State (or is c.State already), else ErrInvalidState. Making a second continuation
-	// of one worker open is ErrConflict.
+	// ContinuationUpdate replaces a continuation's version, target
+	// carrier and source, capsule and hash, updated_at, expires_at,
+	// bound_at and carrier operation if its stored version is still
+	// prevVersion (which c.Version must exceed), else ErrStale, and its
+	// stored state is still c.State, else ErrInvalidState: an update
+	// never changes the state.
 	ContinuationUpdate(ctx context.Context, c *continuo.Continuation, prevVersion int64) error
+	// ContinuationMove is ContinuationUpdate that also moves the state
+	// from c.State to to, if the stored state is one the continuation
+	// table lets become to, else ErrInvalidState (to = c.State is no
+	// move). Making a second continuation of one worker open is
+	// ErrConflict. On success c.State is to.
+	ContinuationMove(ctx context.Context, c *continuo.Continuation, prevVersion int64, to continuo.ContinuationState) error
 	// ContinuationList lists continuations as p selects, newest first.
 	ContinuationList(ctx context.Context, p ContinuationListParams) ([]continuo.Continuation, error)
 

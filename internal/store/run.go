@@ -15,17 +15,23 @@ type RunTx interface {
 	// second running validation run of one check in one directory.
 	RunCreate(ctx context.Context, r *continuo.Run) error
 	RunGet(ctx context.Context, id string) (*continuo.Run, error)
-	// RunUpdate replaces a run's mutable fields (state, owner, lease, proc,
-	// cancel_requested, exit code, error kind, usage, revision, started_at,
-	// ended_at — not the log counters) if its stored revision is still
-	// prevRevision, which r.Revision must exceed, else ErrStale
-	// (ErrNotFound for an unknown ID), and its stored state may become
-	// r.State (or is r.State already), else ErrInvalidState: an ended
-	// run never changes state. Making a second validation run of a check
-	// in one directory running is ErrConflict. cancel_requested only
-	// ever becomes true: RunRequestCancel leaves the revision alone, so an
-	// update computed from a read before the request must not undo it.
+	// RunUpdate replaces a run's mutable fields other than its state
+	// (owner, lease, proc, cancel_requested, exit code, error kind, usage,
+	// revision, started_at, ended_at — not the log counters) if its
+	// stored revision is still prevRevision, which r.Revision must exceed,
+	// else ErrStale (ErrNotFound for an unknown ID), and its stored state
+	// is still r.State, else ErrInvalidState: an update never changes the
+	// state. cancel_requested only ever becomes true: RunRequestCancel
+	// leaves the revision alone, so an update computed from a read before
+	// the request must not undo it.
 	RunUpdate(ctx context.Context, r *continuo.Run, prevRevision int64) error
+	// RunMove is RunUpdate that also moves the run's state from r.State
+	// to to, if the stored state is one the run transition table lets
+	// become to, else ErrInvalidState: an ended run never changes state
+	// (to = r.State is no move: as RunUpdate). Making a second validation
+	// run of a check in one directory running is ErrConflict. On success
+	// r.State is to.
+	RunMove(ctx context.Context, r *continuo.Run, prevRevision int64, to continuo.RunState) error
 	// RunRequestCancel sets cancel_requested on a run that has not ended,
 	// without changing its revision; it reports whether the run had not
 	// ended (false: terminal, or unknown).

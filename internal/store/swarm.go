@@ -11,8 +11,9 @@ import (
 // (CONTRACT.md §7). Who may act on them is the swarm service's business;
 // which state change is allowed is the transition tables' (continuo's
 // CanBecome), and the store writes every task, worker and carrier state
-// change as one statement guarded by them: a change the table does not
-// list is ErrInvalidState and changes nothing. The store also keeps the
+// change as one statement guarded by them (the Move methods; an Update
+// keeps the states): a change the table does not list is ErrInvalidState
+// and changes nothing. The store also keeps the
 // invariants the schema can (one active task per worker, one active
 // attempt per task, one active carrier per worker, a carrier bound once
 // ever, unique task keys) and guards every update on the revision or state
@@ -31,14 +32,19 @@ type SwarmTx interface {
 	// WorkerCreate inserts a worker; an existing ID is ErrConflict.
 	WorkerCreate(ctx context.Context, w *continuo.Worker) error
 	WorkerGet(ctx context.Context, id string) (*continuo.Worker, error)
-	// WorkerUpdate replaces a worker's mutable fields (epoch, carrier,
-	// states, current task, checkpoint, last seen, revision, updated_at,
-	// counted tokens, blocked and retired reasons, retired_at) if its
-	// stored revision is still prevRevision (which w.Revision must
-	// exceed), else ErrStale, and its state and carrier state may become
-	// w's (or are w's already), else ErrInvalidState. The idle
-	// TTL stays as created.
+	// WorkerUpdate replaces a worker's mutable fields other than its
+	// states (epoch, carrier, continuity state, current task, checkpoint,
+	// last seen, revision, updated_at, counted tokens, blocked and retired
+	// reasons, retired_at) if its stored revision is still prevRevision
+	// (which w.Revision must exceed), else ErrStale, and its stored state
+	// and carrier state are still w's, else ErrInvalidState: an update
+	// never changes a state. The idle TTL stays as created.
 	WorkerUpdate(ctx context.Context, w *continuo.Worker, prevRevision int64) error
+	// WorkerMove is WorkerUpdate that also moves the worker's state to to
+	// and its carrier state to carrier, each as its table allows (a state
+	// that is w's already stays, guarded as WorkerUpdate guards it), else
+	// ErrInvalidState. On success w has the new states.
+	WorkerMove(ctx context.Context, w *continuo.Worker, prevRevision int64, to continuo.WorkerState, carrier continuo.CarrierState) error
 	// WorkerTouch sets a worker's last_seen_at (and its carrier state back
 	// to active if it was lost) without changing its revision.
 	WorkerTouch(ctx context.Context, id string, at time.Time) error
@@ -67,13 +73,18 @@ type SwarmTx interface {
 	TaskCreate(ctx context.Context, t *continuo.Task) error
 	TaskGet(ctx context.Context, id string) (*continuo.Task, error)
 	TaskByKey(ctx context.Context, swarmID, taskKey string) (*continuo.Task, error)
-	// TaskUpdate replaces a task's mutable fields (worker, state, attempt,
-	// result, result hash, reason, detail, revision, updated_at, ended_at)
-	// if its stored revision is still prevRevision (which t.Revision must
-	// exceed), else ErrStale, and its stored state may become t.State (or
-	// is t.State already), else ErrInvalidState. A second
-	// active task of one worker is ErrConflict.
+	// TaskUpdate replaces a task's mutable fields other than its state
+	// (worker, attempt, result, result hash, reason, detail, revision,
+	// updated_at, ended_at) if its stored revision is still prevRevision
+	// (which t.Revision must exceed), else ErrStale, and its stored state
+	// is still t.State, else ErrInvalidState: an update never changes the
+	// state. A second active task of one worker is ErrConflict.
 	TaskUpdate(ctx context.Context, t *continuo.Task, prevRevision int64) error
+	// TaskMove is TaskUpdate that also moves the task's state from
+	// t.State to to, if the stored state is one the task transition table
+	// lets become to, else ErrInvalidState (to = t.State is no move: as
+	// TaskUpdate). On success t.State is to.
+	TaskMove(ctx context.Context, t *continuo.Task, prevRevision int64, to continuo.TaskState) error
 	// TaskClaim claims the next queued task of a swarm for a worker, in one
 	// guarded statement: the oldest task preferring this worker, else the
 	// oldest preferring none, if its state is still one the task
@@ -89,7 +100,8 @@ type SwarmTx interface {
 	// result_ready, result, result hash, reason and detail, revision,
 	// updated_at and ended_at as t has them, if the stored revision is
 	// still prevRevision and the stored state one the task transition
-	// table lets become result_ready; else ErrStale.
+	// table lets become result_ready; else ErrStale. On success t.State
+	// is result_ready.
 	TaskSubmit(ctx context.Context, t *continuo.Task, prevRevision int64) error
 	// TaskQueued reports whether a task is queued that workerID could claim
 	// (a read, for waiters deciding whether to try a claim).
@@ -119,9 +131,13 @@ type SwarmTx interface {
 	// never claimed, or unknown, has none. At most MaxAttemptsLatest
 	// tasks.
 	AttemptsLatest(ctx context.Context, taskIDs []string) (map[string]continuo.Attempt, error)
-	// AttemptUpdate replaces an attempt's state, lease, acked_at and
-	// ended_at if its stored state is still prevState; else ErrStale.
-	AttemptUpdate(ctx context.Context, a *continuo.Attempt, prevState continuo.AttemptState) error
+	// AttemptUpdate replaces an attempt's lease, acked_at and ended_at if
+	// its stored state is still a.State; else ErrStale.
+	AttemptUpdate(ctx context.Context, a *continuo.Attempt) error
+	// AttemptMove is AttemptUpdate that also sets the attempt's state to
+	// to (attempts have no transition table: the guard is the state read).
+	// On success a.State is to.
+	AttemptMove(ctx context.Context, a *continuo.Attempt, to continuo.AttemptState) error
 	// AttemptsActive lists active attempts (claimed or running), oldest
 	// first, as p selects.
 	AttemptsActive(ctx context.Context, p AttemptListParams) ([]continuo.Attempt, error)

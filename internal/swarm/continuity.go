@@ -322,8 +322,8 @@ func (s *Service) expire(ctx context.Context, tx store.Tx, cn *continuo.Continua
 func (s *Service) end(ctx context.Context, tx store.Tx, cn *continuo.Continuation, w *continuo.Worker, to continuo.ContinuationState) (string, error) {
 	now, prev := s.now(), cn.Version
 	// It binds nothing now: nobody reads its capsule again (the hash stays).
-	cn.State, cn.Version, cn.UpdatedAt, cn.Capsule = to, prev+1, now, ""
-	if err := tx.ContinuationUpdate(ctx, cn, prev); err != nil {
+	cn.Version, cn.UpdatedAt, cn.Capsule = prev+1, now, ""
+	if err := tx.ContinuationMove(ctx, cn, prev, to); err != nil {
 		return "", stale(err, "the continuation")
 	}
 	if w.ContinuityState != continuo.ContinuityPending && w.ContinuityState != continuo.ContinuityReconcileRequired {
@@ -406,14 +406,14 @@ func (s *Service) transfer(ctx context.Context, tx store.Tx, cn *continuo.Contin
 	if err != nil {
 		return err
 	}
-	w.Epoch, w.CarrierHash, w.CarrierSource, w.CarrierState = cn.TargetEpoch, hash, source, continuo.CarrierActive
+	w.Epoch, w.CarrierHash, w.CarrierSource = cn.TargetEpoch, hash, source
 	w.ContinuityState, w.LastSeenAt, w.Revision, w.UpdatedAt = continuo.ContinuitySteady, now, prevW+1, now
 	if err := s.restartLedger(ctx, tx, w, cn, now); err != nil {
 		return err
 	}
 	// The compare-and-set: the row still holds the revision (so the epoch)
 	// it was read with, or another transfer won.
-	if err := tx.WorkerUpdate(ctx, w, prevW); err != nil {
+	if err := tx.WorkerMove(ctx, w, prevW, w.State, continuo.CarrierActive); err != nil {
 		return stale(err, "the worker")
 	}
 	if err := tx.CarrierRetire(ctx, old, now); err != nil && !errors.Is(err, store.ErrInvalidState) {
@@ -424,8 +424,8 @@ func (s *Service) transfer(ctx context.Context, tx store.Tx, cn *continuo.Contin
 		return stale(err, "the carrier")
 	}
 	pc := cn.Version
-	cn.State, cn.Version, cn.TargetCarrier, cn.TargetSource, cn.UpdatedAt, cn.BoundAt = continuo.ContinuationBound, pc+1, hash, source, now, &now
-	if err := tx.ContinuationUpdate(ctx, cn, pc); err != nil {
+	cn.Version, cn.TargetCarrier, cn.TargetSource, cn.UpdatedAt, cn.BoundAt = pc+1, hash, source, now, &now
+	if err := tx.ContinuationMove(ctx, cn, pc, continuo.ContinuationBound); err != nil {
 		return stale(err, "the continuation")
 	}
 	*out = &Bound{Worker: *w, Continuation: *cn, retired: token}
@@ -583,8 +583,8 @@ func (s *Service) approve(ctx context.Context, tx store.Tx, cn *continuo.Continu
 	}
 	prev := cn.Version
 	cn.Capsule, cn.CapsuleHash, cn.ApprovedBy = capsule, hash, by
-	cn.State, cn.Version, cn.UpdatedAt = continuo.ContinuationApproved, prev+1, s.now()
-	if err := tx.ContinuationUpdate(ctx, cn, prev); err != nil {
+	cn.Version, cn.UpdatedAt = prev+1, s.now()
+	if err := tx.ContinuationMove(ctx, cn, prev, continuo.ContinuationApproved); err != nil {
 		return stale(err, "the continuation")
 	}
 	return tx.Notify(ctx, channel(cn.SwarmID), wakeAll)
@@ -663,8 +663,8 @@ func (s *Service) ReconcileContinuation(ctx context.Context, c *continuo.Caller,
 			}
 		} else {
 			prev := cn.Version
-			cn.State, cn.Version, cn.UpdatedAt = continuo.ContinuationPending, prev+1, s.now()
-			if err := tx.ContinuationUpdate(ctx, cn, prev); err != nil {
+			cn.Version, cn.UpdatedAt = prev+1, s.now()
+			if err := tx.ContinuationMove(ctx, cn, prev, continuo.ContinuationPending); err != nil {
 				return stale(err, "the continuation")
 			}
 			if err := s.markPending(ctx, tx, w, cn.UpdatedAt); err != nil {

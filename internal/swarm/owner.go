@@ -538,8 +538,8 @@ func (s *Service) Collect(ctx context.Context, c *continuo.Caller, car Carrier, 
 			return stateErr(t, "only a result_ready task can be collected")
 		}
 		prev := t.Revision
-		t.State, t.Revision, t.UpdatedAt = continuo.TaskCollected, prev+1, s.now()
-		if err := tx.TaskUpdate(ctx, t, prev); err != nil {
+		t.Revision, t.UpdatedAt = prev+1, s.now()
+		if err := tx.TaskMove(ctx, t, prev, continuo.TaskCollected); err != nil {
 			return stale(err, "the task")
 		}
 		out = &TaskResult{Task: *t}
@@ -606,8 +606,8 @@ func (s *Service) CollectReady(ctx context.Context, c *continuo.Caller, car Carr
 			for i := range ts {
 				t := &ts[i]
 				prev := t.Revision
-				t.State, t.Revision, t.UpdatedAt = continuo.TaskCollected, prev+1, now
-				if err := tx.TaskUpdate(ctx, t, prev); err != nil {
+				t.Revision, t.UpdatedAt = prev+1, now
+				if err := tx.TaskMove(ctx, t, prev, continuo.TaskCollected); err != nil {
 					return stale(err, "a task")
 				}
 				ids[i] = t.ID
@@ -697,11 +697,11 @@ func (s *Service) Cancel(ctx context.Context, c *continuo.Caller, car Carrier, s
 			return continuo.Errorf(continuo.CodeTerminalImmutable, "task %s is %s already", t.ID, t.State).With("state", string(t.State))
 		}
 		now, prev := s.now(), t.Revision
-		t.State, t.Revision, t.UpdatedAt = to, prev+1, now
+		t.Revision, t.UpdatedAt = prev+1, now
 		if to == continuo.TaskCancelled {
 			t.Reason, t.EndedAt = continuo.ReasonCancelled, &now
 		}
-		if err := tx.TaskUpdate(ctx, t, prev); err != nil {
+		if err := tx.TaskMove(ctx, t, prev, to); err != nil {
 			return stale(err, "the task")
 		}
 		out = &TaskResult{Task: *t}

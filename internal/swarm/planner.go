@@ -283,11 +283,11 @@ func (s *Service) unknownOp(ctx context.Context, id string, op continuo.CarrierO
 		}
 		prev := cn.Version
 		cn.CarrierOp, cn.Version, cn.UpdatedAt = op, prev+1, s.now()
-		open := cn.State.Open()
+		open, to := cn.State.Open(), cn.State
 		if open {
-			cn.State = continuo.ContinuationReconcileRequired
+			to = continuo.ContinuationReconcileRequired
 		}
-		if err := tx.ContinuationUpdate(ctx, cn, prev); err != nil || !open {
+		if err := tx.ContinuationMove(ctx, cn, prev, to); err != nil || !open {
 			return stale(err, "the continuation")
 		}
 		// The worker shows the owner that its continuation awaits them.

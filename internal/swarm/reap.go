@@ -206,31 +206,32 @@ func (s *Service) orphaned(a *continuo.Attempt) bool {
 func (s *Service) drop(ctx context.Context, tx store.Tx, sw *continuo.Swarm, w *continuo.Worker, t *continuo.Task,
 	a *continuo.Attempt, reason string, lost bool) error {
 	now := s.now()
-	prevA, prevT, prevW := a.State, t.Revision, w.Revision
+	prevT, prevW := t.Revision, w.Revision
 	requeue := reason == continuo.ReasonLeaseExpired && sw.Policy.RequeueUnacked && a.State == continuo.AttemptClaimed &&
 		t.State == continuo.TaskClaimed
 	if w.CurrentTaskID == t.ID {
-		w.State, w.CurrentTaskID, w.Revision, w.UpdatedAt = continuo.WorkerIdle, "", prevW+1, now
-		if lost && w.CarrierState == continuo.CarrierActive {
-			w.CarrierState = continuo.CarrierLost
+		w.CurrentTaskID, w.Revision, w.UpdatedAt = "", prevW+1, now
+		carrier := w.CarrierState
+		if lost && carrier == continuo.CarrierActive {
+			carrier = continuo.CarrierLost
 		}
-		if err := tx.WorkerUpdate(ctx, w, prevW); err != nil {
+		if err := tx.WorkerMove(ctx, w, prevW, continuo.WorkerIdle, carrier); err != nil {
 			return err
 		}
 	}
 	a.EndedAt = &now
 	t.Revision, t.UpdatedAt = prevT+1, now
+	taskTo, attemptTo := continuo.TaskReconcileRequired, continuo.AttemptInDoubt
 	if requeue {
-		a.State = continuo.AttemptRequeued
-		t.State, t.WorkerID, t.Reason = continuo.TaskQueued, "", ""
+		taskTo, attemptTo = continuo.TaskQueued, continuo.AttemptRequeued
+		t.WorkerID, t.Reason = "", ""
 	} else {
-		a.State = continuo.AttemptInDoubt
-		t.State, t.Reason = continuo.TaskReconcileRequired, reason
+		t.Reason = reason
 	}
-	if err := tx.TaskUpdate(ctx, t, prevT); err != nil {
+	if err := tx.TaskMove(ctx, t, prevT, taskTo); err != nil {
 		return err
 	}
-	if err := tx.AttemptUpdate(ctx, a, prevA); err != nil {
+	if err := tx.AttemptMove(ctx, a, attemptTo); err != nil {
 		return err
 	}
 	if requeue {

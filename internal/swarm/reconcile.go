@@ -110,18 +110,19 @@ func (s *Service) Reconcile(ctx context.Context, c *continuo.Caller, car Carrier
 				With("attempt_id", latest.ID)
 		}
 		now, prevState := s.now(), latest.State
-		latest.State = continuo.AttemptSettled
+		attemptTo := continuo.AttemptSettled
 		prev := t.Revision
 		t.Revision, t.UpdatedAt, t.Detail = prev+1, now, evidence
+		var taskTo continuo.TaskState
 		switch in.Decision {
 		case DecideRequeue:
-			latest.State = continuo.AttemptRequeued
-			t.State, t.WorkerID, t.Reason = continuo.TaskQueued, "", ""
+			attemptTo = continuo.AttemptRequeued
+			taskTo, t.WorkerID, t.Reason = continuo.TaskQueued, "", ""
 		case DecideFailed:
-			t.State, t.Reason, t.EndedAt = continuo.TaskFailed, continuo.ReasonReconciled, &now
+			taskTo, t.Reason, t.EndedAt = continuo.TaskFailed, continuo.ReasonReconciled, &now
 		case DecideResultReady:
 			result, _ := redact.String(in.Result)
-			t.State, t.Result, t.ResultHash, t.Reason, t.EndedAt = continuo.TaskResultReady, result, resultHash, continuo.ReasonReconciled, &now
+			taskTo, t.Result, t.ResultHash, t.Reason, t.EndedAt = continuo.TaskResultReady, result, resultHash, continuo.ReasonReconciled, &now
 		}
 		if latest.EndedAt == nil {
 			latest.EndedAt = &now
@@ -134,10 +135,10 @@ func (s *Service) Reconcile(ctx context.Context, c *continuo.Caller, car Carrier
 				return err
 			}
 		}
-		if err := tx.TaskUpdate(ctx, t, prev); err != nil {
+		if err := tx.TaskMove(ctx, t, prev, taskTo); err != nil {
 			return stale(err, "the task")
 		}
-		if err := tx.AttemptUpdate(ctx, latest, prevState); err != nil {
+		if err := tx.AttemptMove(ctx, latest, attemptTo); err != nil {
 			return stale(err, "the attempt")
 		}
 		out = &TaskResult{Task: *t}
@@ -181,6 +182,6 @@ func release(ctx context.Context, tx store.Tx, workerID, taskID string, now time
 		return err
 	}
 	prev := w.Revision
-	w.State, w.CurrentTaskID, w.Revision, w.UpdatedAt = continuo.WorkerIdle, "", prev+1, now
-	return stale(tx.WorkerUpdate(ctx, w, prev), "the worker")
+	w.CurrentTaskID, w.Revision, w.UpdatedAt = "", prev+1, now
+	return stale(tx.WorkerMove(ctx, w, prev, continuo.WorkerIdle, w.CarrierState), "the worker")
 }

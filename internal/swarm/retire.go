@@ -137,11 +137,11 @@ func (s *Service) retire(ctx context.Context, tx store.Tx, w *continuo.Worker, r
 		return "", err
 	}
 	prev := w.Revision
-	w.RetiredReason, w.RetiredAt, w.CarrierState = reason, &now, continuo.CarrierRetired
+	w.RetiredReason, w.RetiredAt = reason, &now
 	// Where its carrier stood in a replacement means nothing any more.
 	w.ContinuityState, w.BlockedReason = continuo.ContinuitySteady, ""
 	w.Revision, w.UpdatedAt = prev+1, now
-	if err := tx.WorkerUpdate(ctx, w, prev); err != nil {
+	if err := tx.WorkerMove(ctx, w, prev, w.State, continuo.CarrierRetired); err != nil {
 		return "", stale(err, "the worker")
 	}
 	if err := tx.CarrierRetire(ctx, w.CarrierHash, now); err != nil && !errors.Is(err, store.ErrInvalidState) {

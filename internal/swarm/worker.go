@@ -315,14 +315,15 @@ func (s *Service) claim(ctx context.Context, c *continuo.Caller, car Carrier, re
 					return err
 				}
 			} else if a.State.Active() && a.WorkerID == b.w.ID {
-				prev := a.State
+				to := a.State
 				a.LeaseUntil = now.Add(b.sw.Policy.LeaseTTL())
 				if ack {
 					if err := start(ctx, tx, t, a, now); err != nil {
 						return err
 					}
+					to = continuo.AttemptRunning
 				}
-				if err := tx.AttemptUpdate(ctx, a, prev); err != nil {
+				if err := tx.AttemptMove(ctx, a, to); err != nil {
 					return stale(err, "the attempt")
 				}
 				out = &Delivery{State: NextTask, Task: t, Attempt: a, Redelivery: true}
@@ -351,22 +352,21 @@ func (s *Service) claim(ctx context.Context, c *continuo.Caller, car Carrier, re
 		if err != nil {
 			return stale(err, "the worker")
 		}
-		b.w.State, b.w.CurrentTaskID, b.w.CarrierState = continuo.WorkerBusy, t.ID, continuo.CarrierActive
+		b.w.CurrentTaskID = t.ID
 		b.w.LastSeenAt, b.w.Revision, b.w.UpdatedAt = now, prevW+1, now
 		if err := count(ctx, tx, b.w, continuo.LedgerTaskPrompt, t.ID, t.Prompt+t.Payload, now); err != nil {
 			return err
 		}
-		if err := tx.WorkerUpdate(ctx, b.w, prevW); err != nil {
+		if err := tx.WorkerMove(ctx, b.w, prevW, continuo.WorkerBusy, continuo.CarrierActive); err != nil {
 			return stale(err, "the worker")
 		}
-		a := continuo.Attempt{ID: continuo.NewID(continuo.PrefixAttempt, now), TaskID: t.ID, SwarmID: b.sw.ID, Number: t.Attempt,
-			WorkerID: b.w.ID, Epoch: b.w.Epoch, Server: s.self, State: continuo.AttemptClaimed,
-			LeaseUntil: now.Add(b.sw.Policy.LeaseTTL()), ClaimedAt: now}
-		if ack {
-			if err := start(ctx, tx, t, &a, now); err != nil {
-				return err
-			}
+		state, acked := continuo.AttemptClaimed, (*time.Time)(nil)
+		if ack { // claimed and started in one: TaskClaim made the task running
+			state, acked = continuo.AttemptRunning, &now
 		}
+		a := continuo.Attempt{ID: continuo.NewID(continuo.PrefixAttempt, now), TaskID: t.ID, SwarmID: b.sw.ID, Number: t.Attempt,
+			WorkerID: b.w.ID, Epoch: b.w.Epoch, Server: s.self, State: state,
+			LeaseUntil: now.Add(b.sw.Policy.LeaseTTL()), ClaimedAt: now, AckedAt: acked}
 		if err := tx.AttemptCreate(ctx, &a); err != nil {
 			return stale(err, "the task")
 		}
@@ -376,20 +376,20 @@ func (s *Service) claim(ctx context.Context, c *continuo.Caller, car Carrier, re
 	return out, err
 }
 
-// start marks an attempt the worker acked running, and its task running
-// if it was claimed (a cancel_requested task stays so); the caller writes
-// the attempt.
+// start records that the worker acked an attempt (the caller moves the
+// attempt to running), and moves its task running if it was claimed (a
+// cancel_requested task stays so).
 func start(ctx context.Context, tx store.Tx, t *continuo.Task, a *continuo.Attempt, now time.Time) error {
 	if a.State == continuo.AttemptRunning {
 		return nil
 	}
-	a.State, a.AckedAt = continuo.AttemptRunning, &now
+	a.AckedAt = &now
 	if t.State != continuo.TaskClaimed {
 		return nil
 	}
 	prev := t.Revision
-	t.State, t.Revision, t.UpdatedAt = continuo.TaskRunning, prev+1, now
-	return stale(tx.TaskUpdate(ctx, t, prev), "the task")
+	t.Revision, t.UpdatedAt = prev+1, now
+	return stale(tx.TaskMove(ctx, t, prev, continuo.TaskRunning), "the task")
 }
 
 // held runs fn on the task the calling carrier's worker holds, in one
@@ -456,16 +456,15 @@ func (s *Service) Ack(ctx context.Context, c *continuo.Caller, car Carrier, ref 
 			return notHeld(b.w, t)
 		}
 		now := s.now()
-		prevA := a.State
 		a.LeaseUntil = now.Add(b.sw.Policy.LeaseTTL())
 		if a.State == continuo.AttemptRunning {
 			out = &TaskResult{Task: *t, Replayed: true}
-			return tx.AttemptUpdate(ctx, a, prevA)
+			return tx.AttemptUpdate(ctx, a)
 		}
 		if err := start(ctx, tx, t, a, now); err != nil {
 			return err
 		}
-		if err := tx.AttemptUpdate(ctx, a, prevA); err != nil {
+		if err := tx.AttemptMove(ctx, a, continuo.AttemptRunning); err != nil {
 			return stale(err, "the attempt")
 		}
 		out = &TaskResult{Task: *t}
@@ -505,9 +504,8 @@ func (s *Service) Checkpoint(ctx context.Context, c *continuo.Caller, car Carrie
 					return err
 				}
 			} else if err == nil && holds(w, t, a) {
-				prevA := a.State
 				a.LeaseUntil = now.Add(b.sw.Policy.LeaseTTL())
-				if err := tx.AttemptUpdate(ctx, a, prevA); err != nil {
+				if err := tx.AttemptUpdate(ctx, a); err != nil {
 					return stale(err, "the attempt")
 				}
 			} else if err != nil {
@@ -516,13 +514,13 @@ func (s *Service) Checkpoint(ctx context.Context, c *continuo.Caller, car Carrie
 		}
 		prev := w.Revision
 		w.Checkpoint, w.CheckpointHash, w.CheckpointAt = text, digest("continuo checkpoint v1", text), &now
-		w.CarrierState, w.LastSeenAt, w.Revision, w.UpdatedAt = continuo.CarrierActive, now, prev+1, now
+		w.LastSeenAt, w.Revision, w.UpdatedAt = now, prev+1, now
 		if w.ContinuityState == continuo.ContinuityCompactBlocked {
 			// A new checkpoint may make a capsule that fits, and starts
 			// the planner's tries afresh: it looks again.
 			w.ContinuityState, w.BlockedReason = continuo.ContinuityCompactRequired, ""
 		}
-		if err := tx.WorkerUpdate(ctx, w, prev); err != nil {
+		if err := tx.WorkerMove(ctx, w, prev, w.State, continuo.CarrierActive); err != nil {
 			return stale(err, "the worker")
 		}
 		out = w
@@ -598,9 +596,9 @@ func (s *Service) Submit(ctx context.Context, c *continuo.Caller, car Carrier, r
 		if err := count(ctx, tx, b.w, continuo.LedgerTaskResult, t.ID, result, now); err != nil {
 			return err
 		}
-		if err := s.settle(ctx, tx, b, t, a, func(now time.Time) {
-			t.State, t.Result, t.ResultHash, t.Reason, t.EndedAt = continuo.TaskResultReady, stored, hash, "", &now
-			a.State = continuo.AttemptSubmitted
+		if err := s.settle(ctx, tx, b, t, a, func(now time.Time) (continuo.TaskState, continuo.AttemptState) {
+			t.Result, t.ResultHash, t.Reason, t.EndedAt = stored, hash, "", &now
+			return continuo.TaskResultReady, continuo.AttemptSubmitted
 		}, &out); err != nil {
 			return err
 		}
@@ -687,18 +685,18 @@ func (s *Service) Fail(ctx context.Context, c *continuo.Caller, car Carrier, ref
 			}
 			return notHeld(b.w, t)
 		}
-		return s.settle(ctx, tx, b, t, a, func(now time.Time) {
+		return s.settle(ctx, tx, b, t, a, func(now time.Time) (continuo.TaskState, continuo.AttemptState) {
 			t.Detail = detail
 			switch {
 			case effect == EffectMaybe:
-				t.State, t.Reason = continuo.TaskReconcileRequired, continuo.ReasonEffectUnknown
-				a.State = continuo.AttemptInDoubt
+				t.Reason = continuo.ReasonEffectUnknown
+				return continuo.TaskReconcileRequired, continuo.AttemptInDoubt
 			case t.State == continuo.TaskCancelRequested:
-				t.State, t.Reason, t.EndedAt = continuo.TaskCancelled, continuo.ReasonCancelled, &now
-				a.State = continuo.AttemptCancelled
+				t.Reason, t.EndedAt = continuo.ReasonCancelled, &now
+				return continuo.TaskCancelled, continuo.AttemptCancelled
 			default:
-				t.State, t.Reason, t.EndedAt = continuo.TaskFailed, continuo.ReasonWorkerFailed, &now
-				a.State = continuo.AttemptFailed
+				t.Reason, t.EndedAt = continuo.ReasonWorkerFailed, &now
+				return continuo.TaskFailed, continuo.AttemptFailed
 			}
 		}, &out)
 	})
@@ -717,26 +715,30 @@ func failedAs(t *continuo.Task, a *continuo.Attempt, effect Effect) bool {
 	return (t.State == continuo.TaskFailed && a.State == continuo.AttemptFailed) || (t.State == continuo.TaskCancelled && a.State == continuo.AttemptCancelled)
 }
 
-// settle ends the worker's hold on its task: change sets the task's and
-// the attempt's new states; the worker becomes idle.
-func (s *Service) settle(ctx context.Context, tx store.Tx, b *bound, t *continuo.Task, a *continuo.Attempt, change func(now time.Time), out **TaskResult) error {
+// settle ends the worker's hold on its task: change sets the task's
+// fields and returns the task's and the attempt's new states; the worker
+// becomes idle.
+func (s *Service) settle(ctx context.Context, tx store.Tx, b *bound, t *continuo.Task, a *continuo.Attempt,
+	change func(now time.Time) (continuo.TaskState, continuo.AttemptState), out **TaskResult) error {
 	now := s.now()
-	prevT, prevA, prevW := t.Revision, a.State, b.w.Revision
-	change(now)
+	prevT, prevW := t.Revision, b.w.Revision
+	taskTo, attemptTo := change(now)
 	t.Revision, t.UpdatedAt, a.EndedAt = prevT+1, now, &now
-	b.w.State, b.w.CurrentTaskID, b.w.CarrierState = continuo.WorkerIdle, "", continuo.CarrierActive
+	b.w.CurrentTaskID = ""
 	b.w.LastSeenAt, b.w.Revision, b.w.UpdatedAt = now, prevW+1, now
-	if err := tx.WorkerUpdate(ctx, b.w, prevW); err != nil {
+	if err := tx.WorkerMove(ctx, b.w, prevW, continuo.WorkerIdle, continuo.CarrierActive); err != nil {
 		return stale(err, "the worker")
 	}
-	write := tx.TaskUpdate
-	if t.State == continuo.TaskResultReady {
-		write = tx.TaskSubmit // guarded by the states that may become result_ready
+	var err error
+	if taskTo == continuo.TaskResultReady {
+		err = tx.TaskSubmit(ctx, t, prevT) // guarded by the states that may become result_ready
+	} else {
+		err = tx.TaskMove(ctx, t, prevT, taskTo)
 	}
-	if err := write(ctx, t, prevT); err != nil {
+	if err != nil {
 		return stale(err, "the task")
 	}
-	if err := tx.AttemptUpdate(ctx, a, prevA); err != nil {
+	if err := tx.AttemptMove(ctx, a, attemptTo); err != nil {
 		return stale(err, "the attempt")
 	}
 	*out = &TaskResult{Task: *t}

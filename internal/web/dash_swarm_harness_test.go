@@ -147,8 +147,8 @@ func (w *swarmWorld) inDoubtContinuation(x *swarmHand) *continuo.Continuation {
 			return err
 		}
 		prev := c.Version
-		c.State, c.CarrierOp, c.Version = continuo.ContinuationReconcileRequired, continuo.OpUnknown, prev+1
-		if err := tx.ContinuationUpdate(ctx, c, prev); err != nil {
+		c.CarrierOp, c.Version = continuo.OpUnknown, prev+1
+		if err := tx.ContinuationMove(ctx, c, prev, continuo.ContinuationReconcileRequired); err != nil {
 			return err
 		}
 		cn = *c

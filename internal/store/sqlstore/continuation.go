@@ -75,19 +75,35 @@ func (t *Tx) ContinuationOpen(ctx context.Context, workerID string) (*continuo.C
 	return c, t.interpret(err)
 }
 
-// ContinuationUpdate implements store.ContinuationTx, as a guarded
-// transition. The swarm, worker,
-// path, epochs, source carrier, ticket, checkpoint, reason, requester,
-// request hash and creation time stay as created.
+// ContinuationUpdate implements store.ContinuationTx: the state stays as
+// c has it.
 func (t *Tx) ContinuationUpdate(ctx context.Context, c *continuo.Continuation, prevVersion int64) error {
+	return t.continuationWrite(ctx, c, prevVersion, c.State, keep("state", c.State))
+}
+
+// ContinuationMove implements store.ContinuationTx, as a guarded
+// transition.
+func (t *Tx) ContinuationMove(ctx context.Context, c *continuo.Continuation, prevVersion int64, to continuo.ContinuationState) error {
+	if err := t.continuationWrite(ctx, c, prevVersion, to, move("state", c.State, to)); err != nil {
+		return err
+	}
+	c.State = to
+	return nil
+}
+
+// continuationWrite writes c's mutable fields with state to, under guard.
+// The swarm, worker, path, epochs, source carrier, ticket, checkpoint,
+// reason, requester, request hash and creation time stay as created.
+func (t *Tx) continuationWrite(ctx context.Context, c *continuo.Continuation, prevVersion int64, to continuo.ContinuationState,
+	guard stateGuard) error {
 	if c.Version <= prevVersion {
 		return errors.New("store: a continuation update must raise the version")
 	}
-	return t.guarded(ctx, "continuations", "id", c.ID, []stateGuard{guardOf("state", c.State, continuo.ContinuationStates())}, `UPDATE continuations SET state = ?, version = ?,
+	return t.guarded(ctx, "continuations", "id", c.ID, []stateGuard{guard}, `UPDATE continuations SET state = ?, version = ?,
 		target_carrier = ?, target_source = ?, capsule = ?, capsule_hash = ?, updated_at = ?, expires_at = ?, bound_at = ?,
 		carrier_op = ?, carrier_proc = ?, carrier_token = ?, approved_by = ?
 		WHERE id = ? AND version = ?`,
-		string(c.State), c.Version, c.TargetCarrier, string(c.TargetSource), c.Capsule, c.CapsuleHash, ms(c.UpdatedAt),
+		string(to), c.Version, c.TargetCarrier, string(c.TargetSource), c.Capsule, c.CapsuleHash, ms(c.UpdatedAt),
 		ms(c.ExpiresAt), msPtr(c.BoundAt), string(c.CarrierOp), c.CarrierProc, c.CarrierToken, c.ApprovedBy, c.ID, prevVersion)
 }
 

@@ -101,17 +101,31 @@ func (t *Tx) RunGet(ctx context.Context, id string) (*continuo.Run, error) {
 	return r, t.interpret(err)
 }
 
-// RunUpdate implements store.RunTx, as a guarded transition. A cancel request is never taken back:
-// RunRequestCancel leaves the revision as it is, so an update computed
-// from a read before it would otherwise undo it.
+// RunUpdate implements store.RunTx: the state stays as r has it.
 func (t *Tx) RunUpdate(ctx context.Context, r *continuo.Run, prevRevision int64) error {
+	return t.runWrite(ctx, r, prevRevision, r.State, keep("state", r.State))
+}
+
+// RunMove implements store.RunTx, as a guarded transition.
+func (t *Tx) RunMove(ctx context.Context, r *continuo.Run, prevRevision int64, to continuo.RunState) error {
+	if err := t.runWrite(ctx, r, prevRevision, to, move("state", r.State, to)); err != nil {
+		return err
+	}
+	r.State = to
+	return nil
+}
+
+// runWrite writes r's mutable fields with state to, under guard. A cancel
+// request is never taken back: RunRequestCancel leaves the revision as it
+// is, so an update computed from a read before it would otherwise undo it.
+func (t *Tx) runWrite(ctx context.Context, r *continuo.Run, prevRevision int64, to continuo.RunState, guard stateGuard) error {
 	if r.Revision <= prevRevision {
 		return errors.New("store: a run update must raise the revision")
 	}
-	return t.guarded(ctx, "runs", "id", r.ID, []stateGuard{guardOf("state", r.State, continuo.RunStates())}, `UPDATE runs SET state = ?, owner = ?, lease_until = ?, proc = ?,
+	return t.guarded(ctx, "runs", "id", r.ID, []stateGuard{guard}, `UPDATE runs SET state = ?, owner = ?, lease_until = ?, proc = ?,
 		cancel_requested = CASE WHEN cancel_requested = 1 THEN 1 ELSE ? END, exit_code = ?, error_kind = ?, usage = ?,
 		revision = ?, started_at = ?, ended_at = ? WHERE id = ? AND revision = ?`,
-		string(r.State), r.Owner, leaseMS(r.LeaseUntil), r.Proc, boolInt(r.CancelRequested), exitCode(r.ExitCode), r.ErrorKind, r.Usage,
+		string(to), r.Owner, leaseMS(r.LeaseUntil), r.Proc, boolInt(r.CancelRequested), exitCode(r.ExitCode), r.ErrorKind, r.Usage,
 		r.Revision, msPtr(r.StartedAt), msPtr(r.EndedAt), r.ID, prevRevision)
 }
 

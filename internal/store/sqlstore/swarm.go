@@ -126,19 +126,37 @@ func (t *Tx) WorkerGet(ctx context.Context, id string) (*continuo.Worker, error)
 	return w, t.interpret(err)
 }
 
-// WorkerUpdate implements store.SwarmTx, as a guarded transition of both
-// the worker's state and its carrier state. The swarm, principal, label,
-// join hash, idle TTL and creation time stay as created.
+// WorkerUpdate implements store.SwarmTx: the state and carrier state
+// stay as w has them.
 func (t *Tx) WorkerUpdate(ctx context.Context, w *continuo.Worker, prevRevision int64) error {
+	return t.workerWrite(ctx, w, prevRevision, w.State, w.CarrierState,
+		[]stateGuard{keep("state", w.State), keep("carrier_state", w.CarrierState)})
+}
+
+// WorkerMove implements store.SwarmTx, as a guarded transition of both
+// the worker's state and its carrier state.
+func (t *Tx) WorkerMove(ctx context.Context, w *continuo.Worker, prevRevision int64, to continuo.WorkerState, carrier continuo.CarrierState) error {
+	guards := []stateGuard{move("state", w.State, to), move("carrier_state", w.CarrierState, carrier)}
+	if err := t.workerWrite(ctx, w, prevRevision, to, carrier, guards); err != nil {
+		return err
+	}
+	w.State, w.CarrierState = to, carrier
+	return nil
+}
+
+// workerWrite writes w's mutable fields with the states given, under
+// guards. The swarm, principal, label, join hash, idle TTL and creation
+// time stay as created.
+func (t *Tx) workerWrite(ctx context.Context, w *continuo.Worker, prevRevision int64, to continuo.WorkerState,
+	carrier continuo.CarrierState, guards []stateGuard) error {
 	if w.Revision <= prevRevision {
 		return errors.New("store: a worker update must raise the revision")
 	}
-	guards := []stateGuard{guardOf("state", w.State, continuo.WorkerStates()), guardOf("carrier_state", w.CarrierState, continuo.CarrierStates())}
 	return t.guarded(ctx, "workers", "id", w.ID, guards, `UPDATE workers SET epoch = ?, carrier_hash = ?, carrier_source = ?,
 		carrier_state = ?, state = ?, continuity_state = ?, current_task_id = ?, checkpoint = ?, checkpoint_hash = ?,
 		checkpoint_at = ?, last_seen_at = ?, revision = ?, updated_at = ?, counted_tokens = ?, blocked_reason = ?,
 		retired_reason = ?, retired_at = ? WHERE id = ? AND revision = ?`,
-		w.Epoch, w.CarrierHash, string(w.CarrierSource), string(w.CarrierState), string(w.State), string(w.ContinuityState),
+		w.Epoch, w.CarrierHash, string(w.CarrierSource), string(carrier), string(to), string(w.ContinuityState),
 		w.CurrentTaskID, w.Checkpoint, w.CheckpointHash, msPtr(w.CheckpointAt), ms(w.LastSeenAt), w.Revision, ms(w.UpdatedAt),
 		w.CountedTokens, string(w.BlockedReason), string(w.RetiredReason), msPtr(w.RetiredAt), w.ID, prevRevision)
 }

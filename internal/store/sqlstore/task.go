@@ -60,15 +60,30 @@ func (t *Tx) TaskByKey(ctx context.Context, swarmID, taskKey string) (*continuo.
 	return k, t.interpret(err)
 }
 
-// TaskUpdate implements store.SwarmTx, as a guarded transition. The swarm, key, request hash,
-// prompt, payload, preferred worker and creation time stay as created.
+// TaskUpdate implements store.SwarmTx: the state stays as k has it.
 func (t *Tx) TaskUpdate(ctx context.Context, k *continuo.Task, prevRevision int64) error {
+	return t.taskWrite(ctx, k, prevRevision, k.State, keep("state", k.State))
+}
+
+// TaskMove implements store.SwarmTx, as a guarded transition.
+func (t *Tx) TaskMove(ctx context.Context, k *continuo.Task, prevRevision int64, to continuo.TaskState) error {
+	if err := t.taskWrite(ctx, k, prevRevision, to, move("state", k.State, to)); err != nil {
+		return err
+	}
+	k.State = to
+	return nil
+}
+
+// taskWrite writes k's mutable fields with state to, under guard. The
+// swarm, key, request hash, prompt, payload, preferred worker and
+// creation time stay as created.
+func (t *Tx) taskWrite(ctx context.Context, k *continuo.Task, prevRevision int64, to continuo.TaskState, guard stateGuard) error {
 	if k.Revision <= prevRevision {
 		return errors.New("store: a task update must raise the revision")
 	}
-	return t.guarded(ctx, "tasks", "id", k.ID, []stateGuard{guardOf("state", k.State, continuo.TaskStates())}, `UPDATE tasks SET worker_id = ?, state = ?, attempt = ?, result = ?,
+	return t.guarded(ctx, "tasks", "id", k.ID, []stateGuard{guard}, `UPDATE tasks SET worker_id = ?, state = ?, attempt = ?, result = ?,
 		result_hash = ?, reason = ?, detail = ?, revision = ?, updated_at = ?, ended_at = ? WHERE id = ? AND revision = ?`,
-		k.WorkerID, string(k.State), k.Attempt, k.Result, k.ResultHash, k.Reason, k.Detail, k.Revision, ms(k.UpdatedAt),
+		k.WorkerID, string(to), k.Attempt, k.Result, k.ResultHash, k.Reason, k.Detail, k.Revision, ms(k.UpdatedAt),
 		msPtr(k.EndedAt), k.ID, prevRevision)
 }
 
@@ -124,12 +139,17 @@ func (t *Tx) TaskClaim(ctx context.Context, swarmID, workerID string, at time.Ti
 // TaskSubmit implements store.SwarmTx: one UPDATE guarded by the revision
 // and by the states that may become result_ready.
 func (t *Tx) TaskSubmit(ctx context.Context, k *continuo.Task, prevRevision int64) error {
-	if k.State != continuo.TaskResultReady || k.Revision <= prevRevision {
-		return errors.New("store: a submit makes the task result_ready and raises its revision")
+	if k.Revision <= prevRevision {
+		return errors.New("store: a submit raises the task's revision")
 	}
-	return t.useOnce(ctx, "tasks", k.ID, store.ErrStale, `UPDATE tasks SET state = ?, result = ?, result_hash = ?, reason = ?,
+	if err := t.useOnce(ctx, "tasks", k.ID, store.ErrStale, `UPDATE tasks SET state = ?, result = ?, result_hash = ?, reason = ?,
 		detail = ?, revision = ?, updated_at = ?, ended_at = ? WHERE id = ? AND revision = ? AND `+submitFrom,
-		string(k.State), k.Result, k.ResultHash, k.Reason, k.Detail, k.Revision, ms(k.UpdatedAt), msPtr(k.EndedAt), k.ID, prevRevision)
+		string(continuo.TaskResultReady), k.Result, k.ResultHash, k.Reason, k.Detail, k.Revision, ms(k.UpdatedAt), msPtr(k.EndedAt),
+		k.ID, prevRevision); err != nil {
+		return err
+	}
+	k.State = continuo.TaskResultReady
+	return nil
 }
 
 // TaskQueued implements store.SwarmTx: the first row of the two ranges
@@ -225,12 +245,27 @@ func (t *Tx) AttemptOf(ctx context.Context, taskID string, n int) (*continuo.Att
 	return a, t.interpret(err)
 }
 
-// AttemptUpdate implements store.SwarmTx. The task, swarm, number,
-// worker, epoch, server and claim time stay as created.
-func (t *Tx) AttemptUpdate(ctx context.Context, a *continuo.Attempt, prevState continuo.AttemptState) error {
+// AttemptUpdate implements store.SwarmTx: the state stays as a has it.
+func (t *Tx) AttemptUpdate(ctx context.Context, a *continuo.Attempt) error {
+	return t.attemptWrite(ctx, a, a.State)
+}
+
+// AttemptMove implements store.SwarmTx.
+func (t *Tx) AttemptMove(ctx context.Context, a *continuo.Attempt, to continuo.AttemptState) error {
+	if err := t.attemptWrite(ctx, a, to); err != nil {
+		return err
+	}
+	a.State = to
+	return nil
+}
+
+// attemptWrite writes a's state as to, its lease, acked_at and ended_at,
+// if the stored state is still a's. The task, swarm, number, worker,
+// epoch, server and claim time stay as created.
+func (t *Tx) attemptWrite(ctx context.Context, a *continuo.Attempt, to continuo.AttemptState) error {
 	return t.useOnce(ctx, "attempts", a.ID, store.ErrStale, `UPDATE attempts SET state = ?, lease_until = ?, acked_at = ?,
 		ended_at = ? WHERE id = ? AND state = ?`,
-		string(a.State), leaseMS(a.LeaseUntil), msPtr(a.AckedAt), msPtr(a.EndedAt), a.ID, string(prevState))
+		string(to), leaseMS(a.LeaseUntil), msPtr(a.AckedAt), msPtr(a.EndedAt), a.ID, string(a.State))
 }
 
 // AttemptsActive implements store.SwarmTx; a limit ≤ 0 is 100. No lease

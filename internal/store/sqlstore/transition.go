@@ -23,17 +23,24 @@ type stateGuard struct {
 	allowed []string // the states the row may be in for the update to apply
 }
 
-// guardOf is the guard of writing state to into col: the row must be in a
-// state the table lets become to, or in to itself (a write that keeps the
-// state, such as dropping a bound continuation's capsule, is no
-// transition). A state that is not one of all is refused whatever the row.
-func guardOf[S stateful[S]](col string, to S, all []S) stateGuard {
-	g := stateGuard{col: col}
+// keep is the guard of an update that leaves col's state as it is: the
+// row must still be in cur, the state the caller read (an update whose
+// in-memory state was changed is refused, not written).
+func keep[S ~string](col string, cur S) stateGuard {
+	return stateGuard{col: col, allowed: []string{string(cur)}}
+}
+
+// move is the guard of moving col from cur, the state the caller read,
+// to to: the row must be in a state the table lets become to. A move to
+// cur itself is no transition (other fields change) and is guarded as
+// keep. A state the table does not know is refused whatever the row.
+func move[S stateful[S]](col string, cur, to S) stateGuard {
+	if to == cur {
+		return keep(col, cur)
+	}
+	g := stateGuard{col: col, allowed: []string{}}
 	for _, s := range to.From() {
 		g.allowed = append(g.allowed, string(s))
-	}
-	if slices.Contains(all, to) {
-		g.allowed = append(g.allowed, string(to))
 	}
 	return g
 }

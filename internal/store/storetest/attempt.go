@@ -134,25 +134,25 @@ func testAttemptUpdate(t *testing.T, s store.Store) {
 	next.Server, next.ClaimedAt = "host-2", Base.Add(time.Hour)
 	attemptRunning(&next)
 	next.LeaseUntil = Base.Add(5 * time.Minute)
-	MustWrite(t, s, func(tx store.Tx) error { return tx.AttemptUpdate(ctx, &next, continuo.AttemptClaimed) })
+	MustWrite(t, s, func(tx store.Tx) error { return updateAttempt(ctx, tx, &next, continuo.AttemptClaimed) })
 	want := *a
 	want.State, want.AckedAt, want.LeaseUntil = next.State, next.AckedAt, next.LeaseUntil
 	same(t, "attempt after AttemptUpdate", mustAttempt(t, s, a.ID), want, normAttempt)
 
 	late := want
 	attemptEnded(continuo.AttemptSubmitted)(&late)
-	wantErr(t, s.Write(ctx, func(tx store.Tx) error { return tx.AttemptUpdate(ctx, &late, continuo.AttemptClaimed) }), store.ErrStale,
+	wantErr(t, s.Write(ctx, func(tx store.Tx) error { return updateAttempt(ctx, tx, &late, continuo.AttemptClaimed) }), store.ErrStale,
 		"AttemptUpdate from claimed of a running attempt")
 	same(t, "attempt after the stale update", mustAttempt(t, s, a.ID), want, normAttempt)
 	back := *old
 	back.State, back.EndedAt = continuo.AttemptRunning, nil
-	wantErr(t, s.Write(ctx, func(tx store.Tx) error { return tx.AttemptUpdate(ctx, &back, continuo.AttemptRequeued) }), store.ErrConflict,
+	wantErr(t, s.Write(ctx, func(tx store.Tx) error { return updateAttempt(ctx, tx, &back, continuo.AttemptRequeued) }), store.ErrConflict,
 		"AttemptUpdate making a second attempt of a task active")
 	same(t, "the old attempt after the refused update", mustAttempt(t, s, old.ID), *old, normAttempt)
-	MustWrite(t, s, func(tx store.Tx) error { return tx.AttemptUpdate(ctx, &late, continuo.AttemptRunning) })
+	MustWrite(t, s, func(tx store.Tx) error { return updateAttempt(ctx, tx, &late, continuo.AttemptRunning) })
 	same(t, "attempt after it ended", mustAttempt(t, s, a.ID), late, normAttempt)
 	unknown := NewSwarmAttempt(k, "s")
-	wantErr(t, s.Write(ctx, func(tx store.Tx) error { return tx.AttemptUpdate(ctx, unknown, continuo.AttemptClaimed) }), store.ErrNotFound,
+	wantErr(t, s.Write(ctx, func(tx store.Tx) error { return updateAttempt(ctx, tx, unknown, continuo.AttemptClaimed) }), store.ErrNotFound,
 		"AttemptUpdate of an unknown attempt")
 }
 

@@ -175,7 +175,7 @@ func testSchemaChecks(t *testing.T, s store.Store) {
 		"UnknownRunStateUpdate": func(tx store.Tx) error {
 			r := *run
 			r.State, r.Revision = "waiting", 2
-			return tx.RunUpdate(ctx, &r, 1)
+			return updateRun(ctx, tx, &r, 1)
 		},
 		"RunZeroRevision": func(tx store.Tx) error {
 			return tx.RunCreate(ctx, newRun(func(r *continuo.Run) { r.Revision = 0 }))
@@ -183,7 +183,7 @@ func testSchemaChecks(t *testing.T, s store.Store) {
 		"RunEndedWithoutEndedAt": func(tx store.Tx) error {
 			r := *run
 			r.State, r.Revision = continuo.RunCancelled, 2
-			return tx.RunUpdate(ctx, &r, 1)
+			return updateRun(ctx, tx, &r, 1)
 		},
 		"RunEndedAtWhileQueued": func(tx store.Tx) error {
 			return tx.RunCreate(ctx, newRun(func(r *continuo.Run) { at := Base; r.EndedAt = &at }))

@@ -137,8 +137,8 @@ func createContinuation(t testing.TB, s store.Store, cs ...*continuo.Continuatio
 	})
 }
 
-func updateContinuation(t testing.TB, s store.Store, c *continuo.Continuation, prevVersion int64) error {
-	return s.Write(t.Context(), func(tx store.Tx) error { return tx.ContinuationUpdate(t.Context(), c, prevVersion) })
+func writeContinuation(t testing.TB, s store.Store, c *continuo.Continuation, prevVersion int64) error {
+	return s.Write(t.Context(), func(tx store.Tx) error { return updateContinuation(t.Context(), tx, c, prevVersion) })
 }
 
 // Every field round-trips, set and unset: a bound ticket-path
@@ -205,7 +205,7 @@ func testContinuationOneOpen(t *testing.T, s store.Store) {
 	for _, state := range []continuo.ContinuationState{continuo.ContinuationPending, continuo.ContinuationReconcileRequired} {
 		again := *revoked
 		again.State, again.Version = state, revoked.Version+1
-		wantErr(t, updateContinuation(t, s, &again, revoked.Version), store.ErrInvalidState,
+		wantErr(t, writeContinuation(t, s, &again, revoked.Version), store.ErrInvalidState,
 			"ContinuationUpdate reopening a revoked continuation as "+string(state))
 	}
 	want := []continuo.Continuation{*open, *ended[2], *ended[1], *ended[0]}
@@ -218,7 +218,7 @@ func testContinuationOneOpen(t *testing.T, s store.Store) {
 	done := *open
 	continuationIn(continuo.ContinuationBound)(&done)
 	done.Version = 2
-	noErr(t, updateContinuation(t, s, &done, 1), "binding the open continuation")
+	noErr(t, writeContinuation(t, s, &done, 1), "binding the open continuation")
 	reopened := NewContinuation(f.W1)
 	noErr(t, createContinuation(t, s, reopened), "a new open continuation after the open one was bound")
 	wantErr(t, createContinuation(t, s, NewContinuation(f.W1)), store.ErrConflict, "a second open continuation beside the new one")
@@ -286,7 +286,7 @@ func testContinuationUpdate(t *testing.T, s store.Store) {
 	next.RequestedBy, next.RequestHash, next.CreatedAt = "x", "x", Base.Add(time.Hour)
 	next.State, next.Version, next.TargetCarrier, next.TargetSource = continuo.ContinuationReconcileRequired, 3, "carrier-b", continuo.CarrierFromSession
 	next.Capsule, next.CapsuleHash, next.UpdatedAt, next.ExpiresAt = `{"v":1}`, "capsule-1", at, at.Add(time.Minute)
-	noErr(t, updateContinuation(t, s, &next, 1), "ContinuationUpdate")
+	noErr(t, writeContinuation(t, s, &next, 1), "ContinuationUpdate")
 	want := *c
 	want.State, want.Version, want.TargetCarrier, want.TargetSource = next.State, 3, next.TargetCarrier, next.TargetSource
 	want.Capsule, want.CapsuleHash, want.UpdatedAt, want.ExpiresAt = next.Capsule, next.CapsuleHash, at, next.ExpiresAt
@@ -295,22 +295,22 @@ func testContinuationUpdate(t *testing.T, s store.Store) {
 	// Bound, its capsule gone.
 	bound := want
 	bound.State, bound.Version, bound.Capsule, bound.CapsuleHash, bound.BoundAt = continuo.ContinuationBound, 4, "", "", &at
-	noErr(t, updateContinuation(t, s, &bound, 3), "ContinuationUpdate binding it")
+	noErr(t, writeContinuation(t, s, &bound, 3), "ContinuationUpdate binding it")
 	same(t, "continuation after binding", mustContinuation(t, s, c.ID), bound, normContinuation)
 
 	late := bound
 	late.State, late.BoundAt, late.Version = continuo.ContinuationRevoked, nil, 5
-	wantErr(t, updateContinuation(t, s, &late, 3), store.ErrInvalidState, "ContinuationUpdate of a bound one from version 3 at 4")
+	wantErr(t, writeContinuation(t, s, &late, 3), store.ErrInvalidState, "ContinuationUpdate of a bound one from version 3 at 4")
 	for _, v := range []int64{4, 2} {
 		late.Version = v
-		if err := updateContinuation(t, s, &late, 4); err == nil || errors.Is(err, store.ErrStale) {
+		if err := writeContinuation(t, s, &late, 4); err == nil || errors.Is(err, store.ErrStale) {
 			t.Errorf("ContinuationUpdate to version %d from 4: %v, want an error (the version must rise)", v, err)
 		}
 	}
 	same(t, "continuation after the refused updates", mustContinuation(t, s, c.ID), bound, normContinuation)
 	unknown := NewContinuation(f.W2)
 	unknown.Version = 2
-	wantErr(t, updateContinuation(t, s, unknown, 1), store.ErrNotFound, "ContinuationUpdate of an unknown continuation")
+	wantErr(t, writeContinuation(t, s, unknown, 1), store.ErrNotFound, "ContinuationUpdate of an unknown continuation")
 	if _, err := openContinuation(t, s, f.W2.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("the unknown continuation's update created something: ContinuationOpen = %v", err)
 	}
@@ -458,7 +458,7 @@ func testContinuationCarrierOps(t *testing.T, s store.Store) {
 	c := Continuation(t, s, f.W1)
 	MustWrite(t, s, func(tx store.Tx) error {
 		c.Version, c.CarrierOp, c.CarrierProc, c.CarrierToken, c.ApprovedBy = 2, continuo.OpInFlight, "server 1 2", "tok_a", "prn_owner"
-		return tx.ContinuationUpdate(ctx, c, 1)
+		return updateContinuation(ctx, tx, c, 1)
 	})
 	got := mustContinuation(t, s, c.ID)
 	if got.CarrierOp != continuo.OpInFlight || got.CarrierProc != "server 1 2" || got.CarrierToken != "tok_a" || got.ApprovedBy != "prn_owner" {
@@ -480,7 +480,7 @@ func testContinuationCarrierOps(t *testing.T, s store.Store) {
 		}
 		prev := w.Revision
 		w.ContinuityState, w.Revision = continuo.ContinuityCompactRequired, prev+1
-		return tx.WorkerUpdate(ctx, w, prev)
+		return updateWorker(ctx, tx, w, prev)
 	})
 	var ws []continuo.Worker
 	MustRead(t, s, func(tx store.Tx) (err error) {

@@ -53,7 +53,7 @@ func testContinuationReadRejectsWrites(t *testing.T, s store.Store) {
 		"ContinuationUpdate": func(tx store.Tx) error {
 			next := *w.Open
 			next.State, next.Version = continuo.ContinuationRevoked, 2
-			return tx.ContinuationUpdate(ctx, &next, 1)
+			return updateContinuation(ctx, tx, &next, 1)
 		},
 		"LedgerAdd": func(tx store.Tx) error {
 			_, err := tx.LedgerAdd(ctx, ledgerEntry(w.W2.ID, 1, continuo.LedgerTaskPrompt, "tsk_a", 1, Base))
@@ -87,7 +87,7 @@ func testContinuationChecks(t *testing.T, s store.Store) {
 		return func(tx store.Tx) error { c := NewContinuation(w.W2); o(c); return tx.ContinuationCreate(ctx, c) }
 	}
 	update := func(o func(*continuo.Continuation)) func(tx store.Tx) error {
-		return func(tx store.Tx) error { c := *w.Open; c.Version = 2; o(&c); return tx.ContinuationUpdate(ctx, &c, 1) }
+		return func(tx store.Tx) error { c := *w.Open; c.Version = 2; o(&c); return updateContinuation(ctx, tx, &c, 1) }
 	}
 	add := func(o func(*continuo.LedgerEntry)) func(tx store.Tx) error {
 		return func(tx store.Tx) error {

@@ -180,7 +180,7 @@ func fillSwarms(t testing.TB, s store.Store, fx *Fixture) {
 		next.Epoch, next.CarrierHash, next.CarrierSource, next.CarrierState = 2, "carrier-busy-2", continuo.CarrierFromMeta, continuo.CarrierLost
 		next.State, next.ContinuityState, next.CurrentTaskID = continuo.WorkerBusy, continuo.ContinuityReconcileRequired, held.ID
 		next.Checkpoint, next.CheckpointHash, next.CheckpointAt, next.Revision, next.UpdatedAt = `{"step":1}`, "cp-1", &at, 2, at
-		if err := tx.WorkerUpdate(ctx, &next, busy.Revision); err != nil {
+		if err := updateWorker(ctx, tx, &next, busy.Revision); err != nil {
 			return err
 		}
 		return tx.CarrierBind(ctx, continuo.Carrier{Hash: next.CarrierHash, WorkerID: busy.ID, SwarmID: closed.ID, Epoch: 2,

@@ -253,6 +253,6 @@ func testLedgerCountsTheWorker(t *testing.T, s store.Store) {
 	w = counted("after a count alone", 0)
 	next := *w
 	next.Revision, next.CountedTokens = w.Revision+1, 1<<40
-	MustWrite(t, s, func(tx store.Tx) error { return tx.WorkerUpdate(ctx, &next, w.Revision) })
+	MustWrite(t, s, func(tx store.Tx) error { return updateWorker(ctx, tx, &next, w.Revision) })
 	counted("after an update", 1<<40)
 }

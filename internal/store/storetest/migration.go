@@ -114,7 +114,7 @@ func CheckMigration0017(t *testing.T, s store.Store) {
 	gone := ms(9)
 	w.ContinuityState, w.BlockedReason = continuo.ContinuityCompactBlocked, continuo.BlockedCapsuleTooLarge
 	w.CarrierState, w.RetiredReason, w.RetiredAt, w.Revision = continuo.CarrierRetired, continuo.RetiredIdle, &gone, 2
-	MustWrite(t, s, func(tx store.Tx) error { return tx.WorkerUpdate(t.Context(), &w, 1) })
+	MustWrite(t, s, func(tx store.Tx) error { return updateWorker(t.Context(), tx, &w, 1) })
 	same(t, "the worker blocked and retired after 0017", mustWorker(t, s, "wkr_2"), w, normWorker)
 	// A worker of the old schema still refers to its swarm: one of an
 	// unknown swarm is refused.

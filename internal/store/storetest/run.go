@@ -218,7 +218,7 @@ func testRunRunningCheckUnique(t *testing.T, s store.Store) {
 	done := *first
 	runEnded(continuo.RunSucceeded)(&done)
 	done.Revision = 2
-	MustWrite(t, s, func(tx store.Tx) error { return tx.RunUpdate(ctx, &done, 1) })
+	MustWrite(t, s, func(tx store.Tx) error { return updateRun(ctx, tx, &done, 1) })
 	MustWrite(t, s, func(tx store.Tx) error { return tx.RunCreate(ctx, second) })
 	running := listRuns(t, s, store.RunListParams{Dir: "/src/a", Check: "test", Kind: continuo.RunValidation,
 		States: []continuo.RunState{continuo.RunRunning}})
@@ -240,8 +240,8 @@ func testRunRunningCheckUpdate(t *testing.T, s store.Store) {
 		next.Revision = 2
 		return &next
 	}
-	MustWrite(t, s, func(tx store.Tx) error { return tx.RunUpdate(ctx, start(a), 1) })
-	err := s.Write(ctx, func(tx store.Tx) error { return tx.RunUpdate(ctx, start(b), 1) })
+	MustWrite(t, s, func(tx store.Tx) error { return updateRun(ctx, tx, start(a), 1) })
+	err := s.Write(ctx, func(tx store.Tx) error { return updateRun(ctx, tx, start(b), 1) })
 	wantErr(t, err, store.ErrConflict, "RunUpdate making a second validation run of one check in one directory running")
 	same(t, "the run refused a start", mustRun(t, s, b.ID), *b, normRun)
 	same(t, "the running run", mustRun(t, s, a.ID), *start(a), normRun)
@@ -290,7 +290,7 @@ func testRunUpdate(t *testing.T, s store.Store) {
 	runRunning(&next)
 	next.Owner, next.LeaseUntil, next.Proc, next.CancelRequested = "host 1", Base.Add(time.Minute), "host 1 2", true
 	next.ExitCode, next.ErrorKind, next.Usage, next.Revision = &code, "exit", `{"n":1}`, 2
-	MustWrite(t, s, func(tx store.Tx) error { return tx.RunUpdate(ctx, &next, 1) })
+	MustWrite(t, s, func(tx store.Tx) error { return updateRun(ctx, tx, &next, 1) })
 	want := *r
 	want.State, want.Owner, want.LeaseUntil, want.Proc, want.CancelRequested = next.State, next.Owner, next.LeaseUntil, next.Proc, true
 	want.ExitCode, want.ErrorKind, want.Usage, want.Revision = next.ExitCode, next.ErrorKind, next.Usage, 2
@@ -301,11 +301,11 @@ func testRunUpdate(t *testing.T, s store.Store) {
 	back := want
 	back.Owner, back.LeaseUntil, back.Proc, back.ExitCode, back.ErrorKind, back.Usage = "", time.Time{}, "", nil, "", ""
 	back.EndedAt, back.Revision = nil, 3
-	MustWrite(t, s, func(tx store.Tx) error { return tx.RunUpdate(ctx, &back, 2) })
+	MustWrite(t, s, func(tx store.Tx) error { return updateRun(ctx, tx, &back, 2) })
 	same(t, "run after clearing its optional fields", mustRun(t, s, r.ID), back, normRun)
 
 	kept := back
-	if err := s.Write(ctx, func(tx store.Tx) error { return tx.RunUpdate(ctx, &kept, 3) }); err == nil {
+	if err := s.Write(ctx, func(tx store.Tx) error { return updateRun(ctx, tx, &kept, 3) }); err == nil {
 		t.Error("RunUpdate that keeps the revision succeeded")
 	}
 	if got := mustRun(t, s, r.ID); got.Revision != 3 {
@@ -322,11 +322,11 @@ func testRunUpdateStale(t *testing.T, s store.Store) {
 	first := *r
 	runRunning(&first)
 	first.Owner, first.Revision = "host 1", 2
-	MustWrite(t, s, func(tx store.Tx) error { return tx.RunUpdate(ctx, &first, 1) })
+	MustWrite(t, s, func(tx store.Tx) error { return updateRun(ctx, tx, &first, 1) })
 	late := *r
 	runEnded(continuo.RunCancelled)(&late)
 	late.Revision = 2
-	err := s.Write(ctx, func(tx store.Tx) error { return tx.RunUpdate(ctx, &late, 1) })
+	err := s.Write(ctx, func(tx store.Tx) error { return updateRun(ctx, tx, &late, 1) })
 	wantErr(t, err, store.ErrStale, "RunUpdate from revision 1 after revision 2")
 	same(t, "run after the stale update", mustRun(t, s, r.ID), first, normRun)
 }
@@ -336,7 +336,7 @@ func testRunUpdateUnknown(t *testing.T, s store.Store) {
 	f := Setup(t, s, "alpha")
 	r := NewRun(f.Group.ID, f.Project.ID, "/src/a", "test")
 	r.Revision = 2
-	err := s.Write(ctx, func(tx store.Tx) error { return tx.RunUpdate(ctx, r, 1) })
+	err := s.Write(ctx, func(tx store.Tx) error { return updateRun(ctx, tx, r, 1) })
 	wantErr(t, err, store.ErrNotFound, "RunUpdate of an unknown run")
 }
 
@@ -351,7 +351,7 @@ func testRunUpdateKeepsCancel(t *testing.T, s store.Store) {
 	next := read
 	runRunning(&next)
 	next.Revision = 2
-	MustWrite(t, s, func(tx store.Tx) error { return tx.RunUpdate(ctx, &next, 1) })
+	MustWrite(t, s, func(tx store.Tx) error { return updateRun(ctx, tx, &next, 1) })
 	if got := mustRun(t, s, r.ID); !got.CancelRequested || got.State != continuo.RunRunning {
 		t.Errorf("run after an update read before the cancel request: cancel %v, state %s; want true, running", got.CancelRequested, got.State)
 	}
@@ -525,7 +525,7 @@ func testRunReadRejectsWrites(t *testing.T, s store.Store) {
 			next := *r
 			next.Revision = 2
 			next.Owner = "x"
-			return tx.RunUpdate(ctx, &next, 1)
+			return updateRun(ctx, tx, &next, 1)
 		},
 		"RunRequestCancel": func(tx store.Tx) error { _, err := tx.RunRequestCancel(ctx, r.ID); return err },
 		"RunRenew":         func(tx store.Tx) error { _, err := tx.RunRenew(ctx, "me", Base.Add(time.Hour)); return err },

@@ -485,7 +485,7 @@ func testWorkerUpdate(t *testing.T, s store.Store) {
 	next.State, next.ContinuityState, next.CurrentTaskID = continuo.WorkerBusy, continuo.ContinuityCompactRequired, "tsk_x"
 	next.Checkpoint, next.CheckpointHash, next.CheckpointAt = `{"n":1}`, "h1", &at
 	next.LastSeenAt, next.Revision, next.UpdatedAt = at, 2, at
-	MustWrite(t, s, func(tx store.Tx) error { return tx.WorkerUpdate(ctx, &next, 1) })
+	MustWrite(t, s, func(tx store.Tx) error { return updateWorker(ctx, tx, &next, 1) })
 	want := next
 	want.SwarmID, want.PrincipalID, want.Label, want.JoinHash, want.CreatedAt = f.W1.SwarmID, f.W1.PrincipalID, f.W1.Label, f.W1.JoinHash, f.W1.CreatedAt
 	same(t, "worker after WorkerUpdate", mustWorker(t, s, f.W1.ID), want, normWorker)
@@ -494,19 +494,19 @@ func testWorkerUpdate(t *testing.T, s store.Store) {
 	back := want
 	back.State, back.CurrentTaskID, back.Checkpoint, back.CheckpointHash, back.CheckpointAt = continuo.WorkerIdle, "", "", "", nil
 	back.Revision = 3
-	MustWrite(t, s, func(tx store.Tx) error { return tx.WorkerUpdate(ctx, &back, 2) })
+	MustWrite(t, s, func(tx store.Tx) error { return updateWorker(ctx, tx, &back, 2) })
 	same(t, "worker after clearing its task and checkpoint", mustWorker(t, s, f.W1.ID), back, normWorker)
 
 	late := back
 	late.Epoch, late.Revision = 9, 3
-	wantErr(t, s.Write(ctx, func(tx store.Tx) error { return tx.WorkerUpdate(ctx, &late, 2) }), store.ErrStale, "WorkerUpdate from revision 2 at 3")
-	if err := s.Write(ctx, func(tx store.Tx) error { return tx.WorkerUpdate(ctx, &late, 3) }); err == nil {
+	wantErr(t, s.Write(ctx, func(tx store.Tx) error { return updateWorker(ctx, tx, &late, 2) }), store.ErrStale, "WorkerUpdate from revision 2 at 3")
+	if err := s.Write(ctx, func(tx store.Tx) error { return updateWorker(ctx, tx, &late, 3) }); err == nil {
 		t.Error("WorkerUpdate that keeps the revision succeeded")
 	}
 	same(t, "worker after the refused updates", mustWorker(t, s, f.W1.ID), back, normWorker)
 	unknown := NewSwarmWorker(f.Swarm.ID, "", "x")
 	unknown.Revision = 2
-	wantErr(t, s.Write(ctx, func(tx store.Tx) error { return tx.WorkerUpdate(ctx, unknown, 1) }), store.ErrNotFound, "WorkerUpdate of an unknown worker")
+	wantErr(t, s.Write(ctx, func(tx store.Tx) error { return updateWorker(ctx, tx, unknown, 1) }), store.ErrNotFound, "WorkerUpdate of an unknown worker")
 }
 
 // WorkerTouch moves last_seen_at and brings a lost carrier back to
@@ -532,7 +532,7 @@ func testWorkerTouch(t *testing.T, s store.Store) {
 	}
 	next := *lost
 	next.Epoch, next.Revision = 2, 5
-	MustWrite(t, s, func(tx store.Tx) error { return tx.WorkerUpdate(ctx, &next, 4) })
+	MustWrite(t, s, func(tx store.Tx) error { return updateWorker(ctx, tx, &next, 4) })
 	wantErr(t, s.Write(ctx, func(tx store.Tx) error { return tx.WorkerTouch(ctx, continuo.NewID(continuo.PrefixWorker, Base), at) }),
 		store.ErrNotFound, "WorkerTouch of an unknown worker")
 }

@@ -65,7 +65,7 @@ func testSwarmReadRejectsWrites(t *testing.T, s store.Store) {
 		"WorkerUpdate": func(tx store.Tx) error {
 			next := *w.W2
 			next.Epoch, next.Revision = 2, 2
-			return tx.WorkerUpdate(ctx, &next, 1)
+			return updateWorker(ctx, tx, &next, 1)
 		},
 		"WorkerTouch": func(tx store.Tx) error { return tx.WorkerTouch(ctx, w.W1.ID, at) },
 		"CarrierBind": func(tx store.Tx) error {
@@ -74,7 +74,7 @@ func testSwarmReadRejectsWrites(t *testing.T, s store.Store) {
 		},
 		"CarrierRetire": func(tx store.Tx) error { return tx.CarrierRetire(ctx, w.W1.CarrierHash, at) },
 		"TaskCreate":    func(tx store.Tx) error { return tx.TaskCreate(ctx, NewSwarmTask(w.Swarm.ID, "x")) },
-		"TaskUpdate":    func(tx store.Tx) error { return tx.TaskUpdate(ctx, taskFailed(*w.Queued), 1) },
+		"TaskUpdate":    func(tx store.Tx) error { return updateTask(ctx, tx, taskFailed(*w.Queued), 1) },
 		"TaskClaim":     func(tx store.Tx) error { _, err := tx.TaskClaim(ctx, w.Swarm.ID, w.W2.ID, at, false); return err },
 		"AttemptCreate": func(tx store.Tx) error {
 			a := NewSwarmAttempt(w.Held, "x")
@@ -85,7 +85,7 @@ func testSwarmReadRejectsWrites(t *testing.T, s store.Store) {
 		"AttemptUpdate": func(tx store.Tx) error {
 			next := *w.Attempt
 			attemptRunning(&next)
-			return tx.AttemptUpdate(ctx, &next, continuo.AttemptClaimed)
+			return updateAttempt(ctx, tx, &next, continuo.AttemptClaimed)
 		},
 	} {
 		if err := s.Read(ctx, fn); err == nil {
@@ -134,7 +134,7 @@ func testSwarmChecks(t *testing.T, s store.Store) {
 		return func(tx store.Tx) error { k := NewSwarmTask(w.Swarm.ID, "x"); o(k); return tx.TaskCreate(ctx, k) }
 	}
 	updateTask := func(o func(*continuo.Task)) func(tx store.Tx) error {
-		return func(tx store.Tx) error { k := *w.Queued; k.Revision = 2; o(&k); return tx.TaskUpdate(ctx, &k, 1) }
+		return func(tx store.Tx) error { k := *w.Queued; k.Revision = 2; o(&k); return updateTask(ctx, tx, &k, 1) }
 	}
 	// An attempt of the queued task, which has no active attempt that an
 	// active one would collide with.
@@ -222,7 +222,7 @@ func testSwarmChecks(t *testing.T, s store.Store) {
 		"UnknownAttemptStateUpdate": func(tx store.Tx) error {
 			a := *w.Attempt
 			a.State = "paused"
-			return tx.AttemptUpdate(ctx, &a, continuo.AttemptClaimed)
+			return updateAttempt(ctx, tx, &a, continuo.AttemptClaimed)
 		},
 	}
 	for name, fn := range bad {

@@ -64,7 +64,7 @@ func claim(t testing.TB, s store.Store, swarmID, workerID string, at time.Time, 
 			return err
 		}
 		if settle {
-			if err := tx.TaskUpdate(ctx, taskFailed(*k), k.Revision); err != nil {
+			if err := updateTask(ctx, tx, taskFailed(*k), k.Revision); err != nil {
 				return err
 			}
 		}
@@ -143,7 +143,7 @@ func testTaskUpdate(t *testing.T, s store.Store) {
 	next.WorkerID, next.State, next.Attempt = f.W1.ID, continuo.TaskClaimed, 2
 	next.Result, next.ResultHash, next.Reason, next.Detail = "done", "", continuo.ReasonReconciled, "owner's evidence"
 	next.Revision, next.UpdatedAt = 2, at
-	MustWrite(t, s, func(tx store.Tx) error { return tx.TaskUpdate(ctx, &next, 1) })
+	MustWrite(t, s, func(tx store.Tx) error { return updateTask(ctx, tx, &next, 1) })
 	want := next
 	want.SwarmID, want.TaskKey, want.RequestHash, want.Prompt, want.Payload = k.SwarmID, k.TaskKey, k.RequestHash, k.Prompt, k.Payload
 	want.PreferredWorkerID, want.CreatedAt = k.PreferredWorkerID, k.CreatedAt
@@ -152,19 +152,19 @@ func testTaskUpdate(t *testing.T, s store.Store) {
 	// Back to the queue (a lease ran out, never acked): no result, no end.
 	back := want
 	back.State, back.Result, back.ResultHash, back.Reason, back.Detail, back.EndedAt, back.Revision = continuo.TaskQueued, "", "", "", "", nil, 3
-	MustWrite(t, s, func(tx store.Tx) error { return tx.TaskUpdate(ctx, &back, 2) })
+	MustWrite(t, s, func(tx store.Tx) error { return updateTask(ctx, tx, &back, 2) })
 	same(t, "task after clearing its result", mustTask(t, s, k.ID), back, normTask)
 
 	late := back
 	late.State, late.WorkerID, late.Revision = continuo.TaskClaimed, f.W2.ID, 3
-	wantErr(t, s.Write(ctx, func(tx store.Tx) error { return tx.TaskUpdate(ctx, &late, 2) }), store.ErrStale, "TaskUpdate from revision 2 at 3")
-	if err := s.Write(ctx, func(tx store.Tx) error { return tx.TaskUpdate(ctx, &late, 3) }); err == nil {
+	wantErr(t, s.Write(ctx, func(tx store.Tx) error { return updateTask(ctx, tx, &late, 2) }), store.ErrStale, "TaskUpdate from revision 2 at 3")
+	if err := s.Write(ctx, func(tx store.Tx) error { return updateTask(ctx, tx, &late, 3) }); err == nil {
 		t.Error("TaskUpdate that keeps the revision succeeded")
 	}
 	same(t, "task after the refused updates", mustTask(t, s, k.ID), back, normTask)
 	unknown := NewSwarmTask(f.Swarm.ID, "x")
 	unknown.Revision = 2
-	wantErr(t, s.Write(ctx, func(tx store.Tx) error { return tx.TaskUpdate(ctx, unknown, 1) }), store.ErrNotFound, "TaskUpdate of an unknown task")
+	wantErr(t, s.Write(ctx, func(tx store.Tx) error { return updateTask(ctx, tx, unknown, 1) }), store.ErrNotFound, "TaskUpdate of an unknown task")
 }
 
 // A claim with ack takes the task straight to running in its one
@@ -240,14 +240,14 @@ func testTaskOneActivePerWorker(t *testing.T, s store.Store) {
 	wantErr(t, err, store.ErrNotFound, "TaskGet of the refused task")
 	take := *queued
 	take.WorkerID, take.State, take.Attempt, take.Revision = f.W1.ID, continuo.TaskClaimed, 1, 2
-	wantErr(t, s.Write(ctx, func(tx store.Tx) error { return tx.TaskUpdate(ctx, &take, 1) }), store.ErrConflict,
+	wantErr(t, s.Write(ctx, func(tx store.Tx) error { return updateTask(ctx, tx, &take, 1) }), store.ErrConflict,
 		"TaskUpdate making a second task of one worker active")
 	_, err = claim(t, s, f.Swarm.ID, f.W1.ID, Base, false)
 	wantErr(t, err, store.ErrConflict, "TaskClaim by a worker that holds a task")
 	same(t, "the queued task after the refused takes", mustTask(t, s, queued.ID), *queued, normTask)
 
-	MustWrite(t, s, func(tx store.Tx) error { return tx.TaskUpdate(ctx, taskFailed(*held), held.Revision) })
-	MustWrite(t, s, func(tx store.Tx) error { return tx.TaskUpdate(ctx, &take, 1) })
+	MustWrite(t, s, func(tx store.Tx) error { return updateTask(ctx, tx, taskFailed(*held), held.Revision) })
+	MustWrite(t, s, func(tx store.Tx) error { return updateTask(ctx, tx, &take, 1) })
 	same(t, "the task taken after the first settled", mustTask(t, s, queued.ID), take, normTask)
 }
 
