@@ -11,8 +11,12 @@
 package stores
 
 import (
+	"context"
+	"errors"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/continuo-dev/continuo/internal/store"
@@ -49,13 +53,61 @@ func Open(t testing.TB) store.Store {
 	case "postgres":
 		s, err = postgres.Open(t.Context(), pgtest.Schema(t), nil)
 	default:
-		s, err = sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "c.db"), nil)
+		s, err = sqlite.Open(t.Context(), SQLiteFile(t), nil)
 	}
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(func() { s.Close() })
 	return storetest.Rerun(s)
+}
+
+// SQLiteFile returns the path of a fresh, migrated SQLite database of its
+// own in t's temporary directory: a copy of one database migrated once per
+// test binary. Migrating costs a second or more under -race (every
+// migration through modernc.org/sqlite, instrumented), and the tests open
+// thousands of stores; a copy of the migrated file is the same database
+// byte for byte. sqlite.Open on it applies nothing and checks what it
+// always checks (the pragmas, the schema version).
+func SQLiteFile(t testing.TB) string {
+	t.Helper()
+	migrated.once.Do(func() { migrated.bytes, migrated.err = migrateOnce() })
+	if migrated.err != nil {
+		t.Fatalf("stores: migrate the template database: %v", migrated.err)
+	}
+	path := filepath.Join(t.TempDir(), "c.db")
+	if err := os.WriteFile(path, migrated.bytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// migrated is the template of SQLiteFile: the bytes of a freshly migrated
+// database, its write-ahead log checkpointed into it by Close.
+var migrated struct {
+	once  sync.Once
+	bytes []byte
+	err   error
+}
+
+func migrateOnce() ([]byte, error) {
+	dir, err := os.MkdirTemp("", "continuo-template-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "c.db")
+	db, err := sqlite.Open(context.Background(), path, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Close(); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(path + "-wal"); err == nil {
+		return nil, errors.New("the write-ahead log outlived Close: the file alone is not the database")
+	}
+	return os.ReadFile(path)
 }
 
 // Engine names the engine of the Each subtest t runs in.
