@@ -12,7 +12,10 @@ package stores
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,7 +54,7 @@ func Open(t testing.TB) store.Store {
 	var err error
 	switch engine(t) {
 	case "postgres":
-		s, err = postgres.Open(t.Context(), pgtest.Schema(t), nil)
+		s, err = postgres.Open(t.Context(), PostgresURL(t), nil)
 	default:
 		s, err = sqlite.Open(t.Context(), SQLiteFile(t), nil)
 	}
@@ -108,6 +111,42 @@ func migrateOnce() ([]byte, error) {
 		return nil, errors.New("the write-ahead log outlived Close: the file alone is not the database")
 	}
 	return os.ReadFile(path)
+}
+
+// PostgresURL returns the URL of a fresh, migrated PostgreSQL database of
+// its own, dropped when t ends: a copy (pgtest.Copy) of a database
+// migrated once per schema, named after a hash of the migrations.
+// postgres.Open on it applies nothing and checks the schema version.
+func PostgresURL(t testing.TB) string {
+	t.Helper()
+	pgMigrated.once.Do(func() {
+		ms, err := postgres.Migrations()
+		if err != nil {
+			t.Fatalf("stores: %v", err)
+		}
+		h := sha256.New()
+		for _, m := range ms {
+			fmt.Fprintf(h, "%d %s %d\n%s\n", m.Version, m.Name, len(m.SQL), m.SQL)
+		}
+		pgMigrated.name = pgtest.Template(t, hex.EncodeToString(h.Sum(nil)[:8]), func(ctx context.Context, url string) error {
+			db, err := postgres.Open(ctx, url, nil)
+			if err != nil {
+				return err
+			}
+			return db.Close()
+		})
+	})
+	if pgMigrated.name == "" {
+		t.Fatal("stores: no migrated PostgreSQL template (an earlier test failed to make it)")
+	}
+	return pgtest.Copy(t, pgMigrated.name)
+}
+
+// pgMigrated is the template of PostgresURL, made by the first test that
+// needs it.
+var pgMigrated struct {
+	once sync.Once
+	name string
 }
 
 // Engine names the engine of the Each subtest t runs in.
