@@ -8,8 +8,8 @@ import (
 	"github.com/continuo-dev/continuo/internal/store"
 	"github.com/continuo-dev/continuo/internal/store/pgtest"
 	"github.com/continuo-dev/continuo/internal/store/postgres"
-	"github.com/continuo-dev/continuo/internal/store/storetest"
 	"github.com/continuo-dev/continuo/internal/store/stores"
+	"github.com/continuo-dev/continuo/internal/store/storetest"
 	"github.com/jackc/pgx/v5"
 )
 

@@ -17,8 +17,8 @@ import (
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/store"
 	"github.com/continuo-dev/continuo/internal/store/sqlite"
-	"github.com/continuo-dev/continuo/internal/store/storetest"
 	"github.com/continuo-dev/continuo/internal/store/stores"
+	"github.com/continuo-dev/continuo/internal/store/storetest"
 )
 
 // waitLimit bounds waits for goroutines so that a hang fails with a message.
