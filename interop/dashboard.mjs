@@ -212,28 +212,31 @@ async function signIn(context, secret) {
 // the stranger: another group), a browser signed in as the admin opens
 // every action's page, then signs in as who; each tab then submits its
 // form (fill fills it), and must be shown the service's refusal, its code
-// and all. Nothing is written (the test reads the brief after).
+// and all. Nothing is written (the test reads the brief after). The two
+// browsers, and their tabs, go at once: no refusal depends on another.
 async function refusals(actions) {
   const want = { reader: "forbidden", stranger: "not_found" };
-  for (const who of Object.keys(want)) {
+  await Promise.all(Object.keys(want).map(async (who) => {
     const ctx = await browser.newContext({ viewport: { width: 1200, height: 900 } });
-    await signIn(ctx, plan.secret);
-    const tabs = [];
-    for (const [path, fill] of actions) {
-      const p = await ctx.newPage();
-      watch(p);
-      await p.goto(at(path));
-      tabs.push([p, path, fill]);
+    try {
+      await signIn(ctx, plan.secret);
+      const tabs = await Promise.all(actions.map(async ([path, fill]) => {
+        const p = await ctx.newPage();
+        watch(p);
+        await p.goto(at(path));
+        return [p, path, fill];
+      }));
+      await signIn(ctx, plan[who]);
+      await Promise.all(tabs.map(async ([p, path, fill]) => {
+        await fill(p);
+        await p.waitForLoadState("load");
+        const code = (await p.locator(".notice.error code").innerText().catch(() => "")).trim();
+        assert(code === want[who], `${who} on ${path}: the page says ${oneLine(await p.locator("main").innerText())}`);
+      }));
+    } finally {
+      await ctx.close();
     }
-    await signIn(ctx, plan[who]);
-    for (const [p, path, fill] of tabs) {
-      await fill(p);
-      await p.waitForLoadState("load");
-      const code = (await p.locator(".notice.error code").innerText().catch(() => "")).trim();
-      assert(code === want[who], `${who} on ${path}: the page says ${oneLine(await p.locator("main").innerText())}`);
-    }
-    await ctx.close();
-  }
+  }));
 }
 
 // posted waits for the redirect back to path, reloads (a form posted
@@ -360,45 +363,72 @@ await step("close a swarm: refused while a task is cancel_requested, then settle
 
 // ---- every page, on a desktop and on a phone: none scrolls sideways
 // (a wide table scrolls in its own box, or wraps), each is photographed.
+// The pages load in TABS tabs at once (the server and the browser each
+// work while the other waits); every page that fails is named.
 const VIEWPORTS = [["desktop", { width: 1280, height: 800 }, {}], ["phone", { width: 390, height: 844 }, { isMobile: true, hasTouch: true }]];
+const TABS = 6;
 const fillIn = (path) => path.replace(/\{(\w+)\}/g, (_, k) => ({ task: plan.doubtTask, run: plan.run }[k] ?? plan[k]));
+
+// fits opens path in a new tab of context and checks that it does not
+// scroll sideways on the viewport name (nor, on a desktop, any table in
+// its own box), that it rendered, and photographs it.
+async function fits(context, name, i, entry) {
+  const out = entry.startsWith("signed out ");
+  const path = fillIn(out ? entry.slice("signed out ".length) : entry);
+  const p = await context.newPage();
+  try {
+    watch(p);
+    await p.goto(at(path));
+    assert(new URL(p.url()).pathname === path.split("?")[0], `${path} went to ${p.url()}`);
+    const wide = await p.evaluate(() => ({
+      width: document.documentElement.scrollWidth, view: window.innerWidth,
+      // what sticks out, to say where to look
+      over: [...document.querySelectorAll("body *")].filter((e) => {
+        if (e.getBoundingClientRect().right <= window.innerWidth + 1) return false;
+        for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {
+          if (getComputedStyle(a).overflowX !== "visible") return false; // scrolls in its own box
+        }
+        return true;
+      }).slice(0, 4).map((e) => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + (e.className && typeof e.className === "string" ? "." + e.className.trim().replace(/\s+/g, ".") : "")),
+      // on a desktop, no table may need a scroll bar of its own
+      boxed: [...document.querySelectorAll(".table-wrap")]
+        .filter((e) => e.scrollWidth > e.clientWidth + 1)
+        .map((e) => `${e.querySelector("table")?.className} (${e.scrollWidth} px in ${e.clientWidth})`),
+    }));
+    assert(wide.width <= wide.view, `${path} scrolls sideways on a ${name}: ${wide.width} px wide in ${wide.view} px (${wide.over.join(", ")})`);
+    if (name === "desktop") {
+      assert(wide.boxed.length === 0, `${path} on a ${name}: a table scrolls sideways: ${wide.boxed.join(", ")}`);
+    }
+    const shot = `p${String(i).padStart(2, "0")}-${name}-${path.replace(/[^a-z0-9]+/gi, "_").replace(/^_|_$/g, "") || "home"}${out ? "-signed-out" : ""}.png`;
+    try {
+      await rendered(shot, p, false); // the screen's worth: the page's width is what is checked
+    } catch (e) {
+      throw new Error(`${path} on a ${name}: ${e.message}`);
+    }
+  } finally {
+    await p.close();
+  }
+}
+
 await step("every page fits a desktop and a phone", async () => {
   const state = await page.context().storageState(); // signed in as in the desktop window
+  const contexts = [];
+  const jobs = [];
   for (const [name, viewport, extra] of VIEWPORTS) {
     const signedIn = await browser.newContext({ viewport, deviceScaleFactor: 1, storageState: state, ...extra });
     const signedOut = await browser.newContext({ viewport, deviceScaleFactor: 1, ...extra });
+    contexts.push(signedIn, signedOut);
     for (const [i, entry] of plan.pages.entries()) {
-      const out = entry.startsWith("signed out ");
-      const path = fillIn(out ? entry.slice("signed out ".length) : entry);
-      const p = await (out ? signedOut : signedIn).newPage();
-      watch(p);
-      await p.goto(at(path));
-      assert(new URL(p.url()).pathname === path.split("?")[0], `${path} went to ${p.url()}`);
-      const wide = await p.evaluate(() => ({
-        width: document.documentElement.scrollWidth, view: window.innerWidth,
-        // what sticks out, to say where to look
-        over: [...document.querySelectorAll("body *")].filter((e) => {
-          if (e.getBoundingClientRect().right <= window.innerWidth + 1) return false;
-          for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {
-            if (getComputedStyle(a).overflowX !== "visible") return false; // scrolls in its own box
-          }
-          return true;
-        }).slice(0, 4).map((e) => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + (e.className && typeof e.className === "string" ? "." + e.className.trim().replace(/\s+/g, ".") : "")),
-      }));
-      assert(wide.width <= wide.view, `${path} scrolls sideways on a ${name}: ${wide.width} px wide in ${wide.view} px (${wide.over.join(", ")})`);
-      if (name === "desktop") { // and on a desktop, no table needs a scroll bar of its own
-        const boxed = await p.evaluate(() => [...document.querySelectorAll(".table-wrap")]
-          .filter((e) => e.scrollWidth > e.clientWidth + 1)
-          .map((e) => `${e.querySelector("table")?.className} (${e.scrollWidth} px in ${e.clientWidth})`));
-        assert(boxed.length === 0, `${path} on a ${name}: a table scrolls sideways: ${boxed.join(", ")}`);
-      }
-      const shot = `p${String(i).padStart(2, "0")}-${name}-${path.replace(/[^a-z0-9]+/gi, "_").replace(/^_|_$/g, "") || "home"}${out ? "-signed-out" : ""}.png`;
-      await rendered(shot, p, false); // the screen's worth: the page's width is what is checked
-      await p.close();
+      jobs.push(() => fits(entry.startsWith("signed out ") ? signedOut : signedIn, name, i, entry));
     }
-    await signedIn.close();
-    await signedOut.close();
   }
+  const failures = [];
+  const tab = async () => {
+    for (let job; (job = jobs.shift());) await job().catch((e) => failures.push(e?.message ?? String(e)));
+  };
+  await Promise.all(Array.from({ length: TABS }, tab));
+  for (const c of contexts) await c.close();
+  assert(failures.length === 0, failures.join(" | "));
 });
 
 anyway(); // checked even after a failure

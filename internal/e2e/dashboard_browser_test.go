@@ -177,7 +177,10 @@ timeout_secs = %d
 		t.Fatalf("%d screenshots, want %d: %v", len(shotFiles), want, shotFiles)
 	}
 	for _, f := range shotFiles {
-		t.Run(filepath.Base(f), func(t *testing.T) { checkScreenshot(t, f) })
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			t.Parallel() // decoding a PNG is slow under -race
+			checkScreenshot(t, f)
+		})
 	}
 	st := must(t, admin, "chat_swarm_status", map[string]any{"swarm_id": swarmID, "task_id": taskID})
 	if task := st["task"].(map[string]any); task["state"] != "queued" {

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"image"
 	"image/png"
 	"math"
 	"net/http"
@@ -113,17 +114,7 @@ func checkScreenshot(t *testing.T, path string) {
 	if b.Dx() < 300 || b.Dy() < 300 {
 		t.Fatalf("screenshot is %d×%d", b.Dx(), b.Dy())
 	}
-	colours := map[[3]uint32]int{}
-	var sum, sumSq float64
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			r, g, bl, _ := img.At(x, y).RGBA()
-			colours[[3]uint32{r >> 8, g >> 8, bl >> 8}]++
-			l := 0.299*float64(r>>8) + 0.587*float64(g>>8) + 0.114*float64(bl>>8)
-			sum += l
-			sumSq += l * l
-		}
-	}
+	colours, sum, sumSq := pixelStats(img)
 	n := float64(b.Dx() * b.Dy())
 	mean := sum / n
 	stddev := math.Sqrt(sumSq/n - mean*mean)
@@ -136,4 +127,61 @@ func checkScreenshot(t *testing.T, path string) {
 	if len(colours) < 32 || stddev < 8 || ink < 0.01 {
 		t.Errorf("the screenshot looks blank: %d colours, brightness deviation %.1f, %.2f%% not background", len(colours), stddev, 100*ink)
 	}
+}
+
+// pixelStats returns how many pixels img has of each colour (0xRRGGBB,
+// 8 bits each, as img.At(x, y).RGBA() gives them: alpha premultiplied),
+// and the sum and the sum of squares of their luminance. It reads the
+// pixels of the formats PNG decodes a screenshot into straight from
+// memory, and counts a run of one colour at once: img.At allocates a
+// colour per pixel and a map update per pixel adds up, seconds per
+// screenshot under -race.
+func pixelStats(img image.Image) (colours map[uint32]int, sum, sumSq float64) {
+	colours = map[uint32]int{}
+	var run int     // pixels of colour c not counted yet
+	var c uint32    // the colour of the run
+	add := func() { // count the run
+		if run == 0 {
+			return
+		}
+		colours[c] += run
+		r, g, b := float64(c>>16), float64(c>>8&0xff), float64(c&0xff)
+		l := 0.299*r + 0.587*g + 0.114*b
+		sum += l * float64(run)
+		sumSq += l * l * float64(run)
+		run = 0
+	}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		var row []uint8 // RGBA bytes of opaque pixels, or nil to use At
+		switch m := img.(type) {
+		case *image.RGBA:
+			row = m.Pix[m.PixOffset(b.Min.X, y):m.PixOffset(b.Max.X, y)]
+		case *image.NRGBA:
+			row = m.Pix[m.PixOffset(b.Min.X, y):m.PixOffset(b.Max.X, y)]
+			for i := 3; i < len(row); i += 4 {
+				if row[i] != 0xff { // not opaque: At premultiplies
+					row = nil
+					break
+				}
+			}
+		}
+		for x := b.Min.X; x < b.Max.X; x++ {
+			var p uint32
+			if row != nil {
+				i := 4 * (x - b.Min.X)
+				p = uint32(row[i])<<16 | uint32(row[i+1])<<8 | uint32(row[i+2])
+			} else {
+				r, g, bl, _ := img.At(x, y).RGBA()
+				p = r>>8<<16 | g>>8<<8 | bl>>8
+			}
+			if p != c {
+				add()
+				c = p
+			}
+			run++
+		}
+	}
+	add()
+	return colours, sum, sumSq
 }

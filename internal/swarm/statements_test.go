@@ -11,6 +11,7 @@ import (
 	"github.com/continuo-dev/continuo"
 	"github.com/continuo-dev/continuo/internal/store/pgtest"
 	"github.com/continuo-dev/continuo/internal/store/postgres"
+	"github.com/continuo-dev/continuo/internal/store/stores"
 	"github.com/continuo-dev/continuo/internal/store/storetest"
 	"github.com/continuo-dev/continuo/internal/swarm"
 	"github.com/jackc/pgx/v5"
@@ -65,7 +66,7 @@ func TestStatementsPerTask(t *testing.T) {
 	pgtest.BaseURL(t)
 	ctx := t.Context()
 	ctr := &counter{}
-	s, err := postgres.Open(ctx, pgtest.Schema(t), &postgres.Options{Tracer: ctr})
+	s, err := postgres.Open(ctx, stores.PostgresURL(t), &postgres.Options{Tracer: ctr})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,54 +74,64 @@ func pages(t *testing.T, ws *WorkingSnapshot) []*WorkingSet {
 // first page covers every entry of the working set exactly once, in order;
 // every page, as the tool returns it, is at most MaxWorkingSetPage (32 KiB) of valid JSON;
 // two reads of one snapshot give the same bytes; each section's total
-// counts its items over every page.
+// counts its items over every page. The cases are drawn in order (the
+// same 24 every run) and checked in parallel: each pages through
+// megabytes of redacted text, minutes in all under -race.
 func TestWorkingSetPaging(t *testing.T) {
 	r := rand.New(rand.NewSource(11))
 	for i := range 24 {
 		ws := randomWorkingSnapshot(r, 1+i%4*16)
-		entries, _ := workingEntries(ws)
-		ps := pages(t, ws)
-		var all WorkingSet
-		for j, p := range ps {
-			raw, err := json.Marshal(map[string]any{"working_set": p})
-			if err != nil || len(raw) > MaxWorkingSetPage || !utf8.Valid(raw) {
-				t.Fatalf("case %d page %d: %d bytes (%v)", i, j+1, len(raw), err)
-			}
-			if p.Page != j+1 || p.Totals.Pages != len(ps) {
-				t.Fatalf("case %d page %d says page %d of %d (of %d)", i, j+1, p.Page, p.Totals.Pages, len(ps))
-			}
-			if again, _ := workingSetPage(ws, cursorOf(t, ps, j)); !equalJSON(again, p) {
-				t.Fatalf("case %d page %d differs when read again", i, j+1)
-			}
-			all.Constraints = append(all.Constraints, p.Constraints...)
-			all.Decisions = append(all.Decisions, p.Decisions...)
-			all.Answered = append(all.Answered, p.Answered...)
-			all.Todos = append(all.Todos, p.Todos...)
-			all.ChangedFiles = append(all.ChangedFiles, p.ChangedFiles...)
+		t.Run(fmt.Sprint("case ", i), func(t *testing.T) {
+			t.Parallel()
+			checkPaging(t, i, ws)
+		})
+	}
+}
+
+// checkPaging checks case i of TestWorkingSetPaging, the working set ws.
+func checkPaging(t *testing.T, i int, ws *WorkingSnapshot) {
+	entries, _ := workingEntries(ws)
+	ps := pages(t, ws)
+	var all WorkingSet
+	for j, p := range ps {
+		raw, err := json.Marshal(map[string]any{"working_set": p})
+		if err != nil || len(raw) > MaxWorkingSetPage || !utf8.Valid(raw) {
+			t.Fatalf("case %d page %d: %d bytes (%v)", i, j+1, len(raw), err)
 		}
-		tot := ps[0].Totals
-		if len(all.Constraints) != tot.Constraints || len(all.Decisions) != tot.Decisions || len(all.Answered) != tot.Answered ||
-			len(all.Todos) != tot.Todos || len(all.ChangedFiles) != tot.ChangedFiles {
-			t.Fatalf("case %d: totals %+v, pages hold %d constraints, %d decisions, %d answered, %d todos, %d files", i, tot,
-				len(all.Constraints), len(all.Decisions), len(all.Answered), len(all.Todos), len(all.ChangedFiles))
+		if p.Page != j+1 || p.Totals.Pages != len(ps) {
+			t.Fatalf("case %d page %d says page %d of %d (of %d)", i, j+1, p.Page, p.Totals.Pages, len(ps))
 		}
-		if tot.Decisions != len(ws.Decisions) || tot.Todos != len(ws.Todos) || tot.Constraints != len(ws.Guidance) {
-			t.Fatalf("case %d: totals %+v for %d decisions, %d todos, %d constraints", i, tot, len(ws.Decisions), len(ws.Todos), len(ws.Guidance))
+		if again, _ := workingSetPage(ws, cursorOf(t, ps, j)); !equalJSON(again, p) {
+			t.Fatalf("case %d page %d differs when read again", i, j+1)
 		}
-		order := OrderDecisions(ws.Decisions, Citations(ws.State, map[continuo.Kind][]continuo.Message{
-			continuo.KindTodo: ws.Todos, continuo.KindQuestion: ws.Questions}, ws.Goals))
-		for j, d := range all.Decisions {
-			if d.MessageID != order[j].ID {
-				t.Fatalf("case %d: decision %d is %s, want %s", i, j, d.MessageID, order[j].ID)
-			}
+		all.Constraints = append(all.Constraints, p.Constraints...)
+		all.Decisions = append(all.Decisions, p.Decisions...)
+		all.Answered = append(all.Answered, p.Answered...)
+		all.Todos = append(all.Todos, p.Todos...)
+		all.ChangedFiles = append(all.ChangedFiles, p.ChangedFiles...)
+	}
+	tot := ps[0].Totals
+	if len(all.Constraints) != tot.Constraints || len(all.Decisions) != tot.Decisions || len(all.Answered) != tot.Answered ||
+		len(all.Todos) != tot.Todos || len(all.ChangedFiles) != tot.ChangedFiles {
+		t.Fatalf("case %d: totals %+v, pages hold %d constraints, %d decisions, %d answered, %d todos, %d files", i, tot,
+			len(all.Constraints), len(all.Decisions), len(all.Answered), len(all.Todos), len(all.ChangedFiles))
+	}
+	if tot.Decisions != len(ws.Decisions) || tot.Todos != len(ws.Todos) || tot.Constraints != len(ws.Guidance) {
+		t.Fatalf("case %d: totals %+v for %d decisions, %d todos, %d constraints", i, tot, len(ws.Decisions), len(ws.Todos), len(ws.Guidance))
+	}
+	order := OrderDecisions(ws.Decisions, Citations(ws.State, map[continuo.Kind][]continuo.Message{
+		continuo.KindTodo: ws.Todos, continuo.KindQuestion: ws.Questions}, ws.Goals))
+	for j, d := range all.Decisions {
+		if d.MessageID != order[j].ID {
+			t.Fatalf("case %d: decision %d is %s, want %s", i, j, d.MessageID, order[j].ID)
 		}
-		n := 0
-		for _, p := range ps {
-			n += countEntries(p)
-		}
-		if n != len(entries) {
-			t.Fatalf("case %d: the pages hold %d entries of %d", i, n, len(entries))
-		}
+	}
+	n := 0
+	for _, p := range ps {
+		n += countEntries(p)
+	}
+	if n != len(entries) {
+		t.Fatalf("case %d: the pages hold %d entries of %d", i, n, len(entries))
 	}
 }
 

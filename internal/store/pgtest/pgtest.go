@@ -5,7 +5,7 @@
 // it the tests that need PostgreSQL are skipped, except under CI=true, where
 // they fail, so that CI cannot pass without having run them.
 //
-// There are two helpers, both safe to call from parallel tests, and both
+// There are three helpers, all safe to call from parallel tests, and all
 // removing what they made when the test ends (t.Cleanup):
 //
 //   - [Database] creates a whole new database (CREATE DATABASE ... TEMPLATE
@@ -27,6 +27,11 @@
 //     objects in the schema: advisory locks, LISTEN channels and
 //     database-level settings are shared with every other test using the
 //     same base database.
+//
+//   - [Copy] creates a whole new database as a copy of a template made by
+//     [Template] (once per key, kept on the server for later runs): a
+//     migrated database in tens of milliseconds where migrating it takes a
+//     second under -race.
 package pgtest
 
 import (
@@ -82,6 +87,73 @@ func Database(t testing.TB) string {
 		t.Fatalf("pgtest: %s: %v", EnvURL, err)
 	}
 	return u
+}
+
+// Copy creates a database with a unique name as a copy of template (CREATE
+// DATABASE ... TEMPLATE, a file copy on the server: tens of milliseconds),
+// drops it when the test ends, and returns its URL, as [Database] does.
+// Make template with [Template].
+func Copy(t testing.TB, template string) string {
+	t.Helper()
+	base := BaseURL(t)
+	name := uniqueName(t)
+	ident := pgx.Identifier{name}.Sanitize()
+	admin(t, base, "CREATE DATABASE "+ident+" TEMPLATE "+pgx.Identifier{template}.Sanitize())
+	t.Cleanup(func() { admin(t, base, "DROP DATABASE IF EXISTS "+ident+" WITH (FORCE)") })
+	u, err := withParam(base, "dbname", name)
+	if err != nil {
+		t.Fatalf("pgtest: %s: %v", EnvURL, err)
+	}
+	return u
+}
+
+// Template returns the name of a database for [Copy] on the server of
+// [BaseURL]: prefix, "template_" and key, made by build (given its URL)
+// unless it exists. It is kept for later test binaries, so key must name
+// what build puts in it (a hash of it), so that a change makes another.
+// Processes making one at once take turns (an advisory lock); it gets its
+// name only once build has returned, so a build cut short is never copied.
+func Template(t testing.TB, key string, build func(ctx context.Context, url string) error) string {
+	t.Helper()
+	base := BaseURL(t)
+	name := prefix + "template_" + key
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatalf("pgtest: connect to %s: %v", EnvURL, err)
+	}
+	defer conn.Close(context.Background())
+	// A session lock: released when conn closes, however this ends.
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock(hashtext($1))", name); err != nil {
+		t.Fatalf("pgtest: lock %s: %v", name, err)
+	}
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	if exists {
+		return name
+	}
+	wip := pgx.Identifier{name + "_wip"}.Sanitize()
+	for _, q := range []string{"DROP DATABASE IF EXISTS " + wip + " WITH (FORCE)", "CREATE DATABASE " + wip + " TEMPLATE template0"} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("pgtest: %s: %v", q, err)
+		}
+	}
+	u, err := withParam(base, "dbname", name+"_wip")
+	if err != nil {
+		t.Fatalf("pgtest: %s: %v", EnvURL, err)
+	}
+	if err := build(ctx, u); err != nil {
+		t.Fatalf("pgtest: build the template %s: %v", name, err)
+	}
+	// No connection of build's may be left (the server waits a few seconds
+	// for them to end), as a copy will need.
+	if _, err := conn.Exec(ctx, "ALTER DATABASE "+wip+" RENAME TO "+pgx.Identifier{name}.Sanitize()); err != nil {
+		t.Fatalf("pgtest: publish the template %s: %v", name, err)
+	}
+	return name
 }
 
 // Schema creates a uniquely named, empty schema in the database of [BaseURL],

@@ -326,3 +326,67 @@ func BenchmarkSchema(b *testing.B) {
 		pgtest.Schema(b)
 	}
 }
+
+// TestTemplateCopy: Template builds a database once per key (a second call
+// finds it), under its name only once the build has returned; each Copy
+// of it holds what the build made, and is a database of its own.
+func TestTemplateCopy(t *testing.T) {
+	base := pgtest.BaseURL(t)
+	key := fmt.Sprintf("test_%d", time.Now().UnixNano()) // made by this test alone
+	builds := 0
+	build := func(ctx context.Context, url string) error {
+		builds++
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			return err
+		}
+		defer conn.Close(context.Background())
+		// Under construction, the template is not under its name.
+		var named bool
+		if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", "continuo_t_template_"+key).Scan(&named); err != nil || named {
+			return fmt.Errorf("the template is named before its build ends (%v)", err)
+		}
+		_, err = conn.Exec(ctx, "CREATE TABLE made (v int); INSERT INTO made VALUES (7)")
+		return err
+	}
+	name := pgtest.Template(t, key, build)
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(context.Background(), base)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer conn.Close(context.Background())
+		if _, err := conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+			t.Error(err)
+		}
+	})
+	if again := pgtest.Template(t, key, build); again != name || builds != 1 {
+		t.Fatalf("Template again: %q (first %q), %d builds", again, name, builds)
+	}
+	urls := []string{pgtest.Copy(t, name), pgtest.Copy(t, name)}
+	for i, u := range urls {
+		conn, err := pgx.Connect(t.Context(), u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v int
+		var db string
+		if err := conn.QueryRow(t.Context(), "SELECT v, current_database() FROM made").Scan(&v, &db); err != nil || v != 7 || db == name {
+			t.Errorf("copy %d: %d in %s, %v", i, v, db, err)
+		}
+		if _, err := conn.Exec(t.Context(), "INSERT INTO made VALUES ($1)", i); err != nil {
+			t.Error(err)
+		}
+		conn.Close(context.Background())
+	}
+	conn, err := pgx.Connect(t.Context(), urls[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var n int
+	if err := conn.QueryRow(t.Context(), "SELECT count(*) FROM made").Scan(&n); err != nil || n != 2 {
+		t.Errorf("the second copy holds %d rows (the first copy's insert went elsewhere: want 2), %v", n, err)
+	}
+}
