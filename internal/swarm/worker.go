@@ -703,6 +703,11 @@ func (s *Service) submitNext(ctx context.Context, c *continuo.Caller, car Carrie
 		if err != nil || doubted != nil {
 			return err
 		}
+		if (*r).Replayed {
+			// A replay wrote nothing: the worker's row is neither locked
+			// nor known fresh, so the claim locks and reads it itself.
+			b = nil
+		}
 		nextErr, err = tx.Part(ctx, func() error {
 			var err error
 			if d, err = s.claimIn(ctx, tx, c, car, ref, next.Ack, b); err == nil && between != nil {
