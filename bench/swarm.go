@@ -36,6 +36,7 @@ type swarmEnv struct {
 	ownerURL   string
 	workerURLs []string // workers are spread over these, round robin
 	token      string
+	pids       []int // server processes whose CPU is counted per task (SQLite only)
 }
 
 // rawBase is the same run's raw commit baseline.
@@ -48,7 +49,9 @@ type rawBase struct {
 type loopRun struct {
 	tasks   int
 	elapsed time.Duration
-	meter   callMeter // owners and workers together
+	meter   callMeter     // owners and workers together
+	srvCPU  time.Duration // CPU of the servers of swarmEnv.pids
+	selfCPU time.Duration // CPU of this process (the clients)
 }
 
 func (l loopRun) perSec() float64 { return float64(l.tasks) / l.elapsed.Seconds() }
@@ -139,13 +142,14 @@ func (f *swarmFixture) metered(fn func() error) (callMeter, error) {
 }
 
 // swarmLoops runs tasks through f's swarm in both loops, alternated.
-func swarmLoops(ctx context.Context, f *swarmFixture, tasks int) (short, old loopRun, err error) {
+func swarmLoops(ctx context.Context, f *swarmFixture, tasks int, pids []int) (short, old loopRun, err error) {
 	half := tasks / 2
 	for _, fn := range []struct {
 		into *loopRun
 		run  func(context.Context, *swarmFixture, int) (time.Duration, error)
 	}{{&short, shortLoop}, {&old, oldLoop}, {&old, oldLoop}, {&short, shortLoop}} {
 		var d time.Duration
+		srv0, self0 := serversCPU(pids), selfCPU()
 		m, err := f.metered(func() error {
 			var err error
 			d, err = fn.run(ctx, f, half)
@@ -154,6 +158,8 @@ func swarmLoops(ctx context.Context, f *swarmFixture, tasks int) (short, old loo
 		if err != nil {
 			return short, old, err
 		}
+		fn.into.srvCPU += serversCPU(pids) - srv0
+		fn.into.selfCPU += selfCPU() - self0
 		fn.into.tasks += half
 		fn.into.elapsed += d
 		fn.into.meter.Calls += m.Calls
@@ -176,7 +182,7 @@ func swarmBench(label string, e swarmEnv, workers, tasks int, base rawBase, tput
 	var rows []row
 	var shortRun *loopRun
 	if tput {
-		short, old, err := swarmLoops(ctx, f, tasks)
+		short, old, err := swarmLoops(ctx, f, tasks, e.pids)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -205,6 +211,11 @@ func swarmBench(label string, e swarmEnv, workers, tasks int, base rawBase, tput
 					fmt.Sprintf("%.0f B", r.perTask(r.meter.ArgBytes+r.meter.ResultBytes)),
 					fmt.Sprintf("%.0f B arguments + %.0f B results", r.perTask(r.meter.ArgBytes), r.perTask(r.meter.ResultBytes)), "—", "—", "info"},
 			)
+			if len(e.pids) > 0 {
+				rows = append(rows, row{fmt.Sprintf("  %s: CPU per task, server / bench clients, %s", label, l.name),
+					msStr(r.srvCPU/time.Duration(r.tasks)) + " / " + msStr(r.selfCPU/time.Duration(r.tasks)),
+					fmt.Sprintf("%.0f ms / %.0f ms for %d tasks", r.srvCPU.Seconds()*1000, r.selfCPU.Seconds()*1000, r.tasks), "—", "—", "info"})
+			}
 		}
 		rows = append(rows, row{fmt.Sprintf("  %s: short loop ÷ old loop, tasks/s", label), ratioStr(short.perSec() / old.perSec()),
 			fmt.Sprintf("%.0f/s vs %.0f/s", short.perSec(), old.perSec()), "—", "—", "info"})
@@ -559,7 +570,7 @@ func runSwarm(c config, h harness) error {
 			}
 			rows = append(rows, row{"raw SQLite commits/s (baseline, 1 writer, 1 row per commit)", fmt.Sprintf("%.0f", base.rate),
 				"p50 " + msStr(base.p50), "—", "—", "baseline"})
-			r, _, err := swarmBench("SQLite", swarmEnv{ownerURL: srv.URL, workerURLs: []string{srv.URL}, token: srv.Token}, workers, tasks, base, true, true)
+			r, _, err := swarmBench("SQLite", swarmEnv{ownerURL: srv.URL, workerURLs: []string{srv.URL}, token: srv.Token, pids: []int{srv.pid()}}, workers, tasks, base, true, true)
 			srv.stop()
 			if err != nil {
 				return err
@@ -657,4 +668,14 @@ func pgSet(rows *[]row, label string, e swarmEnv, workers, tasks int, base rawBa
 	}
 	*rows = append(*rows, r...)
 	return l, nil
+}
+
+// serversCPU is the CPU the processes of pids have used so far.
+func serversCPU(pids []int) time.Duration {
+	var t time.Duration
+	for _, pid := range pids {
+		c, _ := procCPU(pid)
+		t += c
+	}
+	return t
 }

@@ -151,6 +151,13 @@ type Tx interface {
 	// if it rolls back). Channel and payload are short ASCII: at most 64 and
 	// 1024 bytes.
 	Notify(ctx context.Context, channel, payload string) error
+	// Part runs fn inside a savepoint of this transaction: when fn fails,
+	// what it wrote is rolled back, the rest of the transaction stands and
+	// may commit, and failed is fn's error. err is the savepoint's own
+	// failure, after which the transaction must end (return it). A
+	// notification fn sent before failing may still be delivered on
+	// SQLite: a spurious wake-up, which every listener re-reads past.
+	Part(ctx context.Context, fn func() error) (failed, err error)
 }
 
 // Notification bounds.

@@ -48,9 +48,9 @@ func PressureCost(ctx context.Context, s *Service, workerID, ref, prompt string)
 // replacement carrier.
 func CarrierBackoff(n int) time.Duration { return carrierBackoff(n) }
 
-// SubmitNextBetween is SubmitNext with between run after its submit and
-// before its next.
+// SubmitNextBetween is SubmitNext with between run in its next half after
+// the claim wrote; an error from between fails that half.
 func SubmitNextBetween(ctx context.Context, s *Service, c *continuo.Caller, car Carrier, ref WorkerRef, taskID, result string,
-	next NextOptions, between func()) (*Submitted, error) {
+	next NextOptions, between func() error) (*Submitted, error) {
 	return s.submitNext(ctx, c, car, ref, taskID, result, next, between)
 }

@@ -2,6 +2,7 @@ package swarm_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -225,19 +226,39 @@ func testSubmitNext(t *testing.T) {
 	_, err = f.svc.SubmitNext(ctx, x.c, x.car, x.ref, d.Task.ID, "A changed", ack)
 	wantCode(t, err, continuo.CodeTerminalImmutable, "another result after it")
 
-	// The next half fails (the owner removed the worker between the two
-	// halves): the submit stands, the failure is said.
+	// The next half fails after its claim wrote (submit and claim are one
+	// transaction, the claim in a savepoint): the submit stands, the
+	// failure is said, and the claim is undone — c is queued again and x
+	// holds nothing.
 	b := s.Next.Task
-	r, err := swarm.SubmitNextBetween(ctx, f.svc, x.c, x.car, x.ref, b.ID, "B", ack, func() {
-		if _, err := f.svc.RemoveWorker(ctx, f.owner, ownerCar, id, x.ref.WorkerID); err != nil {
-			t.Fatal(err)
-		}
+	broken := errors.New("the next half broke")
+	var claimed string
+	r, err := swarm.SubmitNextBetween(ctx, f.svc, x.c, x.car, x.ref, b.ID, "B", ack, func() error {
+		claimed = "yes"
+		return broken
 	})
-	if err != nil || r.Task.State != continuo.TaskResultReady || r.Next != nil || continuo.ErrorCode(r.NextErr) != continuo.CodeCarrierFenced {
+	if err != nil || r.Task.State != continuo.TaskResultReady || r.Next != nil || !errors.Is(r.NextErr, broken) || claimed == "" {
 		t.Fatalf("a failed next half: %+v %v", r, err)
 	}
 	if ts := f.task(id, b.ID); ts.Task.State != continuo.TaskResultReady || ts.Task.Result != "B" {
 		t.Fatalf("the submit of a failed next half: %+v", ts.Task)
+	}
+	queued, err := f.svc.ListTasks(ctx, f.owner, ownerCar, id, continuo.TaskQueued, "", 10)
+	if err != nil || len(queued.Tasks) != 1 || queued.Tasks[0].TaskKey != "c" || queued.Tasks[0].Attempt != 0 {
+		t.Fatalf("queued after a failed next half: %+v %v, want c alone, never claimed (its claim rolled back)", queued, err)
+	}
+	st, err := f.svc.SwarmStatus(ctx, f.owner, ownerCar, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range st.Workers {
+		if w.ID == x.ref.WorkerID && (w.CurrentTaskID != "" || w.State != continuo.WorkerIdle) {
+			t.Fatalf("x after a failed next half: %+v, want idle holding nothing", w)
+		}
+	}
+	// The owner removes x: the task c goes to another worker.
+	if _, err := f.svc.RemoveWorker(ctx, f.owner, ownerCar, id, x.ref.WorkerID); err != nil {
+		t.Fatal(err)
 	}
 
 	// A new worker takes the task preferring it first, then c; then the

@@ -129,7 +129,7 @@ func TestStatementsPerTask(t *testing.T) {
 	}{
 		{fmt.Sprintf("dispatch of %d tasks (tasks[])", batch), dispatch, 1},
 		{"next with ack (look, then claim)", next, 1},
-		{"submit with next (ack): the submit, then next's claim (no look first)", submitNext, 2},
+		{"submit with next (ack): the submit, then next's claim in a savepoint, one transaction", submitNext, 1},
 		{"submit alone", submit, 1},
 		{"collect of 2 ready results (waiting collect)", collect, 1},
 	} {

@@ -287,18 +287,31 @@ func (s *Service) touch(ctx context.Context, c *continuo.Caller, car Carrier, re
 func (s *Service) claim(ctx context.Context, c *continuo.Caller, car Carrier, ref WorkerRef, ack bool) (*Delivery, error) {
 	var out *Delivery
 	err := s.db.Write(store.ReadCommitted(ctx), func(tx store.Tx) error {
-		now := s.now()
+		var err error
+		out, err = s.claimIn(ctx, tx, c, car, ref, ack, nil)
+		return err
+	})
+	return out, err
+}
+
+// claimIn is claim's transaction. b, when not nil, is the worker as this
+// transaction already wrote it (its row locked, the carrier checked): a
+// submit with next claims after its submit without reading it again.
+func (s *Service) claimIn(ctx context.Context, tx store.Tx, c *continuo.Caller, car Carrier, ref WorkerRef, ack bool, b *bound) (out *Delivery, err error) {
+	now := s.now()
+	if b == nil {
 		// The worker's row first: two claims for one worker serialize on
 		// it, and the second reads what the first did. An unknown worker
 		// touches nothing, and carrierOf says why in its own order; any
 		// refusal rolls the touch back.
 		if err := tx.WorkerTouch(ctx, ref.WorkerID, now); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return err
+			return nil, err
 		}
-		b, err := s.carrierOf(ctx, tx, c, car, ref)
-		if err != nil {
-			return err
+		if b, err = s.carrierOf(ctx, tx, c, car, ref); err != nil {
+			return nil, err
 		}
+	}
+	err = func() error {
 		if b.w.CurrentTaskID != "" {
 			t, err := tx.TaskGet(ctx, b.w.CurrentTaskID)
 			if err != nil {
@@ -372,7 +385,7 @@ func (s *Service) claim(ctx context.Context, c *continuo.Caller, car Carrier, re
 		}
 		out = &Delivery{State: NextTask, Task: t, Attempt: &a}
 		return s.checkPressure(ctx, tx, b, now)
-	})
+	}()
 	return out, err
 }
 
@@ -399,34 +412,41 @@ func (s *Service) held(ctx context.Context, c *continuo.Caller, car Carrier, ref
 	fn func(tx store.Tx, b *bound, t *continuo.Task, a *continuo.Attempt) error) error {
 	var doubted *continuo.Task
 	err := s.db.Write(ctx, func(tx store.Tx) error {
-		doubted = nil
-		b, err := s.carrierOf(ctx, tx, c, car, ref)
-		if err != nil {
-			return err
-		}
-		t, err := taskOf(ctx, tx, b.sw.ID, taskID)
-		if err != nil {
-			return err
-		}
-		var a *continuo.Attempt
-		if t.Attempt > 0 {
-			if a, err = tx.AttemptOf(ctx, t.ID, t.Attempt); err != nil {
-				return err
-			}
-		}
-		if holds(b.w, t, a) && s.orphaned(a) {
-			// The server that delivered it died: the task is in doubt
-			// whatever this call would have done, and that is committed
-			// before the caller is told.
-			doubted = t
-			return s.drop(ctx, tx, b.sw, b.w, t, a, continuo.ReasonServerRestart, false)
-		}
-		return fn(tx, b, t, a)
+		var err error
+		doubted, err = s.heldIn(ctx, tx, c, car, ref, taskID, fn)
+		return err
 	})
 	if err == nil && doubted != nil {
 		return notHeld(&continuo.Worker{ID: doubted.WorkerID}, doubted)
 	}
 	return err
+}
+
+// heldIn is held's transaction; doubted is the task it found in doubt
+// (its drop written, fn not run), to be refused once that committed.
+func (s *Service) heldIn(ctx context.Context, tx store.Tx, c *continuo.Caller, car Carrier, ref WorkerRef, taskID string,
+	fn func(tx store.Tx, b *bound, t *continuo.Task, a *continuo.Attempt) error) (doubted *continuo.Task, err error) {
+	b, err := s.carrierOf(ctx, tx, c, car, ref)
+	if err != nil {
+		return nil, err
+	}
+	t, err := taskOf(ctx, tx, b.sw.ID, taskID)
+	if err != nil {
+		return nil, err
+	}
+	var a *continuo.Attempt
+	if t.Attempt > 0 {
+		if a, err = tx.AttemptOf(ctx, t.ID, t.Attempt); err != nil {
+			return nil, err
+		}
+	}
+	if holds(b.w, t, a) && s.orphaned(a) {
+		// The server that delivered it died: the task is in doubt
+		// whatever this call would have done, and that is committed
+		// before the caller is told.
+		return t, s.drop(ctx, tx, b.sw, b.w, t, a, continuo.ReasonServerRestart, false)
+	}
+	return nil, fn(tx, b, t, a)
 }
 
 // notHeld explains why a worker's call on a task it does not hold is
@@ -575,16 +595,31 @@ func findSecret(v any, path string) string {
 // same result again returns the task (replayed); another result for a
 // settled task is terminal_immutable.
 func (s *Service) Submit(ctx context.Context, c *continuo.Caller, car Carrier, ref WorkerRef, taskID, result string) (*TaskResult, error) {
+	fn, out, err := s.submitter(ctx, result)
+	if err != nil {
+		return nil, err
+	}
+	err = s.held(ctx, c, car, ref, taskID, fn)
+	if err == nil {
+		s.kickPlanner() // a settled task may be the safe boundary a compacting worker waited for
+	}
+	return *out, err
+}
+
+// submitter checks a submit's result and returns the transaction that
+// submits it (to run as held's fn) and where it puts its answer.
+func (s *Service) submitter(ctx context.Context, result string) (func(tx store.Tx, b *bound, t *continuo.Task, a *continuo.Attempt) error, **TaskResult, error) {
 	if result == "" || len(result) > continuo.MaxTaskResult {
-		return nil, continuo.Invalid("result", "must be 1..%d bytes", continuo.MaxTaskResult)
+		return nil, nil, continuo.Invalid("result", "must be 1..%d bytes", continuo.MaxTaskResult)
 	}
 	hash := digest("continuo result v1", result)
 	stored, _ := redact.String(result)
-	var out *TaskResult
-	err := s.held(ctx, c, car, ref, taskID, func(tx store.Tx, b *bound, t *continuo.Task, a *continuo.Attempt) error {
+	out := new(*TaskResult)
+	return func(tx store.Tx, b *bound, t *continuo.Task, a *continuo.Attempt) error {
+		*out = nil
 		if t.State == continuo.TaskResultReady || t.State == continuo.TaskCollected {
 			if t.ResultHash == hash && t.WorkerID == b.w.ID {
-				out = &TaskResult{Task: *t, Replayed: true}
+				*out = &TaskResult{Task: *t, Replayed: true}
 				return nil
 			}
 			return continuo.Errorf(continuo.CodeTerminalImmutable, "task %s has another result already", t.ID).With("state", string(t.State))
@@ -599,7 +634,7 @@ func (s *Service) Submit(ctx context.Context, c *continuo.Caller, car Carrier, r
 		if err := s.settle(ctx, tx, b, t, a, func(now time.Time) (continuo.TaskState, continuo.AttemptState) {
 			t.Result, t.ResultHash, t.Reason, t.EndedAt = stored, hash, "", &now
 			return continuo.TaskResultReady, continuo.AttemptSubmitted
-		}, &out); err != nil {
+		}, out); err != nil {
 			return err
 		}
 		// An owner waiting to collect hears of it.
@@ -607,11 +642,7 @@ func (s *Service) Submit(ctx context.Context, c *continuo.Caller, car Carrier, r
 			return err
 		}
 		return s.checkPressure(ctx, tx, b, now)
-	})
-	if err == nil {
-		s.kickPlanner() // a settled task may be the safe boundary a compacting worker waited for
-	}
-	return out, err
+	}, out, nil
 }
 
 // Submitted is a submit, and what next answered after it.
@@ -633,19 +664,88 @@ func (s *Service) SubmitNext(ctx context.Context, c *continuo.Caller, car Carrie
 	return s.submitNext(ctx, c, car, ref, taskID, result, next, nil)
 }
 
-// submitNext is SubmitNext; between, if not nil, runs after the submit and
-// before the next (a test's way to make the next half fail).
+// submitNext is SubmitNext; between, if not nil, runs in the next half
+// after its claim wrote, and an error from it fails that half (a test's
+// way to make the next half fail).
+//
+// The submit and the claim of the next task are one transaction (one
+// commit, one turn of SQLite's writer, the worker read once): the claim
+// runs in a savepoint (store.Tx.Part) after the submit, so a claim that
+// fails is rolled back alone and the submit commits. The transaction runs
+// at READ COMMITTED on PostgreSQL, as a claim does: every write of the
+// submit is guarded by the revision or state it read, and when one of
+// them finds its row changed (a conflict) the call is made again as two
+// transactions, the submit under a snapshot, then next. When the claim
+// finds nothing, next goes its usual way (a look, then a wait) after the
+// commit.
 func (s *Service) submitNext(ctx context.Context, c *continuo.Caller, car Carrier, ref WorkerRef, taskID, result string, next NextOptions,
-	between func()) (*Submitted, error) {
+	between func() error) (*Submitted, error) {
 	if next.Wait < 0 || next.Wait > continuo.MaxNextWait {
 		return nil, continuo.Invalid("next.wait_secs", "must be 0..%d", int(continuo.MaxNextWait/time.Second))
 	}
-	r, err := s.Submit(ctx, c, car, ref, taskID, result)
+	fn, r, err := s.submitter(ctx, result)
 	if err != nil {
 		return nil, err
 	}
-	if between != nil {
-		between()
+	var doubted *continuo.Task
+	var d *Delivery
+	var nextErr error
+	err = s.db.Write(store.ReadCommitted(ctx), func(tx store.Tx) error {
+		d, nextErr = nil, nil
+		var b *bound
+		var err error
+		doubted, err = s.heldIn(ctx, tx, c, car, ref, taskID, func(tx store.Tx, bb *bound, t *continuo.Task, a *continuo.Attempt) error {
+			b = bb
+			return fn(tx, bb, t, a)
+		})
+		if err != nil || doubted != nil {
+			return err
+		}
+		if (*r).Replayed {
+			// A replay wrote nothing: the worker's row is neither locked
+			// nor known fresh, so the claim locks and reads it itself.
+			b = nil
+		}
+		nextErr, err = tx.Part(ctx, func() error {
+			var err error
+			if d, err = s.claimIn(ctx, tx, c, car, ref, next.Ack, b); err == nil && between != nil {
+				err = between()
+			}
+			return err
+		})
+		return err
+	})
+	switch {
+	case continuo.ErrorCode(err) == continuo.CodeConflict:
+		return s.submitThenNext(ctx, c, car, ref, taskID, result, next)
+	case err != nil:
+		return nil, err
+	case doubted != nil:
+		return nil, notHeld(&continuo.Worker{ID: doubted.WorkerID}, doubted)
+	}
+	s.kickPlanner() // a settled task may be the safe boundary a compacting worker waited for
+	out := &Submitted{TaskResult: **r}
+	switch {
+	case nextErr != nil:
+		out.NextErr = nextErr
+	case d.State == NextTask:
+		out.Next = d
+	default:
+		// Anything but a task goes the usual way: an idle claim waits,
+		// and a refusal is explained by the look.
+		if out.Next, out.NextErr = s.Deliver(ctx, c, car, ref, next); out.NextErr != nil {
+			out.Next = nil
+		}
+	}
+	return out, nil
+}
+
+// submitThenNext is SubmitNext as two transactions: the submit, then next
+// claiming first.
+func (s *Service) submitThenNext(ctx context.Context, c *continuo.Caller, car Carrier, ref WorkerRef, taskID, result string, next NextOptions) (*Submitted, error) {
+	r, err := s.Submit(ctx, c, car, ref, taskID, result)
+	if err != nil {
+		return nil, err
 	}
 	out := &Submitted{TaskResult: *r}
 	next.claimFirst = true

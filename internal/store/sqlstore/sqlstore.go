@@ -152,6 +152,21 @@ func (t *Tx) Notify(ctx context.Context, channel, payload string) error {
 	return t.notify(ctx, t.q, channel, payload)
 }
 
+// Part implements store.Tx with a savepoint; the same statements work on
+// both engines, and nest inside the SQLite writer's savepoint per write.
+func (t *Tx) Part(ctx context.Context, fn func() error) (failed, err error) {
+	if _, err := t.exec(ctx, "SAVEPOINT part"); err != nil {
+		return nil, err
+	}
+	if failed = fn(); failed != nil {
+		if _, err := t.exec(ctx, "ROLLBACK TO SAVEPOINT part"); err != nil {
+			return failed, err
+		}
+	}
+	_, err = t.exec(ctx, "RELEASE SAVEPOINT part")
+	return failed, err
+}
+
 func ms(t time.Time) int64 { return t.UnixMilli() }
 
 func msPtr(t *time.Time) any {
