@@ -129,6 +129,14 @@ func (f *fixture) task(swarmID, taskID string) *swarm.TaskStatus {
 }
 
 // wantCode fails unless err carries the contract code.
+// oneWorker is the start most tests here share: a swarm of four and one
+// worker joined under label.
+func oneWorker(t *testing.T, label string) (*fixture, *swarm.Invited, *w) {
+	f := newFixture(t)
+	inv := f.create(4, nil)
+	return f, inv, f.join(inv, label)
+}
+
 func wantCode(t *testing.T, err error, code continuo.Code, what string) *continuo.Error {
 	t.Helper()
 	if err == nil {
@@ -270,10 +278,8 @@ func testJoin(t *testing.T) {
 func TestFencing(t *testing.T) { stores.Each(t, testFencing) }
 
 func testFencing(t *testing.T) {
-	f := newFixture(t)
+	f, inv, x := oneWorker(t, "w")
 	ctx := t.Context()
-	inv := f.create(4, nil)
-	x := f.join(inv, "w")
 	task := f.dispatch(inv.Swarm.ID, "k", "")
 	f.next(x)
 	calls := map[string]func(c *continuo.Caller, car swarm.Carrier, ref swarm.WorkerRef) error{
@@ -495,10 +501,8 @@ func TestReconcileAttempts(t *testing.T) { stores.Each(t, testReconcileAttempts)
 // earlier attempt of the task is a conflict, another task's attempt is
 // not_found.
 func testReconcileAttempts(t *testing.T) {
-	f := newFixture(t)
+	f, inv, x := oneWorker(t, "x")
 	ctx := t.Context()
-	inv := f.create(4, nil)
-	x := f.join(inv, "x")
 	other := f.dispatch(inv.Swarm.ID, "other", "")
 	otherAttempt := f.next(x).Attempt.ID
 	if _, err := f.svc.Submit(ctx, x.c, x.car, x.ref, other.ID, "r"); err != nil {
@@ -534,10 +538,9 @@ func testReconcileAttempts(t *testing.T) {
 func TestServerRestart(t *testing.T) { stores.Each(t, testServerRestart) }
 
 func testServerRestart(t *testing.T) {
-	f := newFixture(t)
+	f, inv, x := oneWorker(t, "x")
+	y := f.join(inv, "y")
 	ctx := t.Context()
-	inv := f.create(4, nil)
-	x, y := f.join(inv, "x"), f.join(inv, "y")
 	t1, t2 := f.dispatch(inv.Swarm.ID, "t1", ""), f.dispatch(inv.Swarm.ID, "t2", "")
 	f.next(x)
 	f.next(y)
@@ -577,10 +580,8 @@ func testServerRestart(t *testing.T) {
 func TestFail(t *testing.T) { stores.Each(t, testFail) }
 
 func testFail(t *testing.T) {
-	f := newFixture(t)
+	f, inv, x := oneWorker(t, "x")
 	ctx := t.Context()
-	inv := f.create(4, nil)
-	x := f.join(inv, "x")
 	cases := []struct {
 		effect swarm.Effect
 		cancel bool
@@ -623,10 +624,8 @@ func testFail(t *testing.T) {
 func TestCheckpointRefusesSecrets(t *testing.T) { stores.Each(t, testCheckpointRefusesSecrets) }
 
 func testCheckpointRefusesSecrets(t *testing.T) {
-	f := newFixture(t)
+	f, inv, x := oneWorker(t, "x")
 	ctx := t.Context()
-	inv := f.create(4, nil)
-	x := f.join(inv, "x")
 	for _, bad := range []string{
 		`{"summary": "ok", "notes": ["fine", "token ghp_XdnYcLxQlNnVxKW3x9KsQuKf0ElTELYCRPkl"]}`,
 		`{"api_key": "abc123def456"}`,
@@ -663,10 +662,8 @@ func testCheckpointRefusesSecrets(t *testing.T) {
 func TestCloseRefusesOpenTasks(t *testing.T) { stores.Each(t, testCloseRefusesOpenTasks) }
 
 func testCloseRefusesOpenTasks(t *testing.T) {
-	f := newFixture(t)
+	f, inv, x := oneWorker(t, "x")
 	ctx := t.Context()
-	inv := f.create(4, nil)
-	x := f.join(inv, "x")
 	task := f.dispatch(inv.Swarm.ID, "k", "")
 	_, err := f.svc.CloseSwarm(ctx, f.owner, ownerCar, inv.Swarm.ID)
 	wantCode(t, err, continuo.CodeInvalidState, "close with a queued task")
@@ -798,10 +795,8 @@ func testOneClaim(t *testing.T) {
 func TestSubmitCancelRace(t *testing.T) { stores.Each(t, testSubmitCancelRace) }
 
 func testSubmitCancelRace(t *testing.T) {
-	f := newFixture(t)
+	f, inv, x := oneWorker(t, "x")
 	ctx := t.Context()
-	inv := f.create(4, nil)
-	x := f.join(inv, "x")
 	for trial := 0; trial < 50; trial++ {
 		task := f.dispatch(inv.Swarm.ID, fmt.Sprint("t", trial), "")
 		f.next(x)
@@ -866,10 +861,9 @@ func testDispatchReplayRace(t *testing.T) {
 func TestOrphanOnCall(t *testing.T) { stores.Each(t, testOrphanOnCall) }
 
 func testOrphanOnCall(t *testing.T) {
-	f := newFixture(t)
+	f, inv, x := oneWorker(t, "x")
+	y := f.join(inv, "y")
 	ctx := t.Context()
-	inv := f.create(4, nil)
-	x, y := f.join(inv, "x"), f.join(inv, "y")
 	t1, t2 := f.dispatch(inv.Swarm.ID, "t1", ""), f.dispatch(inv.Swarm.ID, "t2", "")
 	f.next(x)
 	f.next(y)
@@ -900,10 +894,8 @@ func testOrphanOnCall(t *testing.T) {
 func TestListTasks(t *testing.T) { stores.Each(t, testListTasks) }
 
 func testListTasks(t *testing.T) {
-	f := newFixture(t)
+	f, inv, x := oneWorker(t, "x")
 	ctx := t.Context()
-	inv := f.create(4, nil)
-	x := f.join(inv, "x")
 	var want []string
 	for i := range 5 {
 		want = append(want, f.dispatch(inv.Swarm.ID, fmt.Sprint("k", i), "").ID)
