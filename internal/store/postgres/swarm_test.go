@@ -77,61 +77,12 @@ func TestTaskClaimSkipsLocked(t *testing.T) {
 // refused until `migrate up`, then keeps every row, and its groups take
 // swarms whose workers claim tasks.
 func TestMigration0007FromV6(t *testing.T) {
-	pgtest.BaseURL(t)
-	ctx := t.Context()
-	url := pgtest.Schema(t)
-	ms, err := postgres.Migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	qs := schemaAt(ms, 6)
-	qs = append(qs,
-		"INSERT INTO groups (id, name, created_at) VALUES ('grp_1', 'g', 0)",
-		"INSERT INTO projects (id, name, writable, created_at) VALUES ('prj_1', 'p', 1, 0)",
-		`INSERT INTO runs (id, kind, state, group_id, project_id, dir, revision, created_at)
-			VALUES ('run_1', 'validation', 'queued', 'grp_1', 'prj_1', '/src', 1, 0)`)
-	for _, q := range qs {
-		if _, err := conn.Exec(ctx, q); err != nil {
-			t.Fatalf("%.60s: %v", q, err)
-		}
-	}
-	conn.Close(ctx)
-	if _, err := postgres.Open(ctx, url, nil); !errors.Is(err, store.ErrSchema) {
-		t.Fatalf("Open of a version 6 database without migrate up = %v, want ErrSchema", err)
-	}
-	db := open(t, url, &postgres.Options{Migrate: store.MigrateUp})
-	sw := storetest.Swarm(t, db, "grp_1", "prn_1")
-	w := storetest.SwarmWorker(t, db, sw.ID, "prn_1", "one")
-	k := storetest.SwarmTask(t, db, sw.ID, "k")
-	var claimed string
-	storetest.MustWrite(t, db, func(tx store.Tx) error {
-		got, err := tx.TaskClaim(ctx, sw.ID, w.ID, storetest.Base, false)
-		if err == nil {
-			claimed = got.ID
-		}
-		return err
-	})
-	if claimed != k.ID {
-		t.Errorf("claimed %s, want %s", claimed, k.ID)
-	}
-	storetest.MustRead(t, db, func(tx store.Tx) error {
-		if r, err := tx.RunGet(ctx, "run_1"); err != nil || r.Dir != "/src" {
-			t.Errorf("run after 0007: %+v, %v", r, err)
-		}
-		return nil
-	})
-	db.Close()
-	open(t, url, nil) // at version 7 now: opens without migrate up
+	storetest.CheckMigration0007(t, upgradedFrom(t, 6, storetest.Migration0007Seed))
 }
 
-// schemaAt returns the statements that make an empty schema one at
-// schema version n, as a binary of that version left it.
 // upgradedFrom builds a database at schema version n holding seed, checks
-// that Open refuses it without migrate up, and returns it migrated up.
+// that Open refuses it without migrate up, and returns it migrated up,
+// after checking that it then opens without migrate up.
 func upgradedFrom(t *testing.T, n int, seed []string) store.Store {
 	t.Helper()
 	pgtest.BaseURL(t)
@@ -154,9 +105,13 @@ func upgradedFrom(t *testing.T, n int, seed []string) store.Store {
 	if _, err := postgres.Open(ctx, url, nil); !errors.Is(err, store.ErrSchema) {
 		t.Fatalf("Open of a version %d database without migrate up = %v, want ErrSchema", n, err)
 	}
-	return open(t, url, &postgres.Options{Migrate: store.MigrateUp})
+	db := open(t, url, &postgres.Options{Migrate: store.MigrateUp})
+	open(t, url, nil) // at the binary's version now: opens without migrate up
+	return db
 }
 
+// schemaAt returns the statements that make an empty schema one at
+// schema version n, as a binary of that version left it.
 func schemaAt(ms []store.Migration, n int) []string {
 	qs := []string{"CREATE TABLE schema_migrations (version bigint PRIMARY KEY, name text NOT NULL)"}
 	for _, m := range ms[:n] {
@@ -170,55 +125,7 @@ func schemaAt(ms []store.Migration, n int) []string {
 // worker's tasks list by worker and whose worker may now have a
 // continuation and a ledger.
 func TestMigration0008FromV7(t *testing.T) {
-	pgtest.BaseURL(t)
-	ctx := t.Context()
-	url := pgtest.Schema(t)
-	ms, err := postgres.Migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	qs := append(schemaAt(ms, 7),
-		"INSERT INTO groups (id, name, created_at) VALUES ('grp_1', 'g', 0)",
-		`INSERT INTO swarms (id, group_id, created_by, state, worker_limit, policy, revision, created_at, updated_at)
-			VALUES ('swm_1', 'grp_1', 'prn_1', 'active', 8, '{}', 1, 0, 0)`,
-		`INSERT INTO workers (id, swarm_id, principal_id, label, epoch, carrier_hash, carrier_source, carrier_state, state,
-			continuity_state, join_hash, last_seen_at, revision, created_at, updated_at)
-			VALUES ('wkr_1', 'swm_1', 'prn_1', 'one', 1, 'carrier-1', 'carrier_key', 'active', 'idle', 'steady', 'join-1', 0, 1, 0, 0)`,
-		`INSERT INTO tasks (id, swarm_id, task_key, request_hash, prompt, worker_id, state, attempt, result_hash, revision,
-			created_at, updated_at, ended_at) VALUES ('tsk_1', 'swm_1', 'k', 'r', 'do k', 'wkr_1', 'result_ready', 1, 'h', 2, 0, 0, 0)`)
-	for _, q := range qs {
-		if _, err := conn.Exec(ctx, q); err != nil {
-			t.Fatalf("%.60s: %v", q, err)
-		}
-	}
-	conn.Close(ctx)
-	if _, err := postgres.Open(ctx, url, nil); !errors.Is(err, store.ErrSchema) {
-		t.Fatalf("Open of a version 7 database without migrate up = %v, want ErrSchema", err)
-	}
-	db := open(t, url, &postgres.Options{Migrate: store.MigrateUp})
-	w := &continuo.Worker{ID: "wkr_1", SwarmID: "swm_1", PrincipalID: "prn_1", Epoch: 1, CarrierHash: "carrier-1"}
-	c := storetest.Continuation(t, db, w)
-	storetest.MustWrite(t, db, func(tx store.Tx) error {
-		_, err := tx.LedgerAdd(ctx, continuo.LedgerEntry{WorkerID: w.ID, Epoch: 1, Source: continuo.LedgerTaskPrompt, Ref: "tsk_1",
-			Tokens: 10, At: storetest.Base})
-		return err
-	})
-	storetest.MustRead(t, db, func(tx store.Tx) error {
-		ks, err := tx.TaskList(ctx, store.TaskListParams{SwarmID: "swm_1", WorkerID: w.ID, Newest: true})
-		if err != nil || len(ks) != 1 || ks[0].ID != "tsk_1" {
-			t.Errorf("the worker's tasks after 0008: %v, %v", ks, err)
-		}
-		if got, err := tx.ContinuationOpen(ctx, w.ID); err != nil || got.ID != c.ID {
-			t.Errorf("ContinuationOpen after 0008: %v, %v", got, err)
-		}
-		return nil
-	})
-	db.Close()
-	open(t, url, nil) // at version 8 now: opens without migrate up
+	storetest.CheckMigration0008(t, upgradedFrom(t, 7, storetest.Migration0008Seed))
 }
 
 // Migration 0009 adds who approved a continuation and a worker's counted
