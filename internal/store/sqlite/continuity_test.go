@@ -1,14 +1,10 @@
 package sqlite_test
 
 import (
-	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/continuo-dev/continuo"
-	"github.com/continuo-dev/continuo/internal/store"
-	"github.com/continuo-dev/continuo/internal/store/sqlite"
 	"github.com/continuo-dev/continuo/internal/store/storetest"
 )
 
@@ -64,55 +60,7 @@ func TestContinuityQueryPlans(t *testing.T) {
 // swarm, whose worker's tasks list by worker and whose worker may now
 // have a continuation and a ledger.
 func TestMigration0008FromV7(t *testing.T) {
-	ctx := t.Context()
-	ms, err := sqlite.Migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "c.db")
-	raw := rawDB(t, path)
-	qs := schemaAt(ms, 7)
-	qs = append(qs,
-		"INSERT INTO groups (id, name, created_at) VALUES ('grp_1', 'g', 0)",
-		`INSERT INTO swarms (id, group_id, created_by, state, worker_limit, policy, revision, created_at, updated_at)
-			VALUES ('swm_1', 'grp_1', 'prn_1', 'active', 8, '{}', 1, 0, 0)`,
-		`INSERT INTO workers (id, swarm_id, principal_id, label, epoch, carrier_hash, carrier_source, carrier_state, state,
-			continuity_state, join_hash, last_seen_at, revision, created_at, updated_at)
-			VALUES ('wkr_1', 'swm_1', 'prn_1', 'one', 1, 'carrier-1', 'carrier_key', 'active', 'idle', 'steady', 'join-1', 0, 1, 0, 0)`,
-		`INSERT INTO tasks (id, swarm_id, task_key, request_hash, prompt, worker_id, state, attempt, result_hash, revision,
-			created_at, updated_at, ended_at) VALUES ('tsk_1', 'swm_1', 'k', 'r', 'do k', 'wkr_1', 'result_ready', 1, 'h', 2, 0, 0, 0)`)
-	for _, q := range qs {
-		if _, err := raw.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%.60s: %v", q, err)
-		}
-	}
-	raw.Close()
-	if _, err := sqlite.Open(ctx, path, nil); !errors.Is(err, store.ErrSchema) {
-		t.Fatalf("Open of a version 7 database without migrate up = %v, want ErrSchema", err)
-	}
-	db := open(t, path, &sqlite.Options{Migrate: store.MigrateUp})
-	w := &continuo.Worker{ID: "wkr_1", SwarmID: "swm_1", PrincipalID: "prn_1", Epoch: 1, CarrierHash: "carrier-1"}
-	c := storetest.Continuation(t, db, w)
-	storetest.MustWrite(t, db, func(tx store.Tx) error {
-		_, err := tx.LedgerAdd(ctx, continuo.LedgerEntry{WorkerID: w.ID, Epoch: 1, Source: continuo.LedgerTaskPrompt, Ref: "tsk_1",
-			Tokens: 10, At: storetest.Base})
-		return err
-	})
-	storetest.MustRead(t, db, func(tx store.Tx) error {
-		ks, err := tx.TaskList(ctx, store.TaskListParams{SwarmID: "swm_1", WorkerID: w.ID, Newest: true})
-		if err != nil || len(ks) != 1 || ks[0].ID != "tsk_1" {
-			t.Errorf("the worker's tasks after 0008: %v, %v", ks, err)
-		}
-		if got, err := tx.ContinuationOpen(ctx, w.ID); err != nil || got.ID != c.ID {
-			t.Errorf("ContinuationOpen after 0008: %v, %v", got, err)
-		}
-		return nil
-	})
-	raw = rawDB(t, path)
-	var version int
-	if err := raw.QueryRowContext(ctx, "SELECT max(version) FROM schema_migrations").Scan(&version); err != nil || version != store.SchemaVersion {
-		t.Errorf("schema version after migrate up = %d, %v; want %d", version, err, store.SchemaVersion)
-	}
+	storetest.CheckMigration0008(t, upgradedFrom(t, 7, storetest.Migration0008Seed))
 }
 
 // Migration 0009 adds who approved a continuation and a worker's counted

@@ -54,56 +54,12 @@ func TestSwarmQueryPlans(t *testing.T) {
 // refused until `migrate up`, then keeps every row, and its groups take
 // swarms whose workers claim tasks.
 func TestMigration0007FromV6(t *testing.T) {
-	ctx := t.Context()
-	ms, err := sqlite.Migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "c.db")
-	raw := rawDB(t, path)
-	qs := schemaAt(ms, 6)
-	qs = append(qs,
-		"INSERT INTO groups (id, name, created_at) VALUES ('grp_1', 'g', 0)",
-		"INSERT INTO projects (id, name, writable, created_at) VALUES ('prj_1', 'p', 1, 0)",
-		`INSERT INTO runs (id, kind, state, group_id, project_id, dir, revision, created_at)
-			VALUES ('run_1', 'validation', 'queued', 'grp_1', 'prj_1', '/src', 1, 0)`)
-	for _, q := range qs {
-		if _, err := raw.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%.60s: %v", q, err)
-		}
-	}
-	raw.Close()
-	if _, err := sqlite.Open(ctx, path, nil); !errors.Is(err, store.ErrSchema) {
-		t.Fatalf("Open of a version 6 database without migrate up = %v, want ErrSchema", err)
-	}
-	db := open(t, path, &sqlite.Options{Migrate: store.MigrateUp})
-	sw := storetest.Swarm(t, db, "grp_1", "prn_1")
-	w := storetest.SwarmWorker(t, db, sw.ID, "prn_1", "one")
-	k := storetest.SwarmTask(t, db, sw.ID, "k")
-	storetest.MustWrite(t, db, func(tx store.Tx) error {
-		got, err := tx.TaskClaim(ctx, sw.ID, w.ID, storetest.Base, false)
-		if err == nil && got.ID != k.ID {
-			t.Errorf("claimed %s, want %s", got.ID, k.ID)
-		}
-		return err
-	})
-	storetest.MustRead(t, db, func(tx store.Tx) error {
-		if r, err := tx.RunGet(ctx, "run_1"); err != nil || r.Dir != "/src" {
-			t.Errorf("run after 0007: %+v, %v", r, err)
-		}
-		return nil
-	})
-	raw = rawDB(t, path)
-	var version int
-	if err := raw.QueryRowContext(ctx, "SELECT max(version) FROM schema_migrations").Scan(&version); err != nil || version != store.SchemaVersion {
-		t.Errorf("schema version after migrate up = %d, %v; want %d", version, err, store.SchemaVersion)
-	}
+	storetest.CheckMigration0007(t, upgradedFrom(t, 6, storetest.Migration0007Seed))
 }
 
-// schemaAt returns the statements that make an empty database one at
-// schema version n, as a binary of that version left it.
 // upgradedFrom builds a database at schema version n holding seed, checks
-// that Open refuses it without migrate up, and returns it migrated up.
+// that Open refuses it without migrate up, and returns it migrated up,
+// after checking that it is then at the binary's schema version.
 func upgradedFrom(t *testing.T, n int, seed []string) store.Store {
 	t.Helper()
 	ctx := t.Context()
@@ -122,9 +78,17 @@ func upgradedFrom(t *testing.T, n int, seed []string) store.Store {
 	if _, err := sqlite.Open(ctx, path, nil); !errors.Is(err, store.ErrSchema) {
 		t.Fatalf("Open of a version %d database without migrate up = %v, want ErrSchema", n, err)
 	}
-	return open(t, path, &sqlite.Options{Migrate: store.MigrateUp})
+	db := open(t, path, &sqlite.Options{Migrate: store.MigrateUp})
+	raw = rawDB(t, path)
+	var version int
+	if err := raw.QueryRowContext(ctx, "SELECT max(version) FROM schema_migrations").Scan(&version); err != nil || version != store.SchemaVersion {
+		t.Errorf("schema version after migrate up = %d, %v; want %d", version, err, store.SchemaVersion)
+	}
+	return db
 }
 
+// schemaAt returns the statements that make an empty database one at
+// schema version n, as a binary of that version left it.
 func schemaAt(ms []store.Migration, n int) []string {
 	qs := []string{"CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL) STRICT"}
 	for _, m := range ms[:n] {
