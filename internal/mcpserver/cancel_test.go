@@ -2,7 +2,6 @@ package mcpserver_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +19,7 @@ import (
 	"github.com/continuo-dev/continuo/internal/mcpserver"
 	"github.com/continuo-dev/continuo/internal/metrics"
 	"github.com/continuo-dev/continuo/internal/store"
+	"github.com/continuo-dev/continuo/internal/syncbuf"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -56,35 +56,17 @@ func (s *slowStore) Write(ctx context.Context, fn func(store.Tx) error) error {
 	return s.Store.Write(ctx, fn)
 }
 
-// logBuffer collects log lines from concurrent writers.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // cancelFixture is a fixture whose writes can be made to wait, with its
 // log and metrics at hand.
 type cancelFixture struct {
 	*fixture
 	slow *slowStore
-	logs *logBuffer
+	logs *syncbuf.Buffer
 	reg  *metrics.Registry
 }
 
 func newCancelFixture(t *testing.T) *cancelFixture {
-	cf := &cancelFixture{slow: &slowStore{}, logs: &logBuffer{}, reg: metrics.NewRegistry()}
+	cf := &cancelFixture{slow: &slowStore{}, logs: &syncbuf.Buffer{}, reg: metrics.NewRegistry()}
 	cf.fixture = newFixtureWith(t, fixtureOptions{
 		store:   func(s store.Store) store.Store { cf.slow.Store = s; return cf.slow },
 		logger:  slog.New(slog.NewTextHandler(cf.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
