@@ -88,14 +88,7 @@ const (
 // send them, through Script.Raw.
 func TestChatDialects(t *testing.T) {
 	usage := &provider.Usage{InputTokens: 3, OutputTokens: 1, TotalTokens: 4}
-	for _, c := range []struct {
-		name   string
-		raw    string
-		end    providertest.End
-		want   provider.Result
-		text   string
-		events [][2]string
-	}{
+	runDialects(t, provider.KindChat, "/v1/chat/completions", []dialect{
 		{name: "the real framing", raw: data(cDelta, cStop, cUsage, "[DONE]"), want: provider.Result{Usage: usage}, text: "hi"},
 		{name: "CRLF", raw: strings.ReplaceAll(data(cDelta, cStop, cUsage, "[DONE]"), "\n", "\r\n"), want: provider.Result{Usage: usage}, text: "hi"},
 		{name: `finish_reason "" until the end, no ids`,
@@ -135,21 +128,5 @@ func TestChatDialects(t *testing.T) {
 		{name: "choices not a list", raw: data(`{"choices":{}}`), want: provider.Result{ErrorKind: "malformed_stream"}},
 		{name: "a line over 1 MiB", raw: data(`{"choices":[{"index":0,"delta":{"content":"`+strings.Repeat("x", 1<<20)+`"}}]}`, cStop, "[DONE]"),
 			want: provider.Result{ErrorKind: "malformed_stream"}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			srv := providertest.NewServer(t, providertest.Script{Raw: c.raw, End: c.end})
-			rec := newRecorder()
-			res := run(t, t.Context(), newProvider(t, provider.KindChat, srv.BaseURL()), rec)
-			if !reflect.DeepEqual(res, c.want) {
-				t.Errorf("result %+v (usage %+v), want %+v (usage %+v)", res, res.Usage, c.want, c.want.Usage)
-			}
-			if got := rec.text(); got != c.text {
-				t.Errorf("text %q, want %q", got, c.text)
-			}
-			if !reflect.DeepEqual(rec.events, c.events) {
-				t.Errorf("events %q, want %q", rec.events, c.events)
-			}
-			oneRequest(t, srv, http.MethodPost, "/v1/chat/completions")
-		})
-	}
+	})
 }

@@ -130,6 +130,40 @@ func oneRequest(t *testing.T, srv *providertest.Server, method, path string) pro
 	return r
 }
 
+// dialect is a stream as a server sends it (raw, then how it ends) and
+// what reading it must give: the result, the text and the events.
+type dialect struct {
+	name   string
+	raw    string
+	end    providertest.End
+	want   provider.Result
+	text   string
+	events [][2]string
+}
+
+// runDialects runs each case on a provider of kind, which must make
+// exactly one request, to path.
+func runDialects(t *testing.T, kind, path string, cases []dialect) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			srv := providertest.NewServer(t, providertest.Script{Raw: c.raw, End: c.end})
+			rec := newRecorder()
+			res := run(t, t.Context(), newProvider(t, kind, srv.BaseURL()), rec)
+			if !reflect.DeepEqual(res, c.want) {
+				t.Errorf("result %+v (usage %+v), want %+v (usage %+v)", res, res.Usage, c.want, c.want.Usage)
+			}
+			if got := rec.text(); got != c.text {
+				t.Errorf("text %q, want %q", got, c.text)
+			}
+			if !reflect.DeepEqual(rec.events, c.events) {
+				t.Errorf("events %q, want %q", rec.events, c.events)
+			}
+			oneRequest(t, srv, http.MethodPost, path)
+		})
+	}
+}
+
 // TestEnds runs every scripted end on both kinds: how the turn ended, its
 // usage, the text streamed, exactly one request (no retries), and the key
 // (which every scripted failure echoes) in no result and no sink text.

@@ -58,14 +58,7 @@ const (
 // them, through Script.Raw.
 func TestResponsesDialects(t *testing.T) {
 	usage := &provider.Usage{InputTokens: 3, OutputTokens: 1, TotalTokens: 4}
-	for _, c := range []struct {
-		name   string
-		raw    string
-		end    providertest.End
-		want   provider.Result
-		text   string
-		events [][2]string
-	}{
+	runDialects(t, provider.KindResponses, "/v1/responses", []dialect{
 		{name: "the real framing", raw: sse(rDelta, rCompleted), want: provider.Result{Usage: usage}, text: "hi"},
 		{name: "no event lines", raw: "data: " + rDelta + "\n\ndata: " + rCompleted + "\n\n", want: provider.Result{Usage: usage}, text: "hi"},
 		{name: "event names only", raw: "event: response.output_text.delta\ndata: {\"delta\":\"hi\"}\n\nevent: response.completed\ndata: {}\n\n",
@@ -103,21 +96,5 @@ func TestResponsesDialects(t *testing.T) {
 			want: provider.Result{ErrorKind: "malformed_stream"}},
 		{name: "an event without its blank line", raw: sse(rDelta) + "data: " + rCompleted + "\n", want: provider.Result{ErrorKind: "no_completion"}, text: "hi"},
 		{name: "empty body", raw: "\n", want: provider.Result{ErrorKind: "no_completion"}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			srv := providertest.NewServer(t, providertest.Script{Raw: c.raw, End: c.end})
-			rec := newRecorder()
-			res := run(t, t.Context(), newProvider(t, provider.KindResponses, srv.BaseURL()), rec)
-			if !reflect.DeepEqual(res, c.want) {
-				t.Errorf("result %+v (usage %+v), want %+v (usage %+v)", res, res.Usage, c.want, c.want.Usage)
-			}
-			if got := rec.text(); got != c.text {
-				t.Errorf("text %q, want %q", got, c.text)
-			}
-			if !reflect.DeepEqual(rec.events, c.events) {
-				t.Errorf("events %q, want %q", rec.events, c.events)
-			}
-			oneRequest(t, srv, http.MethodPost, "/v1/responses")
-		})
-	}
+	})
 }
