@@ -94,6 +94,26 @@ func checkErr(t *testing.T, err error, want errCase) {
 	}
 }
 
+// applyCase runs a table case's op through apply, on in or, when in is
+// the zero goal, on the fixture, and checks the error the case wants. It
+// returns the new goal and whether the case goes on to check it (it
+// wanted no error).
+func applyCase(t *testing.T, in continuo.Goal, want errCase, op func(continuo.Goal) (continuo.Goal, error)) (continuo.Goal, bool) {
+	t.Helper()
+	if in.ID == "" {
+		in = fixture()
+	}
+	out, err := apply(t, in, op)
+	if want.code != "" {
+		checkErr(t, err, want)
+		return out, false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, true
+}
+
 // apply runs op on in and checks what every operation promises: the input
 // is unchanged, an error returns the zero goal, a success is revision + 1
 // with slices of its own and a current step that follows the statuses.
@@ -282,17 +302,9 @@ func TestCheckpoint(t *testing.T) {
 		"terminal before bad input":          {in: terminal(continuo.GoalCancelled), completed: []string{"zz"}, err: errCase{code: continuo.CodeGoalTerminal}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			in := c.in
-			if in.ID == "" {
-				in = fixture()
-			}
-			out, err := apply(t, in, func(g continuo.Goal) (continuo.Goal, error) { return Checkpoint(g, c.completed, c.current) })
-			if c.err.code != "" {
-				checkErr(t, err, c.err)
+			out, ok := applyCase(t, c.in, c.err, func(g continuo.Goal) (continuo.Goal, error) { return Checkpoint(g, c.completed, c.current) })
+			if !ok {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got := statuses(out); got != c.want {
 				t.Errorf("plan = %s\nwant   %s", got, c.want)
@@ -322,17 +334,9 @@ func TestRevisePlan(t *testing.T) {
 		"a cancelled goal, bad plan":        {in: terminal(continuo.GoalCancelled), steps: "", err: errCase{code: continuo.CodeGoalTerminal}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			in := c.in
-			if in.ID == "" {
-				in = fixture()
-			}
-			out, err := apply(t, in, func(g continuo.Goal) (continuo.Goal, error) { return RevisePlan(g, steps(c.steps)) })
-			if c.err.code != "" {
-				checkErr(t, err, c.err)
+			out, ok := applyCase(t, c.in, c.err, func(g continuo.Goal) (continuo.Goal, error) { return RevisePlan(g, steps(c.steps)) })
+			if !ok {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got := statuses(out); got != c.want {
 				t.Errorf("plan = %s\nwant   %s", got, c.want)
@@ -378,17 +382,9 @@ func TestFinish(t *testing.T) {
 		"cancelled again":               {in: terminal(continuo.GoalCancelled), lifecycle: continuo.GoalCancelled, reason: "r", err: errCase{code: continuo.CodeGoalTerminal}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			in := c.in
-			if in.ID == "" {
-				in = fixture()
-			}
-			out, err := apply(t, in, func(g continuo.Goal) (continuo.Goal, error) { return Finish(g, c.lifecycle, c.reason) })
-			if c.err.code != "" {
-				checkErr(t, err, c.err)
+			out, ok := applyCase(t, c.in, c.err, func(g continuo.Goal) (continuo.Goal, error) { return Finish(g, c.lifecycle, c.reason) })
+			if !ok {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got := statuses(out); got != c.want || out.CurrentStepID != c.current {
 				t.Errorf("plan = %s, current %q\nwant   %s, current %q", got, out.CurrentStepID, c.want, c.current)
