@@ -423,44 +423,17 @@ func TestSourceSpecialFiles(t *testing.T) {
 }
 
 func TestSourceErrors(t *testing.T) {
-	repo := newRepo(t)
-	commit(t, repo, "a.txt", "a")
-	bare := t.TempDir()
-	git(t, bare, "init", "-q", "--bare")
+	repo, cases := badDirs(t)
 	// A .git that is no repository, inside a repository: not taken for a
 	// subdirectory of the enclosing one.
 	broken := filepath.Join(repo, "broken")
 	if err := os.MkdirAll(filepath.Join(broken, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	canceled, cancel := context.WithCancel(context.Background())
-	cancel()
-
-	tests := []struct {
-		name string
-		ctx  context.Context
-		dir  string
-		is   error
-	}{
-		{"not a repository", context.Background(), t.TempDir(), nil},
-		{"missing directory", context.Background(), filepath.Join(t.TempDir(), "missing"), nil},
-		{"empty path", context.Background(), "", nil},
-		{"bare repository", context.Background(), bare, nil},
-		{"inside .git", context.Background(), filepath.Join(repo, ".git"), nil},
-		{"broken .git inside a repository", context.Background(), broken, nil},
-		{"canceled context", canceled, repo, context.Canceled},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			s, err := SourceOf(tc.ctx, tc.dir)
-			if err == nil {
-				t.Fatalf("SourceOf(%q) = %+v, want an error", tc.dir, s)
-			}
-			if tc.is != nil && !errors.Is(err, tc.is) {
-				t.Fatalf("error %v is not %v", err, tc.is)
-			}
-		})
-	}
+	cases = append(cases,
+		dirCase{"inside .git", context.Background(), filepath.Join(repo, ".git"), nil},
+		dirCase{"broken .git inside a repository", context.Background(), broken, nil})
+	refuses(t, "SourceOf", cases, SourceOf)
 
 	t.Run("unreadable file", func(t *testing.T) {
 		if runtime.GOOS == "windows" || os.Geteuid() == 0 {

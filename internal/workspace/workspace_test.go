@@ -186,30 +186,47 @@ func TestProbeSubdirectory(t *testing.T) {
 }
 
 func TestProbeErrors(t *testing.T) {
+	_, cases := badDirs(t)
+	refuses(t, "Probe", cases, Probe)
+}
+
+// dirCase is a directory that an operation on a checkout must refuse,
+// reached in ctx; is, when set, is the error it must be.
+type dirCase struct {
+	name string
+	ctx  context.Context
+	dir  string
+	is   error
+}
+
+// badDirs returns a repository with a commit and the directories every
+// operation on a checkout refuses, the repository reached in a cancelled
+// context among them.
+func badDirs(t *testing.T) (string, []dirCase) {
+	t.Helper()
 	repo := newRepo(t)
 	commit(t, repo, "a.txt", "a")
 	bare := t.TempDir()
 	git(t, bare, "init", "-q", "--bare")
 	canceled, cancel := context.WithCancel(context.Background())
 	cancel()
-
-	tests := []struct {
-		name string
-		ctx  context.Context
-		dir  string
-		is   error
-	}{
+	return repo, []dirCase{
 		{"not a repository", context.Background(), t.TempDir(), nil},
 		{"missing directory", context.Background(), filepath.Join(t.TempDir(), "missing"), nil},
 		{"empty path", context.Background(), "", nil},
 		{"bare repository", context.Background(), bare, nil},
 		{"canceled context", canceled, repo, context.Canceled},
 	}
-	for _, tc := range tests {
+}
+
+// refuses checks that op, named what, fails on every case.
+func refuses[T any](t *testing.T, what string, cases []dirCase, op func(context.Context, string) (T, error)) {
+	t.Helper()
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			st, err := Probe(tc.ctx, tc.dir)
+			got, err := op(tc.ctx, tc.dir)
 			if err == nil {
-				t.Fatalf("Probe(%q) = %+v, want an error", tc.dir, st)
+				t.Fatalf("%s(%q) = %+v, want an error", what, tc.dir, got)
 			}
 			if tc.is != nil && !errors.Is(err, tc.is) {
 				t.Fatalf("error %v is not %v", err, tc.is)
