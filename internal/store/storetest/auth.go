@@ -54,26 +54,16 @@ func testGroupDuplicateID(t *testing.T, s store.Store) {
 }
 
 func testGroupMissing(t *testing.T, s store.Store) {
-	ctx := t.Context()
 	Group(t, s, "alpha")
-	_, err := read(t, s, func(tx store.Tx) (*continuo.Group, error) {
-		return tx.GroupGet(ctx, continuo.NewID(continuo.PrefixGroup, Base))
-	})
-	wantErr(t, err, store.ErrNotFound, "GroupGet of an unknown ID")
-	_, err = read(t, s, func(tx store.Tx) (*continuo.Group, error) { return tx.GroupGetByName(ctx, "bravo") })
-	wantErr(t, err, store.ErrNotFound, "GroupGetByName of an unknown name")
+	wantMissing(t, s, "Group", continuo.PrefixGroup, store.Tx.GroupGet, store.Tx.GroupGetByName, "bravo")
 }
 
 func testGroupList(t *testing.T, s store.Store) {
-	ctx := t.Context()
-	empty := mustGet(t, s, "GroupList", func(tx store.Tx) ([]continuo.Group, error) { return tx.GroupList(ctx) })
-	if len(empty) != 0 {
-		t.Errorf("GroupList of an empty store = %v, want none", empty)
-	}
-	// Created out of name order, so that ID order and name order differ.
-	c, a, b := Group(t, s, "charlie"), Group(t, s, "alpha"), Group(t, s, "bravo")
-	list := mustGet(t, s, "GroupList", func(tx store.Tx) ([]continuo.Group, error) { return tx.GroupList(ctx) })
-	sameList(t, "GroupList (by name)", list, []continuo.Group{*a, *b, *c}, normGroup)
+	wantListByName(t, s, "Group", store.Tx.GroupList, func() []continuo.Group {
+		// Created out of name order, so that ID order and name order differ.
+		c, a, b := Group(t, s, "charlie"), Group(t, s, "alpha"), Group(t, s, "bravo")
+		return []continuo.Group{*a, *b, *c}
+	}, normGroup)
 }
 
 func principalTests() []test {
@@ -116,13 +106,7 @@ func testPrincipalDuplicateName(t *testing.T, s store.Store) {
 }
 
 func testPrincipalMissing(t *testing.T, s store.Store) {
-	ctx := t.Context()
-	_, err := read(t, s, func(tx store.Tx) (*continuo.Principal, error) {
-		return tx.PrincipalGet(ctx, continuo.NewID(continuo.PrefixPrincipal, Base))
-	})
-	wantErr(t, err, store.ErrNotFound, "PrincipalGet of an unknown ID")
-	_, err = read(t, s, func(tx store.Tx) (*continuo.Principal, error) { return tx.PrincipalGetByName(ctx, "nobody") })
-	wantErr(t, err, store.ErrNotFound, "PrincipalGetByName of an unknown name")
+	wantMissing(t, s, "Principal", continuo.PrefixPrincipal, store.Tx.PrincipalGet, store.Tx.PrincipalGetByName, "nobody")
 }
 
 func testPrincipalUnknownGroup(t *testing.T, s store.Store) {

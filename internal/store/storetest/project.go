@@ -89,24 +89,14 @@ func testProjectDuplicateName(t *testing.T, s store.Store) {
 }
 
 func testProjectMissing(t *testing.T, s store.Store) {
-	ctx := t.Context()
-	_, err := read(t, s, func(tx store.Tx) (*continuo.Project, error) {
-		return tx.ProjectGet(ctx, continuo.NewID(continuo.PrefixProject, Base))
-	})
-	wantErr(t, err, store.ErrNotFound, "ProjectGet of an unknown ID")
-	_, err = read(t, s, func(tx store.Tx) (*continuo.Project, error) { return tx.ProjectGetByName(ctx, "nope") })
-	wantErr(t, err, store.ErrNotFound, "ProjectGetByName of an unknown name")
+	wantMissing(t, s, "Project", continuo.PrefixProject, store.Tx.ProjectGet, store.Tx.ProjectGetByName, "nope")
 }
 
 func testProjectList(t *testing.T, s store.Store) {
-	ctx := t.Context()
-	empty := mustGet(t, s, "ProjectList", func(tx store.Tx) ([]continuo.Project, error) { return tx.ProjectList(ctx) })
-	if len(empty) != 0 {
-		t.Errorf("ProjectList of an empty store = %v, want none", empty)
-	}
-	web, api, docs := Project(t, s, "web"), Project(t, s, "api"), Project(t, s, "docs")
-	list := mustGet(t, s, "ProjectList", func(tx store.Tx) ([]continuo.Project, error) { return tx.ProjectList(ctx) })
-	sameList(t, "ProjectList (by name)", list, []continuo.Project{*api, *docs, *web}, normProject)
+	wantListByName(t, s, "Project", store.Tx.ProjectList, func() []continuo.Project {
+		web, api, docs := Project(t, s, "web"), Project(t, s, "api"), Project(t, s, "docs")
+		return []continuo.Project{*api, *docs, *web}
+	}, normProject)
 }
 
 func grantTests() []test {

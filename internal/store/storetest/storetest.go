@@ -50,6 +50,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -334,6 +335,31 @@ func Setup(t testing.TB, s store.Store, name string) *Fixture {
 }
 
 // ---- assertions ----------------------------------------------------------
+
+// wantMissing checks that kind's lookups are not found: get of a new ID
+// with prefix, and getByName of name.
+func wantMissing[T any](t testing.TB, s store.Store, kind, prefix string,
+	get, getByName func(store.Tx, context.Context, string) (T, error), name string) {
+	t.Helper()
+	ctx := t.Context()
+	_, err := read(t, s, func(tx store.Tx) (T, error) { return get(tx, ctx, continuo.NewID(prefix, Base)) })
+	wantErr(t, err, store.ErrNotFound, kind+"Get of an unknown ID")
+	_, err = read(t, s, func(tx store.Tx) (T, error) { return getByName(tx, ctx, name) })
+	wantErr(t, err, store.ErrNotFound, kind+"GetByName of an unknown name")
+}
+
+// wantListByName checks kind's list: empty in an empty store, then, once
+// create has made rows, those rows in name order, which create returns.
+func wantListByName[T any](t testing.TB, s store.Store, kind string, list func(store.Tx, context.Context) ([]T, error),
+	create func() []T, norm func(T) T) {
+	t.Helper()
+	ls := func(tx store.Tx) ([]T, error) { return list(tx, t.Context()) }
+	if empty := mustGet(t, s, kind+"List", ls); len(empty) != 0 {
+		t.Errorf("%sList of an empty store = %v, want none", kind, empty)
+	}
+	want := create()
+	sameList(t, kind+"List (by name)", mustGet(t, s, kind+"List", ls), want, norm)
+}
 
 // wantErr fails the test unless errors.Is(err, target).
 func wantErr(t testing.TB, err, target error, what string) {
