@@ -316,36 +316,25 @@ func testOAuthClientUpdate(t *testing.T, s store.Store) {
 // OAuthClientUse sets used_at once; using a used client again is no error
 // and keeps the first time.
 func testOAuthClientUse(t *testing.T, s store.Store) {
-	ctx := t.Context()
 	c, other := OAuthClient(t, s, "cli"), OAuthClient(t, s, "other")
 	first := Base.Add(time.Minute + 125*time.Millisecond)
-	MustWrite(t, s, func(tx store.Tx) error { return tx.OAuthClientUse(ctx, c.ID, first) })
-	wantTime(t, "UsedAt after OAuthClientUse", getOAuthClient(t, s, c.ID).UsedAt, &first)
-	MustWrite(t, s, func(tx store.Tx) error { return tx.OAuthClientUse(ctx, c.ID, first.Add(time.Hour)) })
 	want := *c
 	want.UsedAt = &first
-	same(t, "client after a second OAuthClientUse (first time kept)", *getOAuthClient(t, s, c.ID), want, normOAuthClient)
-	same(t, "the other client", *getOAuthClient(t, s, other.ID), *other, normOAuthClient)
-	err := s.Write(ctx, func(tx store.Tx) error {
-		return tx.OAuthClientUse(ctx, continuo.NewID(continuo.PrefixOAuthClient, Base), Base)
-	})
-	wantErr(t, err, store.ErrNotFound, "OAuthClientUse of an unknown client")
+	stamp[continuo.OAuthClient]{noun: "client", op: "OAuthClientUse", prefix: continuo.PrefixOAuthClient, write: store.Tx.OAuthClientUse,
+		norm: normOAuthClient}.check(t, s, c.ID, first,
+		func() continuo.OAuthClient { return *getOAuthClient(t, s, c.ID) }, want,
+		func() continuo.OAuthClient { return *getOAuthClient(t, s, other.ID) }, *other)
 }
 
 func testOAuthClientRevoke(t *testing.T, s store.Store) {
-	ctx := t.Context()
 	c, other := OAuthClient(t, s, "cli"), OAuthClient(t, s, "other")
 	first := Base.Add(time.Hour + 125*time.Millisecond)
-	MustWrite(t, s, func(tx store.Tx) error { return tx.OAuthClientRevoke(ctx, c.ID, first) })
-	MustWrite(t, s, func(tx store.Tx) error { return tx.OAuthClientRevoke(ctx, c.ID, first.Add(time.Hour)) })
 	want := *c
 	want.RevokedAt = &first
-	same(t, "client revoked twice (first time kept)", *getOAuthClient(t, s, c.ID), want, normOAuthClient)
-	same(t, "the other client", *getOAuthClient(t, s, other.ID), *other, normOAuthClient)
-	err := s.Write(ctx, func(tx store.Tx) error {
-		return tx.OAuthClientRevoke(ctx, continuo.NewID(continuo.PrefixOAuthClient, Base), Base)
-	})
-	wantErr(t, err, store.ErrNotFound, "OAuthClientRevoke of an unknown client")
+	stamp[continuo.OAuthClient]{noun: "client", op: "OAuthClientRevoke", prefix: continuo.PrefixOAuthClient, write: store.Tx.OAuthClientRevoke,
+		norm: normOAuthClient}.check(t, s, c.ID, first,
+		func() continuo.OAuthClient { return *getOAuthClient(t, s, c.ID) }, want,
+		func() continuo.OAuthClient { return *getOAuthClient(t, s, other.ID) }, *other)
 }
 
 func testOAuthClientList(t *testing.T, s store.Store) {
@@ -578,20 +567,15 @@ func testOAuthGrantCreateGet(t *testing.T, s store.Store) {
 }
 
 func testOAuthGrantRevoke(t *testing.T, s store.Store) {
-	ctx := t.Context()
 	p, c := oauthWorld(t, s)
 	g, other := OAuthGrant(t, s, c.ID, p.ID), OAuthGrant(t, s, c.ID, p.ID)
 	first := Base.Add(time.Hour + 125*time.Millisecond)
-	MustWrite(t, s, func(tx store.Tx) error { return tx.OAuthGrantRevoke(ctx, g.ID, first) })
-	MustWrite(t, s, func(tx store.Tx) error { return tx.OAuthGrantRevoke(ctx, g.ID, first.Add(time.Hour)) })
 	want := *g
 	want.RevokedAt = &first
-	same(t, "grant revoked twice (first time kept)", *getOAuthGrant(t, s, g.ID), want, normOAuthGrant)
-	same(t, "the other grant", *getOAuthGrant(t, s, other.ID), *other, normOAuthGrant)
-	err := s.Write(ctx, func(tx store.Tx) error {
-		return tx.OAuthGrantRevoke(ctx, continuo.NewID(continuo.PrefixOAuthGrant, Base), Base)
-	})
-	wantErr(t, err, store.ErrNotFound, "OAuthGrantRevoke of an unknown grant")
+	stamp[continuo.OAuthGrant]{noun: "grant", op: "OAuthGrantRevoke", prefix: continuo.PrefixOAuthGrant, write: store.Tx.OAuthGrantRevoke,
+		norm: normOAuthGrant}.check(t, s, g.ID, first,
+		func() continuo.OAuthGrant { return *getOAuthGrant(t, s, g.ID) }, want,
+		func() continuo.OAuthGrant { return *getOAuthGrant(t, s, other.ID) }, *other)
 }
 
 // OAuthGrantRevokeClient revokes the client's unrevoked grants, counts only
@@ -704,46 +688,34 @@ func testOAuthTokenDuplicate(t *testing.T, s store.Store) {
 
 // OAuthTokenUse is guarded like OAuthCodeUse: a spent token is ErrStale.
 func testOAuthTokenUse(t *testing.T, s store.Store) {
-	ctx := t.Context()
 	p, c := oauthWorld(t, s)
 	g := OAuthGrant(t, s, c.ID, p.ID)
 	k, other := oauthToken(t, s, g.ID, "refresh-1", continuo.TokenRefresh), oauthToken(t, s, g.ID, "refresh-2", continuo.TokenRefresh)
 	at := Base.Add(time.Hour + 125*time.Millisecond)
-	MustWrite(t, s, func(tx store.Tx) error { return tx.OAuthTokenUse(ctx, k.ID, at) })
 	want := *k
 	want.UsedAt = &at
-	same(t, "token after OAuthTokenUse", *getOAuthToken(t, s, k.Hash), want, normOAuthToken)
-	err := s.Write(ctx, func(tx store.Tx) error { return tx.OAuthTokenUse(ctx, k.ID, at.Add(time.Second)) })
-	wantErr(t, err, store.ErrStale, "a second OAuthTokenUse")
-	same(t, "token after the refused second use (first use kept)", *getOAuthToken(t, s, k.Hash), want, normOAuthToken)
-	same(t, "the other token", *getOAuthToken(t, s, other.Hash), *other, normOAuthToken)
-	err = s.Write(ctx, func(tx store.Tx) error {
-		return tx.OAuthTokenUse(ctx, continuo.NewID(continuo.PrefixOAuthToken, Base), at)
-	})
-	wantErr(t, err, store.ErrNotFound, "OAuthTokenUse of an unknown token")
+	stamp[continuo.OAuthToken]{noun: "token", op: "OAuthTokenUse", prefix: continuo.PrefixOAuthToken, write: store.Tx.OAuthTokenUse,
+		again: store.ErrStale, norm: normOAuthToken}.check(t, s, k.ID, at,
+		func() continuo.OAuthToken { return *getOAuthToken(t, s, k.Hash) }, want,
+		func() continuo.OAuthToken { return *getOAuthToken(t, s, other.Hash) }, *other)
 }
 
 func testOAuthTokenRevoke(t *testing.T, s store.Store) {
-	ctx := t.Context()
 	p, c := oauthWorld(t, s)
 	g := OAuthGrant(t, s, c.ID, p.ID)
 	k, other := oauthToken(t, s, g.ID, "access-1", continuo.TokenAccess), oauthToken(t, s, g.ID, "access-2", continuo.TokenAccess)
 	first := Base.Add(10*time.Minute + 125*time.Millisecond)
-	MustWrite(t, s, func(tx store.Tx) error { return tx.OAuthTokenRevoke(ctx, k.ID, first) })
-	MustWrite(t, s, func(tx store.Tx) error { return tx.OAuthTokenRevoke(ctx, k.ID, first.Add(time.Hour)) })
 	want := *k
 	want.RevokedAt = &first
-	same(t, "token revoked twice (first time kept)", *getOAuthToken(t, s, k.Hash), want, normOAuthToken)
-	same(t, "the other token", *getOAuthToken(t, s, other.Hash), *other, normOAuthToken)
+	stamp[continuo.OAuthToken]{noun: "token", op: "OAuthTokenRevoke", prefix: continuo.PrefixOAuthToken, write: store.Tx.OAuthTokenRevoke,
+		norm: normOAuthToken}.check(t, s, k.ID, first,
+		func() continuo.OAuthToken { return *getOAuthToken(t, s, k.Hash) }, want,
+		func() continuo.OAuthToken { return *getOAuthToken(t, s, other.Hash) }, *other)
 	// Revoking does not spend: a revoked refresh token is refused by the
 	// service, not by OAuthTokenUse.
 	if got := getOAuthToken(t, s, k.Hash); got.UsedAt != nil {
 		t.Errorf("UsedAt of a revoked token = %s, want nil", showTime(got.UsedAt))
 	}
-	err := s.Write(ctx, func(tx store.Tx) error {
-		return tx.OAuthTokenRevoke(ctx, continuo.NewID(continuo.PrefixOAuthToken, Base), Base)
-	})
-	wantErr(t, err, store.ErrNotFound, "OAuthTokenRevoke of an unknown token")
 }
 
 // A refused use (ErrStale) is not a database error: the Write that got it

@@ -99,18 +99,12 @@ func testLoginLinkUse(t *testing.T, s store.Store) {
 		return tx.LoginLinkCreate(ctx, other)
 	})
 	at := Base.Add(time.Minute + 125*time.Millisecond)
-	MustWrite(t, s, func(tx store.Tx) error { return tx.LoginLinkUse(ctx, l.ID, at) })
 	want := *l
 	want.UsedAt = &at
-	same(t, "link after LoginLinkUse", *getLoginLink(t, s, l.Hash), want, normLoginLink)
-	err := s.Write(ctx, func(tx store.Tx) error { return tx.LoginLinkUse(ctx, l.ID, at.Add(time.Second)) })
-	wantErr(t, err, store.ErrStale, "a second LoginLinkUse")
-	same(t, "link after the refused second use (first use kept)", *getLoginLink(t, s, l.Hash), want, normLoginLink)
-	same(t, "the other link", *getLoginLink(t, s, other.Hash), *other, normLoginLink)
-	err = s.Write(ctx, func(tx store.Tx) error {
-		return tx.LoginLinkUse(ctx, continuo.NewID(continuo.PrefixLoginLink, Base), at)
-	})
-	wantErr(t, err, store.ErrNotFound, "LoginLinkUse of an unknown link")
+	stamp[continuo.LoginLink]{noun: "link", op: "LoginLinkUse", prefix: continuo.PrefixLoginLink, write: store.Tx.LoginLinkUse,
+		again: store.ErrStale, norm: normLoginLink}.check(t, s, l.ID, at,
+		func() continuo.LoginLink { return *getLoginLink(t, s, l.Hash) }, want,
+		func() continuo.LoginLink { return *getLoginLink(t, s, other.Hash) }, *other)
 }
 
 func testWebSessionCreateGet(t *testing.T, s store.Store) {
@@ -150,14 +144,10 @@ func testWebSessionRevoke(t *testing.T, s store.Store) {
 		return tx.WebSessionCreate(ctx, other)
 	})
 	first := Base.Add(time.Hour + 125*time.Millisecond)
-	MustWrite(t, s, func(tx store.Tx) error { return tx.WebSessionRevoke(ctx, w.ID, first) })
-	MustWrite(t, s, func(tx store.Tx) error { return tx.WebSessionRevoke(ctx, w.ID, first.Add(time.Hour)) })
 	want := *w
 	want.RevokedAt = &first
-	same(t, "session revoked twice (first time kept)", *getWebSession(t, s, w.Hash), want, normWebSession)
-	same(t, "the other session", *getWebSession(t, s, other.Hash), *other, normWebSession)
-	err := s.Write(ctx, func(tx store.Tx) error {
-		return tx.WebSessionRevoke(ctx, continuo.NewID(continuo.PrefixWebSession, Base), Base)
-	})
-	wantErr(t, err, store.ErrNotFound, "WebSessionRevoke of an unknown session")
+	stamp[continuo.WebSession]{noun: "session", op: "WebSessionRevoke", prefix: continuo.PrefixWebSession, write: store.Tx.WebSessionRevoke,
+		norm: normWebSession}.check(t, s, w.ID, first,
+		func() continuo.WebSession { return *getWebSession(t, s, w.Hash) }, want,
+		func() continuo.WebSession { return *getWebSession(t, s, other.Hash) }, *other)
 }
