@@ -76,17 +76,11 @@ func getGoal(t testing.TB, s store.Store, id string) (*continuo.Goal, error) {
 
 func listGoals(t testing.TB, s store.Store, p store.GoalListParams) []continuo.Goal {
 	t.Helper()
-	return mustGet(t, s, fmt.Sprintf("GoalList(%+v)", p), func(tx store.Tx) ([]continuo.Goal, error) {
-		return tx.GoalList(t.Context(), p)
-	})
+	return listOf(t, s, "GoalList", store.Tx.GoalList, p)
 }
 
 func goalIDs(gs []continuo.Goal) []string {
-	out := make([]string, len(gs))
-	for i, g := range gs {
-		out[i] = g.ID
-	}
-	return out
+	return idsOf(gs, func(g continuo.Goal) string { return g.ID })
 }
 
 func normGoal(g continuo.Goal) continuo.Goal {

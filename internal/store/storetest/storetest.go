@@ -336,6 +336,23 @@ func Setup(t testing.TB, s store.Store, name string) *Fixture {
 
 // ---- assertions ----------------------------------------------------------
 
+// wantRefusedInRead checks that each of writes, named by its key, fails
+// inside Read.
+func wantRefusedInRead(t testing.TB, s store.Store, writes map[string]func(tx store.Tx) error) {
+	t.Helper()
+	for name, fn := range writes {
+		if err := s.Read(t.Context(), fn); err == nil {
+			t.Errorf("%s inside Read succeeded, want an error", name)
+		}
+	}
+}
+
+// listOf reads list(p), failing the test on an error; what names list.
+func listOf[P, T any](t testing.TB, s store.Store, what string, list func(store.Tx, context.Context, P) ([]T, error), p P) []T {
+	t.Helper()
+	return mustGet(t, s, fmt.Sprintf("%s(%+v)", what, p), func(tx store.Tx) ([]T, error) { return list(tx, t.Context(), p) })
+}
+
 // wantMissing checks that kind's lookups are not found: get of a new ID
 // with prefix, and getByName of name.
 func wantMissing[T any](t testing.TB, s store.Store, kind, prefix string,
