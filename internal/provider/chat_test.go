@@ -1,8 +1,6 @@
 package provider_test
 
 import (
-	"encoding/json"
-	"net/http"
 	"reflect"
 	"strings"
 	"testing"
@@ -27,19 +25,7 @@ func TestChatRequest(t *testing.T) {
 		max  int
 		want map[string]any
 	}{{0, base()}, {50, withMax}} {
-		srv := providertest.NewServer(t, providertest.Script{Deltas: []string{"hi"}})
-		p := newProvider(t, provider.KindChat, srv.BaseURL(), func(cfg *provider.Config) { cfg.MaxOutputTokens = c.max })
-		if res := run(t, t.Context(), p, newRecorder()); res.ErrorKind != "" {
-			t.Fatalf("result %+v", res)
-		}
-		r := oneRequest(t, srv, http.MethodPost, "/v1/chat/completions")
-		var body map[string]any
-		if err := json.Unmarshal(r.Body, &body); err != nil || !reflect.DeepEqual(body, c.want) {
-			t.Fatalf("body %s (%v), want %v", r.Body, err, c.want)
-		}
-		if ct, acc := r.Header.Get("Content-Type"), r.Header.Get("Accept"); ct != "application/json" || acc != "text/event-stream" {
-			t.Fatalf("Content-Type %q, Accept %q", ct, acc)
-		}
+		wantRequest(t, provider.KindChat, "/v1/chat/completions", c.max, c.want)
 	}
 }
 

@@ -2,6 +2,7 @@ package provider_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -128,6 +129,26 @@ func oneRequest(t *testing.T, srv *providertest.Server, method, path string) pro
 		t.Fatalf("request %s %s with Authorization %q; want %s %s with the key", r.Method, r.Path, r.Authorization, method, path)
 	}
 	return r
+}
+
+// wantRequest runs a turn on a provider of kind whose output limit is max
+// and checks its one request: to path, with body want, JSON that asks
+// for an event stream.
+func wantRequest(t *testing.T, kind, path string, max int, want map[string]any) {
+	t.Helper()
+	srv := providertest.NewServer(t, providertest.Script{Deltas: []string{"hi"}})
+	p := newProvider(t, kind, srv.BaseURL(), func(cfg *provider.Config) { cfg.MaxOutputTokens = max })
+	if res := run(t, t.Context(), p, newRecorder()); res.ErrorKind != "" {
+		t.Fatalf("result %+v", res)
+	}
+	r := oneRequest(t, srv, http.MethodPost, path)
+	var body map[string]any
+	if err := json.Unmarshal(r.Body, &body); err != nil || !reflect.DeepEqual(body, want) {
+		t.Fatalf("body %s (%v), want %v", r.Body, err, want)
+	}
+	if ct, acc := r.Header.Get("Content-Type"), r.Header.Get("Accept"); ct != "application/json" || acc != "text/event-stream" {
+		t.Fatalf("Content-Type %q, Accept %q", ct, acc)
+	}
 }
 
 // dialect is a stream as a server sends it (raw, then how it ends) and

@@ -2,8 +2,6 @@ package provider_test
 
 import (
 	"encoding/json"
-	"net/http"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -20,19 +18,7 @@ func TestResponsesRequest(t *testing.T) {
 		{0, map[string]any{"model": "test-model", "input": "Say hello.", "stream": true}},
 		{50, map[string]any{"model": "test-model", "input": "Say hello.", "stream": true, "max_output_tokens": 50.0}},
 	} {
-		srv := providertest.NewServer(t, providertest.Script{Deltas: []string{"hi"}})
-		p := newProvider(t, provider.KindResponses, srv.BaseURL(), func(cfg *provider.Config) { cfg.MaxOutputTokens = c.max })
-		if res := run(t, t.Context(), p, newRecorder()); res.ErrorKind != "" {
-			t.Fatalf("result %+v", res)
-		}
-		r := oneRequest(t, srv, http.MethodPost, "/v1/responses")
-		var body map[string]any
-		if err := json.Unmarshal(r.Body, &body); err != nil || !reflect.DeepEqual(body, c.want) {
-			t.Fatalf("body %s (%v), want %v", r.Body, err, c.want)
-		}
-		if ct, acc := r.Header.Get("Content-Type"), r.Header.Get("Accept"); ct != "application/json" || acc != "text/event-stream" {
-			t.Fatalf("Content-Type %q, Accept %q", ct, acc)
-		}
+		wantRequest(t, provider.KindResponses, "/v1/responses", c.max, c.want)
 	}
 }
 
