@@ -683,7 +683,13 @@ func (s *Service) SubmitNext(ctx context.Context, c *continuo.Caller, car Carrie
 // them finds its row changed (a conflict) the call is made again as two
 // transactions, the submit under a snapshot, then next. When the claim
 // finds nothing, next goes its usual way (a look, then a wait) after the
-// commit.
+// commit. The worker's row is written once, by the claim (busy with the
+// next task) or after it (idle): so on PostgreSQL it is locked after the
+// tasks, not before them; a concurrent call of the same worker that locks
+// it first and then its task may deadlock with this one, and PostgreSQL's
+// deadlock error makes the store run one of them again (store.Write).
+// With a guarded write per row, a lost race is a retry, never a
+// double claim.
 func (s *Service) submitNext(ctx context.Context, c *continuo.Caller, car Carrier, ref WorkerRef, taskID, result string, next NextOptions,
 	between func() error) (*Submitted, error) {
 	if next.Wait < 0 || next.Wait > continuo.MaxNextWait {
