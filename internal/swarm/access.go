@@ -65,6 +65,23 @@ type WorkerRef struct {
 type bound struct {
 	sw *continuo.Swarm
 	w  *continuo.Worker
+	// idleLater asks settle to leave the worker's move to idle unwritten:
+	// a submit with next writes the worker once, busy with its next task
+	// when the claim finds one, idle (writeIdle) when not.
+	idleLater bool
+	// idleFrom is the worker's revision in the store while its settled
+	// move to idle is not written yet (0: nothing pending).
+	idleFrom int64
+}
+
+// writeIdle writes the worker's move to idle that settle left pending.
+func (b *bound) writeIdle(ctx context.Context, tx store.Tx) error {
+	if b.idleFrom == 0 {
+		return nil
+	}
+	prev := b.idleFrom
+	b.idleFrom = 0
+	return stale(tx.WorkerMove(ctx, b.w, prev, continuo.WorkerIdle, continuo.CarrierActive), "the worker")
 }
 
 // carrierOf returns the worker a call names when the calling carrier is

@@ -184,5 +184,8 @@ func (s *Service) checkPressure(ctx context.Context, tx store.Tx, b *bound, now 
 		float64(b.w.CountedTokens+pc.ReserveTokens)/float64(pc.BudgetTokens) < pc.Threshold {
 		return nil
 	}
+	if err := b.writeIdle(ctx, tx); err != nil { // a pending settle first: markCompact writes from it
+		return err
+	}
 	return markCompact(ctx, tx, b.w, now)
 }

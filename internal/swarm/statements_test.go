@@ -122,6 +122,17 @@ func TestStatementsPerTask(t *testing.T) {
 	if len(dispatch) > 2*batch+10 {
 		t.Errorf("dispatch of %d tasks: %d statements, want at most %d (2 per task, one notification per batch)", batch, len(dispatch), 2*batch+10)
 	}
+	// The worker's row is written once per submit with next: busy with
+	// its next task, not idle and then busy again.
+	workerWrites := 0
+	for _, st := range submitNext {
+		if strings.HasPrefix(strings.TrimSpace(st), "UPDATE workers") {
+			workerWrites++
+		}
+	}
+	if workerWrites != 1 {
+		t.Errorf("submit with next: %d updates of the worker's row, want 1", workerWrites)
+	}
 	for _, c := range []struct {
 		what  string
 		stmts []string

@@ -357,6 +357,11 @@ func (s *Service) claimIn(ctx context.Context, tx store.Tx, c *continuo.Caller, 
 			return nil
 		}
 		prevW := b.w.Revision
+		if b.idleFrom != 0 {
+			// The settle before is unwritten: the row is still busy at
+			// idleFrom, and this write is the worker's one of the call.
+			prevW = b.idleFrom
+		}
 		t, err := tx.TaskClaim(ctx, b.sw.ID, b.w.ID, now, ack)
 		if errors.Is(err, store.ErrNotFound) {
 			out = &Delivery{State: NextIdle}
@@ -373,6 +378,7 @@ func (s *Service) claimIn(ctx context.Context, tx store.Tx, c *continuo.Caller, 
 		if err := tx.WorkerMove(ctx, b.w, prevW, continuo.WorkerBusy, continuo.CarrierActive); err != nil {
 			return stale(err, "the worker")
 		}
+		b.idleFrom = 0
 		state, acked := continuo.AttemptClaimed, (*time.Time)(nil)
 		if ack { // claimed and started in one: TaskClaim made the task running
 			state, acked = continuo.AttemptRunning, &now
@@ -677,7 +683,13 @@ func (s *Service) SubmitNext(ctx context.Context, c *continuo.Caller, car Carrie
 // them finds its row changed (a conflict) the call is made again as two
 // transactions, the submit under a snapshot, then next. When the claim
 // finds nothing, next goes its usual way (a look, then a wait) after the
-// commit.
+// commit. The worker's row is written once, by the claim (busy with the
+// next task) or after it (idle): so on PostgreSQL it is locked after the
+// tasks, not before them; a concurrent call of the same worker that locks
+// it first and then its task may deadlock with this one, and PostgreSQL's
+// deadlock error makes the store run one of them again (store.Write).
+// With a guarded write per row, a lost race is a retry, never a
+// double claim.
 func (s *Service) submitNext(ctx context.Context, c *continuo.Caller, car Carrier, ref WorkerRef, taskID, result string, next NextOptions,
 	between func() error) (*Submitted, error) {
 	if next.Wait < 0 || next.Wait > continuo.MaxNextWait {
@@ -696,6 +708,7 @@ func (s *Service) submitNext(ctx context.Context, c *continuo.Caller, car Carrie
 		var err error
 		doubted, err = s.heldIn(ctx, tx, c, car, ref, taskID, func(tx store.Tx, bb *bound, t *continuo.Task, a *continuo.Attempt) error {
 			b = bb
+			bb.idleLater = true
 			return fn(tx, bb, t, a)
 		})
 		if err != nil || doubted != nil {
@@ -706,6 +719,11 @@ func (s *Service) submitNext(ctx context.Context, c *continuo.Caller, car Carrie
 			// nor known fresh, so the claim locks and reads it itself.
 			b = nil
 		}
+		var idle continuo.Worker // the worker as settled, for writeIdle
+		var idleFrom int64
+		if b != nil {
+			idle, idleFrom = *b.w, b.idleFrom
+		}
 		nextErr, err = tx.Part(ctx, func() error {
 			var err error
 			if d, err = s.claimIn(ctx, tx, c, car, ref, next.Ack, b); err == nil && between != nil {
@@ -713,7 +731,13 @@ func (s *Service) submitNext(ctx context.Context, c *continuo.Caller, car Carrie
 			}
 			return err
 		})
-		return err
+		if err != nil || idleFrom == 0 || (nextErr == nil && d.State == NextTask) {
+			return err // a task claimed wrote the worker busy with it
+		}
+		// No task, or the claim rolled back: the worker ends idle, as
+		// settled (the claim may have changed b before rolling back).
+		*b.w, b.idleFrom = idle, idleFrom
+		return b.writeIdle(ctx, tx)
 	})
 	switch {
 	case continuo.ErrorCode(err) == continuo.CodeConflict:
@@ -826,8 +850,11 @@ func (s *Service) settle(ctx context.Context, tx store.Tx, b *bound, t *continuo
 	t.Revision, t.UpdatedAt, a.EndedAt = prevT+1, now, &now
 	b.w.CurrentTaskID = ""
 	b.w.LastSeenAt, b.w.Revision, b.w.UpdatedAt = now, prevW+1, now
-	if err := tx.WorkerMove(ctx, b.w, prevW, continuo.WorkerIdle, continuo.CarrierActive); err != nil {
-		return stale(err, "the worker")
+	b.idleFrom = prevW
+	if !b.idleLater {
+		if err := b.writeIdle(ctx, tx); err != nil {
+			return err
+		}
 	}
 	var err error
 	if taskTo == continuo.TaskResultReady {

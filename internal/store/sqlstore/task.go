@@ -105,9 +105,9 @@ var (
 	submitFrom = stateIn(continuo.TaskResultReady)
 )
 
-// TaskClaim implements store.SwarmTx. Each try is one UPDATE whose
-// sub-SELECT takes the oldest queued task of one preference (the first
-// row of a range scan of tasks_queue); the outer state guard (the states
+// TaskClaim implements store.SwarmTx: one UPDATE whose sub-SELECTs each
+// take the oldest queued task of one preference (the first row of a
+// range scan of tasks_queue), the worker's own first; the outer state guard (the states
 // that may become claimed) keeps a claim from taking a task another claim
 // took first. A worker that already holds an active task meets
 // tasks_active_worker: ErrConflict.
@@ -122,18 +122,20 @@ func (t *Tx) TaskClaim(ctx context.Context, swarmID, workerID string, at time.Ti
 	if ack {
 		state = continuo.TaskRunning
 	}
-	query := `UPDATE tasks SET state = ?, worker_id = ?, attempt = attempt + 1,
+	// One statement for both tries, each a range of tasks_queue: the
+	// worker's preferred tasks first, then the oldest of anyone's.
+	// COALESCE runs the second only when the first found nothing (both
+	// engines evaluate it lazily).
+	pick := `(SELECT id FROM tasks WHERE swarm_id = ? AND ` + taskQueued + ` AND preferred_worker_id = ?
+			ORDER BY id LIMIT 1` + t.d.SkipLocked() + `)`
+	k, err := scanTask(t.row(ctx, `UPDATE tasks SET state = ?, worker_id = ?, attempt = attempt + 1,
 		revision = revision + 1, updated_at = ?
-		WHERE id = (SELECT id FROM tasks WHERE swarm_id = ? AND ` + taskQueued + ` AND preferred_worker_id = ?
-			ORDER BY id LIMIT 1` + t.d.SkipLocked() + `) AND ` + claimFrom + `
-		RETURNING ` + taskCols
-	for _, preferred := range []string{workerID, ""} {
-		k, err := scanTask(t.row(ctx, query, string(state), workerID, ms(at), swarmID, preferred))
-		if !errors.Is(err, sql.ErrNoRows) {
-			return k, t.interpret(err)
-		}
+		WHERE id = COALESCE(`+pick+`, `+pick+`) AND `+claimFrom+`
+		RETURNING `+taskCols, string(state), workerID, ms(at), swarmID, workerID, swarmID, ""))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, store.ErrNotFound
 	}
-	return nil, store.ErrNotFound
+	return k, t.interpret(err)
 }
 
 // TaskSubmit implements store.SwarmTx: one UPDATE guarded by the revision
